@@ -1,0 +1,65 @@
+# The rules engine: every function works on flat structs and runs without the GIL.
+from libc.stdint cimport int32_t, uint64_t
+from ttrsim._structs cimport BoardC, GameState, ScoreC
+
+
+# Action codes: kind << 24 | a << 16 | b << 8 | c.
+cdef inline int32_t make_action(int kind, int a, int b, int c) noexcept nogil:
+    return (kind << 24) | (a << 16) | (b << 8) | c
+
+cdef inline int action_kind(int32_t act) noexcept nogil:
+    return (act >> 24) & 0xFF
+
+cdef inline int action_a(int32_t act) noexcept nogil:
+    return (act >> 16) & 0xFF
+
+cdef inline int action_b(int32_t act) noexcept nogil:
+    return (act >> 8) & 0xFF
+
+cdef inline int action_c(int32_t act) noexcept nogil:
+    return act & 0xFF
+
+
+# Optional event sink: the batch runner records events through these callbacks.
+ctypedef void (*on_claim_fn)(void* ctx, const GameState* s, int seat, int route) noexcept nogil
+ctypedef void (*on_tunnel_fn)(void* ctx, const GameState* s, int seat, int route, int color,
+                              int revealed, int extra, int outcome) noexcept nogil
+ctypedef void (*on_station_fn)(void* ctx, const GameState* s, int seat, int city) noexcept nogil
+ctypedef void (*on_offer_fn)(void* ctx, const GameState* s, int seat, int ticket, int kept,
+                             int initial) noexcept nogil
+
+ctypedef struct EventSink:
+    void* ctx
+    on_claim_fn on_claim
+    on_tunnel_fn on_tunnel
+    on_station_fn on_station
+    on_offer_fn on_offer
+
+cdef enum:
+    TUNNEL_FREE = 0
+    TUNNEL_PAID = 1
+    TUNNEL_DECLINED = 2
+
+
+cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil
+cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexcept nogil
+cdef bint is_legal(const BoardC* b, const GameState* s, int32_t act) noexcept nogil
+cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil
+cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept nogil
+cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil
+cdef bint route_open(const BoardC* b, const GameState* s, int route, int seat) noexcept nogil
+cdef int count_wild_faceup(const GameState* s) noexcept nogil
+cdef int discard_total(const GameState* s) noexcept nogil
+cdef int hand_total(const GameState* s, int seat) noexcept nogil
+cdef int popcount64(uint64_t x) noexcept nogil
+cdef bint has_route(const uint64_t* bits, int r) noexcept nogil
+cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil
+
+
+cdef class CompiledBoard:
+    cdef BoardC c
+    cdef readonly object board     # the ttrsim.maps.Board it was compiled from
+
+
+cdef dict observation_dict(const BoardC* b, const GameState* s, int seat)
+cdef dict score_dict(const BoardC* b, const ScoreC* sc)

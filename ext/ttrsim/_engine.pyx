@@ -1,0 +1,1227 @@
+# The rules engine of ttrsim (docs/rules.md restates the rules it plays, with every ruling).
+# Pure C over the structs of _structs.pxd: no Python objects in any function below the
+# "Python wrappers" line, so the batch loop and compiled policies call it without the GIL.
+from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
+from libc.string cimport memcpy, memset
+
+from ttrsim._structs cimport *
+from ttrsim._rng cimport rng_below, rng_seed, rng_next
+
+import numpy as np
+
+
+# ---------------------------------------------------------------------------
+# small helpers
+
+cdef inline int popcount64(uint64_t x) noexcept nogil:
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+cdef inline bint has_route(const uint64_t* bits, int r) noexcept nogil:
+    return (bits[r >> 6] >> (r & 63)) & 1
+
+
+cdef inline void set_bit(uint64_t* bits, int i) noexcept nogil:
+    bits[i >> 6] |= (<uint64_t>1) << (i & 63)
+
+
+cdef inline void clear_bit(uint64_t* bits, int i) noexcept nogil:
+    bits[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+
+
+cdef int discard_total(const GameState* s) noexcept nogil:
+    cdef int t, n = 0
+    for t in range(N_CARD_TYPES):
+        n += s.discard[t]
+    return n
+
+
+cdef int hand_total(const GameState* s, int seat) noexcept nogil:
+    cdef int t, n = 0
+    for t in range(N_CARD_TYPES):
+        n += s.p[seat].hand[t]
+    return n
+
+
+cdef int count_wild_faceup(const GameState* s) noexcept nogil:
+    cdef int i, n = 0
+    for i in range(N_FACEUP):
+        if s.faceup[i] == WILD:
+            n += 1
+    return n
+
+
+# ---------------------------------------------------------------------------
+# train cards
+
+cdef void shuffle_cards(GameState* s, uint8_t* cards, int n) noexcept nogil:
+    cdef int i, j
+    cdef uint8_t tmp
+    for i in range(n - 1, 0, -1):
+        j = rng_below(&s.rng, i + 1)
+        tmp = cards[i]
+        cards[i] = cards[j]
+        cards[j] = tmp
+
+
+cdef void reshuffle_discards(GameState* s) noexcept nogil:
+    """Shuffle the discard pile under the (empty) deck."""
+    cdef int t, k
+    for t in range(N_CARD_TYPES):
+        for k in range(s.discard[t]):
+            s.deck[s.deck_n] = t
+            s.deck_n += 1
+        s.discard[t] = 0
+    shuffle_cards(s, s.deck, s.deck_n)
+
+
+cdef int draw_card(GameState* s) noexcept nogil:
+    """Top card of the deck, reshuffling the discards when the deck is empty (also
+    mid-turn); -1 when deck and discards are both empty."""
+    if s.deck_n == 0:
+        reshuffle_discards(s)
+        if s.deck_n == 0:
+            return -1
+    s.deck_n -= 1
+    return s.deck[s.deck_n]
+
+
+cdef inline bint can_draw_blind(const GameState* s) noexcept nogil:
+    return s.deck_n > 0 or discard_total(s) > 0
+
+
+cdef void check_wilds(const BoardC* b, GameState* s) noexcept nogil:
+    """Re-deal the face-up row while it shows too many wilds, at most max_redeals times
+    in a row (ruling: the row then stays, so a deck of nearly all wilds cannot loop)."""
+    cdef int i, n = 0
+    while count_wild_faceup(s) >= b.wild_faceup_limit and n < b.max_redeals:
+        for i in range(N_FACEUP):
+            if s.faceup[i] >= 0:
+                s.discard[s.faceup[i]] += 1
+                s.faceup[i] = -1
+        for i in range(N_FACEUP):
+            s.faceup[i] = draw_card(s)
+        n += 1
+        s.redeals += 1
+
+
+cdef void refill_faceup(const BoardC* b, GameState* s) noexcept nogil:
+    """Fill every empty face-up slot that can be filled, then apply the wild rule."""
+    cdef int i
+    cdef bint changed = False
+    for i in range(N_FACEUP):
+        if s.faceup[i] < 0:
+            s.faceup[i] = draw_card(s)
+            changed = True
+    if changed:
+        check_wilds(b, s)
+
+
+# ---------------------------------------------------------------------------
+# tickets
+
+cdef inline int tdeck_pop(GameState* s) noexcept nogil:
+    cdef int t = s.tdeck[s.tdeck_head]
+    s.tdeck_head = (s.tdeck_head + 1) % MAX_TICKETS
+    s.tdeck_n -= 1
+    return t
+
+
+cdef inline void tdeck_push_bottom(GameState* s, int t) noexcept nogil:
+    s.tdeck[(s.tdeck_head + s.tdeck_n) % MAX_TICKETS] = t
+    s.tdeck_n += 1
+
+
+cdef void shuffle_small(GameState* s, uint8_t* a, int n) noexcept nogil:
+    shuffle_cards(s, a, n)
+
+
+# ---------------------------------------------------------------------------
+# setup
+
+cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil:
+    """Shuffle, deal hands and the face-up row, deal the initial tickets; the game then
+    waits for each seat's initial ticket choice (PH_SETUP_TICKETS), seat 0 first."""
+    cdef int i, t, k, seat
+    cdef uint8_t regular[MAX_TICKETS]
+    cdef uint8_t longs[MAX_TICKETS]
+    cdef int n_regular = 0, n_long = 0
+    memset(s, 0, sizeof(GameState))
+    rng_seed(&s.rng, seed)
+    s.n_players = n_players
+    memset(s.route_owner, -1, sizeof(s.route_owner))
+    memset(s.city_station, -1, sizeof(s.city_station))
+    for seat in range(n_players):
+        s.p[seat].trains = b.trains
+        s.p[seat].stations_left = b.stations
+        for k in range(MAX_STATIONS):
+            s.p[seat].station_city[k] = -1
+    for t in range(N_CARD_TYPES):
+        for k in range(b.deck_count[t]):
+            s.deck[s.deck_n] = t
+            s.deck_n += 1
+    shuffle_cards(s, s.deck, s.deck_n)
+    for seat in range(n_players):
+        for k in range(b.initial_hand):
+            s.p[seat].hand[draw_card(s)] += 1
+    for i in range(N_FACEUP):
+        s.faceup[i] = draw_card(s)
+    check_wilds(b, s)
+    # Tickets: long ones form their own deck when the board deals them separately.
+    for t in range(b.n_tickets):
+        if b.ticket_long[t] and b.deal_long > 0:
+            longs[n_long] = t
+            n_long += 1
+        else:
+            regular[n_regular] = t
+            n_regular += 1
+    shuffle_small(s, longs, n_long)
+    shuffle_small(s, regular, n_regular)
+    i = 0
+    k = 0
+    for seat in range(n_players):
+        for t in range(b.deal_long):
+            s.pending[seat][s.n_pending[seat]] = longs[i]
+            s.n_pending[seat] += 1
+            i += 1
+        for t in range(b.deal_regular):
+            s.pending[seat][s.n_pending[seat]] = regular[k]
+            s.n_pending[seat] += 1
+            k += 1
+    while i < n_long:           # long tickets not dealt leave the game unseen
+        set_bit(s.removed, longs[i])
+        i += 1
+    s.tdeck_head = 0
+    s.tdeck_n = 0
+    while k < n_regular:
+        tdeck_push_bottom(s, regular[k])
+        k += 1
+    s.phase = PH_SETUP_TICKETS
+    s.current = 0
+
+
+# ---------------------------------------------------------------------------
+# legality
+
+cdef bint route_open(const BoardC* b, const GameState* s, int route, int seat) noexcept nogil:
+    """Unclaimed and not closed by the double-route rules for this seat."""
+    cdef int q
+    if s.route_owner[route] >= 0:
+        return False
+    q = b.route_partner[route]
+    if q >= 0 and s.route_owner[q] >= 0:
+        if s.n_players < b.double_min_players or s.route_owner[q] == seat:
+            return False
+    return True
+
+
+cdef int payments(const BoardC* b, const int16_t* hand, int n, int color, int min_wild,
+                  int kind, int a, int32_t* out) noexcept nogil:
+    """Every way to pay n cards of `color` (GRAY: any one colour) with at least min_wild
+    wilds: (colour, wild count) pairs with at least one coloured card, then all-wild."""
+    cdef int c, k, lo, hi, m = 0
+    cdef int c0 = 0, c1 = b.n_colors
+    if color != GRAY:
+        c0 = color
+        c1 = color + 1
+    for c in range(c0, c1):
+        if hand[c] == 0:
+            continue
+        lo = n - hand[c]
+        if lo < min_wild:
+            lo = min_wild
+        hi = hand[WILD]
+        if hi > n - 1:
+            hi = n - 1
+        for k in range(lo, hi + 1):
+            out[m] = make_action(kind, a, c, k)
+            m += 1
+    if hand[WILD] >= n and n >= min_wild:
+        out[m] = make_action(kind, a, WILD, n)
+        m += 1
+    return m
+
+
+cdef inline bint can_pay(const int16_t* hand, int n, int color, int wild_cards, int min_wild) noexcept nogil:
+    if wild_cards < min_wild or wild_cards > n or hand[WILD] < wild_cards:
+        return False
+    if color == WILD:
+        return wild_cards == n
+    if wild_cards == n:
+        return False            # all-wild payments are encoded with colour WILD
+    return hand[color] >= n - wild_cards
+
+
+cdef int keep_masks(int n_offered, int min_keep, int kind, int32_t* out) noexcept nogil:
+    cdef int mask, m = 0
+    if min_keep > n_offered:
+        min_keep = n_offered
+    for mask in range(1, 1 << n_offered):
+        if popcount64(mask) >= min_keep:
+            out[m] = make_action(kind, mask, 0, 0)
+            m += 1
+    return m
+
+
+cdef inline int station_cost(const BoardC* b, const PlayerC* p) noexcept nogil:
+    return b.stations - p.stations_left + 1
+
+
+cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexcept nogil:
+    """Write the legal actions of the player to act into out; return their number
+    (at least 1 until the game is over: a player with nothing legal passes)."""
+    cdef int i, r, x, c, lo, hi, m = 0
+    cdef int seat = s.current
+    cdef const PlayerC* p = &s.p[seat]
+    if s.phase == PH_OVER:
+        return 0
+    if s.phase == PH_SETUP_TICKETS:
+        return keep_masks(s.n_pending[seat], b.initial_keep, ACT_KEEP, out)
+    if s.phase == PH_KEEP_TICKETS:
+        return keep_masks(s.n_pending[seat], b.draw_keep, ACT_KEEP, out)
+    if s.phase == PH_SECOND_DRAW:
+        for i in range(N_FACEUP):
+            if s.faceup[i] >= 0 and s.faceup[i] != WILD:
+                out[m] = make_action(ACT_DRAW_FACEUP, i, 0, 0)
+                m += 1
+        if can_draw_blind(s):
+            out[m] = make_action(ACT_DRAW_BLIND, 0, 0, 0)
+            m += 1
+        return m
+    if s.phase == PH_TUNNEL:
+        out[m] = make_action(ACT_TUNNEL_DECLINE, 0, 0, 0)
+        m += 1
+        if s.t_color == WILD:
+            if p.hand[WILD] >= s.t_extra:
+                out[m] = make_action(ACT_TUNNEL_PAY, 0, 0, s.t_extra)
+                m += 1
+        else:
+            lo = s.t_extra - p.hand[s.t_color]
+            if lo < 0:
+                lo = 0
+            hi = p.hand[WILD]
+            if hi > s.t_extra:
+                hi = s.t_extra
+            for c in range(lo, hi + 1):
+                out[m] = make_action(ACT_TUNNEL_PAY, 0, 0, c)
+                m += 1
+        return m
+    # PH_TURN
+    for i in range(N_FACEUP):
+        if s.faceup[i] >= 0:
+            out[m] = make_action(ACT_DRAW_FACEUP, i, 0, 0)
+            m += 1
+    if can_draw_blind(s):
+        out[m] = make_action(ACT_DRAW_BLIND, 0, 0, 0)
+        m += 1
+    for r in range(b.n_routes):
+        if b.route_len[r] <= p.trains and route_open(b, s, r, seat):
+            m += payments(b, p.hand, b.route_len[r], b.route_color[r], b.route_ferry[r],
+                          ACT_CLAIM, r, out + m)
+    if s.tdeck_n > 0:
+        out[m] = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+        m += 1
+    if p.stations_left > 0:
+        c = station_cost(b, p)
+        if hand_total(s, seat) >= c:
+            for x in range(b.n_cities):
+                if s.city_station[x] < 0:
+                    m += payments(b, p.hand, c, GRAY, 0, ACT_STATION, x, out + m)
+    if m == 0:
+        out[0] = make_action(ACT_PASS, 0, 0, 0)
+        m = 1
+    return m
+
+
+cdef bint is_legal(const BoardC* b, const GameState* s, int32_t act) noexcept nogil:
+    """Direct check of one action (same answer as membership in legal_actions)."""
+    cdef int kind = action_kind(act), a = action_a(act), c = action_b(act), k = action_c(act)
+    cdef int seat = s.current, n, lo, hi
+    cdef const PlayerC* p = &s.p[seat]
+    if s.phase == PH_OVER:
+        return False
+    if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+        n = b.initial_keep if s.phase == PH_SETUP_TICKETS else b.draw_keep
+        if n > s.n_pending[seat]:
+            n = s.n_pending[seat]
+        return (kind == ACT_KEEP and (act & 0xFFFF) == 0 and a > 0
+                and a < (1 << s.n_pending[seat]) and popcount64(a) >= n)
+    if s.phase == PH_SECOND_DRAW:
+        if kind == ACT_DRAW_FACEUP:
+            return (act & 0xFFFF) == 0 and a < N_FACEUP and s.faceup[a] >= 0 and s.faceup[a] != WILD
+        return act == make_action(ACT_DRAW_BLIND, 0, 0, 0) and can_draw_blind(s)
+    if s.phase == PH_TUNNEL:
+        if act == make_action(ACT_TUNNEL_DECLINE, 0, 0, 0):
+            return True
+        if kind != ACT_TUNNEL_PAY or (act & 0xFFFF00) != 0 or k > s.t_extra:
+            return False
+        if s.t_color == WILD:
+            return k == s.t_extra and p.hand[WILD] >= k
+        return p.hand[WILD] >= k and p.hand[s.t_color] >= s.t_extra - k
+    # PH_TURN
+    if kind == ACT_DRAW_FACEUP:
+        return (act & 0xFFFF) == 0 and a < N_FACEUP and s.faceup[a] >= 0
+    if kind == ACT_DRAW_BLIND:
+        return act == make_action(ACT_DRAW_BLIND, 0, 0, 0) and can_draw_blind(s)
+    if kind == ACT_DRAW_TICKETS:
+        return act == make_action(ACT_DRAW_TICKETS, 0, 0, 0) and s.tdeck_n > 0
+    if kind == ACT_CLAIM:
+        if a >= b.n_routes or b.route_len[a] > p.trains or not route_open(b, s, a, seat):
+            return False
+        if c != WILD and (c >= b.n_colors or (b.route_color[a] != GRAY and b.route_color[a] != c)):
+            return False
+        return can_pay(p.hand, b.route_len[a], c, k, b.route_ferry[a])
+    if kind == ACT_STATION:
+        if p.stations_left <= 0 or a >= b.n_cities or s.city_station[a] >= 0:
+            return False
+        if c != WILD and c >= b.n_colors:
+            return False
+        return can_pay(p.hand, station_cost(b, p), c, k, 0)
+    if kind == ACT_PASS:
+        return act == 0 and not turn_has_action(b, s)
+    return False
+
+
+cdef bint turn_has_action(const BoardC* b, const GameState* s) noexcept nogil:
+    """Whether the player to act has any action other than passing (early exit)."""
+    cdef int i, r, c, best = 0
+    cdef const PlayerC* p = &s.p[s.current]
+    if s.tdeck_n > 0 or can_draw_blind(s):
+        return True
+    for i in range(N_FACEUP):
+        if s.faceup[i] >= 0:
+            return True
+    for c in range(b.n_colors):
+        if p.hand[c] > best:
+            best = p.hand[c]
+    for r in range(b.n_routes):
+        if (b.route_len[r] <= p.trains and p.hand[WILD] >= b.route_ferry[r]
+                and route_open(b, s, r, s.current)):
+            if b.route_color[r] == GRAY:
+                c = best
+            else:
+                c = p.hand[b.route_color[r]]
+            if c + p.hand[WILD] >= b.route_len[r]:
+                return True
+    if p.stations_left > 0 and best + p.hand[WILD] >= station_cost(b, p):
+        for i in range(b.n_cities):
+            if s.city_station[i] < 0:
+                return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# applying actions
+
+cdef void end_turn(const BoardC* b, GameState* s) noexcept nogil:
+    cdef PlayerC* p = &s.p[s.current]
+    # Ruling: face-up slots left empty (deck and discards were empty) are refilled as
+    # soon as cards are available again, at the end of a turn.
+    refill_faceup(b, s)
+    s.turn += 1
+    if s.last_round:
+        s.turns_left -= 1
+        if s.turns_left <= 0:
+            s.phase = PH_OVER
+            return
+    elif p.trains <= b.end_trigger:
+        s.last_round = 1
+        s.turns_left = s.n_players
+    s.current = (s.current + 1) % s.n_players
+    s.phase = PH_TURN
+
+
+cdef void take_card(const BoardC* b, GameState* s, int slot) noexcept nogil:
+    """Move the card of a face-up slot (or the deck's top, slot -1) into the hand."""
+    cdef int card
+    if slot < 0:
+        card = draw_card(s)
+    else:
+        card = s.faceup[slot]
+        s.faceup[slot] = draw_card(s)
+        check_wilds(b, s)
+    s.p[s.current].hand[card] += 1
+    s.first_card = card
+
+
+cdef bint second_draw_possible(const GameState* s) noexcept nogil:
+    cdef int i
+    if can_draw_blind(s):
+        return True
+    for i in range(N_FACEUP):
+        if s.faceup[i] >= 0 and s.faceup[i] != WILD:
+            return True
+    return False
+
+
+cdef void complete_claim(const BoardC* b, GameState* s, int route, EventSink* ev) noexcept nogil:
+    cdef PlayerC* p = &s.p[s.current]
+    cdef int n = b.route_len[route]
+    s.route_owner[route] = s.current
+    p.trains -= n
+    p.route_points += b.route_points[n]
+    set_bit(p.routes, route)
+    p.cities |= ((<uint64_t>1) << b.route_a[route]) | ((<uint64_t>1) << b.route_b[route])
+    p.n_routes += 1
+    if ev != NULL and ev.on_claim != NULL:
+        ev.on_claim(ev.ctx, s, s.current, route)
+
+
+cdef inline void pay_cards(GameState* s, int color, int n, int wild_cards) noexcept nogil:
+    """Move n cards (wild_cards wilds, the rest of `color`) from the hand to the discards."""
+    cdef PlayerC* p = &s.p[s.current]
+    p.hand[WILD] -= wild_cards
+    s.discard[WILD] += wild_cards
+    if n > wild_cards:
+        p.hand[color] -= n - wild_cards
+        s.discard[color] += n - wild_cards
+
+
+cdef void keep_tickets(const BoardC* b, GameState* s, int mask, bint initial, EventSink* ev) noexcept nogil:
+    cdef int seat = s.current, i, t
+    cdef PlayerC* p = &s.p[seat]
+    for i in range(s.n_pending[seat]):
+        t = s.pending[seat][i]
+        if (mask >> i) & 1:
+            set_bit(p.tickets, t)
+            p.n_tickets += 1
+        elif initial and b.initial_discards_removed:
+            set_bit(s.removed, t)
+        else:
+            tdeck_push_bottom(s, t)
+        if ev != NULL and ev.on_offer != NULL:
+            ev.on_offer(ev.ctx, s, seat, t, (mask >> i) & 1, initial)
+    s.n_pending[seat] = 0
+
+
+cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil:
+    """Play one action of the player to act. Returns 0, or -1 (state untouched) when the
+    action is not legal."""
+    cdef int kind = action_kind(act), a = action_a(act), c = action_b(act), k = action_c(act)
+    cdef int seat = s.current, i, n, extra, card
+    cdef PlayerC* p = &s.p[seat]
+    if not is_legal(b, s, act):
+        return -1
+    if kind != ACT_PASS and s.phase == PH_TURN:
+        s.passes = 0
+    if s.phase == PH_SETUP_TICKETS:
+        keep_tickets(b, s, a, True, ev)
+        s.current += 1
+        if s.current >= s.n_players:
+            s.current = 0
+            s.phase = PH_TURN
+        return 0
+    if s.phase == PH_KEEP_TICKETS:
+        keep_tickets(b, s, a, False, ev)
+        end_turn(b, s)
+        return 0
+    if s.phase == PH_SECOND_DRAW:
+        take_card(b, s, a if kind == ACT_DRAW_FACEUP else -1)
+        end_turn(b, s)
+        return 0
+    if s.phase == PH_TUNNEL:
+        if kind == ACT_TUNNEL_PAY:
+            pay_cards(s, s.t_color, s.t_extra, k)
+            finish_tunnel(b, s, True, ev)
+        else:
+            finish_tunnel(b, s, False, ev)
+        end_turn(b, s)
+        return 0
+    # PH_TURN
+    if kind == ACT_PASS:
+        s.passes += 1
+        if s.passes >= s.n_players:
+            s.ended_by_passes = 1
+            s.turn += 1
+            s.phase = PH_OVER
+            return 0
+        end_turn(b, s)
+        return 0
+    if kind == ACT_DRAW_FACEUP or kind == ACT_DRAW_BLIND:
+        take_card(b, s, a if kind == ACT_DRAW_FACEUP else -1)
+        # A face-up wild taken first is the whole turn; ruling: with no legal second
+        # card the turn ends with one card.
+        if (kind == ACT_DRAW_FACEUP and s.first_card == WILD) or not second_draw_possible(s):
+            end_turn(b, s)
+        else:
+            s.phase = PH_SECOND_DRAW
+        return 0
+    if kind == ACT_DRAW_TICKETS:
+        n = b.draw_tickets
+        if n > s.tdeck_n:
+            n = s.tdeck_n
+        for i in range(n):
+            s.pending[seat][i] = tdeck_pop(s)
+        s.n_pending[seat] = n
+        s.phase = PH_KEEP_TICKETS
+        return 0
+    if kind == ACT_STATION:
+        n = station_cost(b, p)
+        pay_cards(s, c, n, k)
+        s.city_station[a] = seat
+        p.station_city[b.stations - p.stations_left] = a
+        p.stations_left -= 1
+        if ev != NULL and ev.on_station != NULL:
+            ev.on_station(ev.ctx, s, seat, a)
+        end_turn(b, s)
+        return 0
+    # ACT_CLAIM
+    n = b.route_len[a]
+    if not b.route_tunnel[a]:
+        pay_cards(s, c, n, k)
+        complete_claim(b, s, a, ev)
+        end_turn(b, s)
+        return 0
+    # Tunnel: the cards played are set aside, then up to 3 cards are revealed.
+    p.hand[WILD] -= k
+    if c != WILD:
+        p.hand[c] -= n - k
+    s.t_route = a
+    s.t_color = c
+    s.t_wild = k
+    s.n_revealed = 0
+    extra = 0
+    for i in range(3):
+        card = draw_card(s)
+        if card < 0:
+            break
+        s.revealed[s.n_revealed] = card
+        s.n_revealed += 1
+        if card == WILD or (c != WILD and card == c):
+            extra += 1
+    s.t_extra = extra
+    if extra == 0:
+        finish_tunnel(b, s, True, ev)
+        end_turn(b, s)
+    else:
+        s.phase = PH_TUNNEL
+    return 0
+
+
+cdef void finish_tunnel(const BoardC* b, GameState* s, bint claimed, EventSink* ev) noexcept nogil:
+    """Settle a tunnel attempt: the cards played go to the discards (claimed) or back to
+    the hand (declined); the revealed cards are discarded either way."""
+    cdef PlayerC* p = &s.p[s.current]
+    cdef int i, n = b.route_len[s.t_route]
+    if ev != NULL and ev.on_tunnel != NULL:
+        ev.on_tunnel(ev.ctx, s, s.current, s.t_route, s.t_color, s.n_revealed, s.t_extra,
+                     (TUNNEL_FREE if s.t_extra == 0 else TUNNEL_PAID) if claimed else TUNNEL_DECLINED)
+    if claimed:
+        s.discard[WILD] += s.t_wild
+        if s.t_color != WILD:
+            s.discard[s.t_color] += n - s.t_wild
+        complete_claim(b, s, s.t_route, ev)
+    else:
+        p.hand[WILD] += s.t_wild
+        if s.t_color != WILD:
+            p.hand[s.t_color] += n - s.t_wild
+    for i in range(s.n_revealed):
+        s.discard[s.revealed[i]] += 1
+    s.n_revealed = 0
+    s.t_route = -1
+    s.t_extra = 0
+    s.t_wild = 0
+
+
+# ---------------------------------------------------------------------------
+# final scoring
+
+cdef inline int uf_find(int8_t* parent, int x) noexcept nogil:
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+cdef inline void uf_union(int8_t* parent, int x, int y) noexcept nogil:
+    x = uf_find(parent, x)
+    y = uf_find(parent, y)
+    if x != y:
+        parent[x] = y
+
+
+cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent) noexcept nogil:
+    cdef int x, r
+    for x in range(b.n_cities):
+        parent[x] = x
+    for r in range(b.n_routes):
+        if s.route_owner[r] == seat:
+            uf_union(parent, b.route_a[r], b.route_b[r])
+
+
+cdef int ticket_result(const BoardC* b, const GameState* s, int seat, int8_t* parent,
+                       uint64_t* completed) noexcept nogil:
+    """Ticket points (completed minus failed) on a network; sets the completed bitset."""
+    cdef int t, pts = 0
+    cdef const PlayerC* p = &s.p[seat]
+    completed[0] = 0
+    completed[1] = 0
+    for t in range(b.n_tickets):
+        if has_route(p.tickets, t):
+            if uf_find(parent, b.ticket_a[t]) == uf_find(parent, b.ticket_b[t]):
+                pts += b.ticket_points[t]
+                set_bit(completed, t)
+            else:
+                pts -= b.ticket_points[t]
+    return pts
+
+
+cdef int station_options(const BoardC* b, const GameState* s, int seat, int city,
+                         int16_t* out) noexcept nogil:
+    """Routes of other players entering `city`, one per neighbouring city (routes to the
+    same neighbour connect the same cities, so one of them stands for all)."""
+    cdef int i, j, r, other, n = 0
+    cdef bint dup
+    for i in range(b.n_adj[city]):
+        r = b.adj[city][i]
+        if s.route_owner[r] < 0 or s.route_owner[r] == seat:
+            continue
+        other = b.route_b[r] if b.route_a[r] == city else b.route_a[r]
+        dup = False
+        for j in range(n):
+            if b.route_a[out[j]] + b.route_b[out[j]] - city == other:
+                dup = True
+                break
+        if not dup:
+            out[n] = r
+            n += 1
+    return n
+
+
+cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC* sc) noexcept nogil:
+    """Ruling: the routes borrowed by a player's stations are chosen together, by an exact
+    search over all choices, to maximise the ticket score, then the tickets completed."""
+    cdef const PlayerC* p = &s.p[seat]
+    cdef int8_t base[MAX_CITIES]
+    cdef int8_t parent[MAX_CITIES]
+    cdef int16_t opts[MAX_STATIONS][MAX_ADJ]
+    cdef int n_opt[MAX_STATIONS]
+    cdef int idx[MAX_STATIONS]
+    cdef int cities[MAX_STATIONS]
+    cdef uint64_t done[2]
+    cdef uint64_t plain[2]
+    cdef int n_st = 0, i, k, pts, best_pts, best_n, r
+    own_network(b, s, seat, base)
+    for k in range(MAX_STATIONS):
+        sc.borrowed[k] = -1
+        if k < b.stations and p.station_city[k] >= 0:
+            cities[n_st] = p.station_city[k]
+            n_opt[n_st] = station_options(b, s, seat, p.station_city[k], opts[n_st])
+            idx[n_st] = 0
+            n_st += 1
+    memcpy(parent, base, sizeof(parent))
+    best_pts = ticket_result(b, s, seat, parent, plain)
+    best_n = popcount64(plain[0]) + popcount64(plain[1])
+    sc.completed[0] = plain[0]
+    sc.completed[1] = plain[1]
+    sc.ticket_points = best_pts
+    if n_st > 0:
+        while True:
+            memcpy(parent, base, sizeof(parent))
+            for i in range(n_st):
+                if n_opt[i] > 0:
+                    r = opts[i][idx[i]]
+                    uf_union(parent, b.route_a[r], b.route_b[r])
+            pts = ticket_result(b, s, seat, parent, done)
+            k = popcount64(done[0]) + popcount64(done[1])
+            if pts > best_pts or (pts == best_pts and k > best_n):
+                best_pts = pts
+                best_n = k
+                sc.ticket_points = pts
+                sc.completed[0] = done[0]
+                sc.completed[1] = done[1]
+                for i in range(n_st):
+                    sc.borrowed[i] = opts[i][idx[i]] if n_opt[i] > 0 else -1
+            # next choice (mixed radix counter)
+            i = 0
+            while i < n_st:
+                idx[i] += 1
+                if idx[i] < n_opt[i]:
+                    break
+                idx[i] = 0
+                i += 1
+            if i == n_st:
+                break
+    sc.by_station[0] = sc.completed[0] & ~plain[0]
+    sc.by_station[1] = sc.completed[1] & ~plain[1]
+    sc.tickets_completed = popcount64(sc.completed[0]) + popcount64(sc.completed[1])
+    sc.tickets_failed = p.n_tickets - sc.tickets_completed
+    sc.tickets_by_station = popcount64(sc.by_station[0]) + popcount64(sc.by_station[1])
+
+
+cdef int trail_from(const BoardC* b, const GameState* s, int seat, int x, uint64_t* used) noexcept nogil:
+    cdef int i, r, y, v, best = 0
+    for i in range(b.n_adj[x]):
+        r = b.adj[x][i]
+        if s.route_owner[r] != seat or has_route(used, r):
+            continue
+        y = b.route_b[r] if b.route_a[r] == x else b.route_a[r]
+        set_bit(used, r)
+        v = b.route_len[r] + trail_from(b, s, seat, y, used)
+        clear_bit(used, r)
+        if v > best:
+            best = v
+    return best
+
+
+cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil:
+    """Longest trail (each route at most once, cities may repeat) in a seat's own routes;
+    exact depth-first search from every city the seat touches."""
+    cdef uint64_t used[2]
+    cdef int x, v, best = 0
+    cdef uint64_t cities = s.p[seat].cities
+    used[0] = 0
+    used[1] = 0
+    for x in range(b.n_cities):
+        if (cities >> x) & 1:
+            v = trail_from(b, s, seat, x, used)
+            if v > best:
+                best = v
+    return best
+
+
+cdef int compare_scores(const BoardC* b, const ScoreC* x, const ScoreC* y) noexcept nogil:
+    """> 0 when x ranks ahead of y: total, then the board's tie-breaks in order."""
+    cdef int i
+    if x.total != y.total:
+        return x.total - y.total
+    for i in range(b.n_tie_breaks):
+        if b.tie_breaks[i] == TB_TICKETS and x.tickets_completed != y.tickets_completed:
+            return x.tickets_completed - y.tickets_completed
+        if b.tie_breaks[i] == TB_FEWEST_STATIONS and x.stations_built != y.stations_built:
+            return y.stations_built - x.stations_built
+        if b.tie_breaks[i] == TB_LONGEST and (x.longest_bonus > 0) != (y.longest_bonus > 0):
+            return 1 if x.longest_bonus > 0 else -1
+    return 0
+
+
+cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept nogil:
+    """Final scores of every seat into out[0..n_players-1]."""
+    cdef int seat, j, best = 0
+    cdef ScoreC* sc
+    cdef const PlayerC* p
+    for seat in range(s.n_players):
+        sc = &out[seat]
+        p = &s.p[seat]
+        memset(sc, 0, sizeof(ScoreC))
+        sc.route_points = p.route_points
+        choose_stations(b, s, seat, sc)
+        sc.longest = longest_trail(b, s, seat)
+        if sc.longest > best:
+            best = sc.longest
+        sc.stations_built = b.stations - p.stations_left
+        sc.station_points = p.stations_left * b.station_points
+        sc.attraction_points = popcount64(p.cities & b.attractions) * b.attraction_points
+    for seat in range(s.n_players):
+        sc = &out[seat]
+        # Ruling: no bonus when nobody has claimed a route.
+        if b.longest_bonus > 0 and best > 0 and sc.longest == best:
+            sc.longest_bonus = b.longest_bonus
+        sc.total = (sc.route_points + sc.ticket_points + sc.longest_bonus
+                    + sc.station_points + sc.attraction_points)
+    for seat in range(s.n_players):
+        out[seat].rank = 1
+        for j in range(s.n_players):
+            if j != seat and compare_scores(b, &out[j], &out[seat]) > 0:
+                out[seat].rank += 1
+
+
+# ---------------------------------------------------------------------------
+# hidden information
+
+cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil:
+    """Resample what `seat` cannot see (deck order, other hands, other players' tickets and
+    the ticket deck order) uniformly, keeping every count, and reseed the generator; a
+    lookahead on the result learns nothing hidden."""
+    cdef uint8_t pool[MAX_DECK]
+    cdef uint8_t tpool[MAX_TICKETS]
+    cdef int n = 0, nt = 0, i, j, t, q, k
+    rng_seed(&s.rng, seed)
+    for i in range(s.deck_n):
+        pool[n] = s.deck[i]
+        n += 1
+    for q in range(s.n_players):
+        if q == seat:
+            continue
+        for t in range(N_CARD_TYPES):
+            for k in range(s.p[q].hand[t]):
+                pool[n] = t
+                n += 1
+        for t in range(b.n_tickets):
+            if has_route(s.p[q].tickets, t):
+                tpool[nt] = t
+                nt += 1
+    for i in range(s.tdeck_n):
+        tpool[nt] = s.tdeck[(s.tdeck_head + i) % MAX_TICKETS]
+        nt += 1
+    shuffle_cards(s, pool, n)
+    shuffle_cards(s, tpool, nt)
+    j = 0
+    k = 0
+    for q in range(s.n_players):
+        if q == seat:
+            continue
+        i = hand_total(s, q)
+        memset(s.p[q].hand, 0, sizeof(s.p[q].hand))
+        while i > 0:
+            s.p[q].hand[pool[j]] += 1
+            j += 1
+            i -= 1
+        s.p[q].tickets[0] = 0
+        s.p[q].tickets[1] = 0
+        for i in range(s.p[q].n_tickets):
+            set_bit(s.p[q].tickets, tpool[k])
+            k += 1
+    for i in range(s.deck_n):
+        s.deck[i] = pool[j]
+        j += 1
+    for i in range(s.tdeck_n):
+        s.tdeck[(s.tdeck_head + i) % MAX_TICKETS] = tpool[k]
+        k += 1
+
+
+# ===========================================================================
+# Python wrappers (hold the GIL; not used in the batch loop)
+
+PHASES = ("setup_tickets", "turn", "second_draw", "keep_tickets", "tunnel", "over")
+_TIE_BREAKS = {"tickets": TB_TICKETS, "fewest_stations": TB_FEWEST_STATIONS, "longest": TB_LONGEST}
+LIMITS = dict(cities=MAX_CITIES, routes=MAX_ROUTES, tickets=MAX_TICKETS, colors=MAX_COLORS,
+              players=MAX_PLAYERS, route_length=MAX_LEN - 1, deck=MAX_DECK,
+              stations=MAX_STATIONS, pending=MAX_PENDING, routes_per_city=MAX_ADJ)
+WILD_CARD = WILD
+MAX_LEGAL_ACTIONS = MAX_ACTIONS
+
+
+cdef class CompiledBoard:
+    """A loaded board (``ttrsim.maps.Board``) compiled into the core's flat arrays."""
+
+    def __init__(self, board):
+        cdef BoardC* c = &self.c
+        cdef int i, x
+        memset(c, 0, sizeof(BoardC))
+        self.board = board
+        c.n_cities = len(board.cities)
+        c.n_routes = len(board.route_id)
+        c.n_tickets = len(board.ticket_id)
+        c.n_colors = len(board.colors)
+        if (c.n_cities > MAX_CITIES or c.n_routes > MAX_ROUTES or c.n_tickets > MAX_TICKETS
+                or c.n_colors > MAX_COLORS):
+            raise ValueError(f"board {board.name!r} exceeds the core's limits {LIMITS}")
+        for i in range(c.n_routes):
+            c.route_a[i] = board.route_a[i]
+            c.route_b[i] = board.route_b[i]
+            c.route_len[i] = board.route_len[i]
+            c.route_color[i] = board.route_color[i]
+            c.route_tunnel[i] = bool(board.route_tunnel[i])
+            c.route_ferry[i] = board.route_ferry[i]
+            c.route_partner[i] = board.route_partner[i]
+            for x in (c.route_a[i], c.route_b[i]):
+                if c.n_adj[x] >= MAX_ADJ:
+                    raise ValueError(f"city {board.cities[x]!r} has more than {MAX_ADJ} routes")
+                c.adj[x][c.n_adj[x]] = i
+                c.n_adj[x] += 1
+        for length, pts in board.route_points.items():
+            if not 0 < int(length) < MAX_LEN:
+                raise ValueError(f"route length {length} outside 1..{MAX_LEN - 1}")
+            c.route_points[int(length)] = pts
+        for i in range(c.n_tickets):
+            c.ticket_a[i] = board.ticket_a[i]
+            c.ticket_b[i] = board.ticket_b[i]
+            c.ticket_points[i] = board.ticket_points[i]
+            c.ticket_long[i] = bool(board.ticket_long[i])
+        c.min_players = board.min_players
+        c.max_players = board.max_players
+        c.trains = board.trains
+        c.stations = board.stations
+        c.station_points = board.station_points
+        c.initial_hand = board.initial_hand
+        c.deal_regular = board.deal_regular
+        c.deal_long = board.deal_long
+        c.initial_keep = board.initial_keep
+        c.initial_discards_removed = bool(board.initial_discards_removed)
+        c.draw_tickets = board.draw_tickets
+        c.draw_keep = board.draw_keep
+        c.longest_bonus = board.longest_bonus
+        c.double_min_players = board.double_min_players
+        c.end_trigger = board.end_trigger
+        c.wild_faceup_limit = board.wild_faceup_limit
+        c.max_redeals = board.max_redeals
+        for i in range(c.n_colors):
+            c.deck_count[i] = board.deck_colors[i]
+        c.deck_count[WILD] = board.deck_wild
+        c.deck_total = sum(c.deck_count[i] for i in range(N_CARD_TYPES))
+        if c.deck_total > MAX_DECK:
+            raise ValueError(f"deck of {c.deck_total} cards exceeds {MAX_DECK}")
+        for x in board.attractions:
+            c.attractions |= (<uint64_t>1) << x
+        c.attraction_points = board.attraction_points
+        c.n_tie_breaks = len(board.tie_breaks)
+        for i, name in enumerate(board.tie_breaks):
+            c.tie_breaks[i] = _TIE_BREAKS[name]
+
+    def __reduce__(self):
+        return (CompiledBoard, (self.board,))
+
+    @property
+    def name(self):
+        return self.board.name
+
+
+cdef list _bits(const uint64_t* bits, int n):
+    return [i for i in range(n) if has_route(bits, i)]
+
+
+cdef dict score_dict(const BoardC* b, const ScoreC* sc):
+    return dict(
+        route_points=sc.route_points, ticket_points=sc.ticket_points,
+        tickets_completed=sc.tickets_completed, tickets_failed=sc.tickets_failed,
+        tickets_by_station=sc.tickets_by_station, longest=sc.longest,
+        longest_bonus=sc.longest_bonus, station_points=sc.station_points,
+        stations_built=sc.stations_built, attraction_points=sc.attraction_points,
+        total=sc.total, rank=sc.rank,
+        borrowed=[sc.borrowed[k] for k in range(sc.stations_built)],
+        completed=_bits(sc.completed, b.n_tickets),
+        by_station=_bits(sc.by_station, b.n_tickets),
+    )
+
+
+cdef dict observation_dict(const BoardC* b, const GameState* s, int seat):
+    """What `seat` may know (RULES: hidden information), as plain Python data."""
+    cdef const PlayerC* p = &s.p[seat]
+    own = seat == s.current
+    return dict(
+        seat=seat,
+        phase=PHASES[s.phase],
+        current=s.current,
+        turn=s.turn,
+        hand=[p.hand[t] for t in range(N_CARD_TYPES)],
+        tickets=_bits(p.tickets, b.n_tickets),
+        pending=[s.pending[seat][i] for i in range(s.n_pending[seat])],
+        faceup=[s.faceup[i] for i in range(N_FACEUP)],
+        discard=[s.discard[t] for t in range(N_CARD_TYPES)],
+        deck_size=s.deck_n,
+        ticket_deck_size=s.tdeck_n,
+        route_owner=[s.route_owner[r] for r in range(b.n_routes)],
+        city_station=[s.city_station[x] for x in range(b.n_cities)],
+        players=[dict(trains=s.p[q].trains, stations_left=s.p[q].stations_left,
+                      route_points=s.p[q].route_points, hand_size=hand_total(s, q),
+                      tickets=s.p[q].n_tickets) for q in range(s.n_players)],
+        last_round=bool(s.last_round),
+        tunnel=(dict(route=s.t_route, color=s.t_color, wild=s.t_wild, extra=s.t_extra,
+                     revealed=[s.revealed[i] for i in range(s.n_revealed)])
+                if s.phase == PH_TUNNEL and own else None),
+    )
+
+
+cdef class GameCore:
+    """One game in the compiled core: legal actions, apply, state, scores.
+
+    Low level (integers for cards, routes, cities and tickets); ``ttrsim.Game`` is the
+    readable API over it.
+    """
+    cdef readonly CompiledBoard cb
+    cdef GameState s
+    cdef int32_t[::1] _buf
+
+    def __cinit__(self, CompiledBoard cb, int n_players, uint64_t seed=0, bint deal=True):
+        self.cb = cb
+        self._buf = np.empty(MAX_ACTIONS, dtype=np.int32)
+        if not 2 <= n_players <= MAX_PLAYERS:
+            raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
+        if deal:
+            game_init(&cb.c, &self.s, n_players, seed)
+        else:
+            memset(&self.s, 0, sizeof(GameState))
+
+    # --- play ---------------------------------------------------------------
+    def legal_actions(self):
+        cdef int n = legal_actions(&self.cb.c, &self.s, &self._buf[0])
+        return np.array(self._buf[:n], dtype=np.int32)
+
+    def is_legal(self, int32_t action):
+        return bool(is_legal(&self.cb.c, &self.s, action))
+
+    def apply(self, int32_t action):
+        if apply_action(&self.cb.c, &self.s, action, NULL) != 0:
+            raise ValueError(f"illegal action {action}")
+
+    @property
+    def current(self):
+        return self.s.current
+
+    @property
+    def phase(self):
+        return PHASES[self.s.phase]
+
+    @property
+    def n_players(self):
+        return self.s.n_players
+
+    @property
+    def over(self):
+        return self.s.phase == PH_OVER
+
+    @property
+    def turn(self):
+        return self.s.turn
+
+    def clone(self):
+        cdef GameCore g = GameCore(self.cb, self.s.n_players, 0, False)
+        memcpy(&g.s, &self.s, sizeof(GameState))
+        return g
+
+    def determinize(self, int seat, uint64_t seed):
+        determinize(&self.cb.c, &self.s, seat, seed)
+
+    def state_bytes(self):
+        return (<char*>&self.s)[:sizeof(GameState)]
+
+    def load_state_bytes(self, bytes data):
+        if len(data) != sizeof(GameState):
+            raise ValueError("state of the wrong size")
+        memcpy(&self.s, <char*>data, sizeof(GameState))
+
+    def __reduce__(self):
+        return (_restore, (self.cb, self.s.n_players, self.state_bytes()))
+
+    # --- inspection ----------------------------------------------------------
+    def observation(self, int seat):
+        if not 0 <= seat < self.s.n_players:
+            raise ValueError(f"seat {seat} outside 0..{self.s.n_players - 1}")
+        return observation_dict(&self.cb.c, &self.s, seat)
+
+    def state(self):
+        """The complete state (hidden information included), for tests and tools."""
+        cdef GameState* s = &self.s
+        cdef const BoardC* b = &self.cb.c
+        cdef PlayerC* p
+        cdef int q
+        players = []
+        for q in range(s.n_players):
+            p = &s.p[q]
+            players.append(dict(
+                hand=[p.hand[t] for t in range(N_CARD_TYPES)], trains=p.trains,
+                stations_left=p.stations_left, route_points=p.route_points,
+                stations=[p.station_city[k] for k in range(MAX_STATIONS) if p.station_city[k] >= 0],
+                routes=_bits(p.routes, b.n_routes), tickets=_bits(p.tickets, b.n_tickets),
+                n_tickets=p.n_tickets, n_routes=p.n_routes,
+                cities=[x for x in range(b.n_cities) if (p.cities >> x) & 1],
+                pending=[s.pending[q][i] for i in range(s.n_pending[q])]))
+        return dict(
+            phase=PHASES[s.phase], current=s.current, turn=s.turn, n_players=s.n_players,
+            deck=[s.deck[i] for i in range(s.deck_n)],
+            discard=[s.discard[t] for t in range(N_CARD_TYPES)],
+            faceup=[s.faceup[i] for i in range(N_FACEUP)],
+            route_owner=[s.route_owner[r] for r in range(b.n_routes)],
+            city_station=[s.city_station[x] for x in range(b.n_cities)],
+            ticket_deck=[s.tdeck[(s.tdeck_head + i) % MAX_TICKETS] for i in range(s.tdeck_n)],
+            removed=_bits(s.removed, b.n_tickets),
+            players=players,
+            tunnel=(dict(route=s.t_route, color=s.t_color, wild=s.t_wild, extra=s.t_extra,
+                         revealed=[s.revealed[i] for i in range(s.n_revealed)])
+                    if s.phase == PH_TUNNEL else None),
+            last_round=bool(s.last_round), turns_left=s.turns_left, passes=s.passes,
+            ended_by_passes=bool(s.ended_by_passes), redeals=s.redeals,
+        )
+
+    def scores(self):
+        """Final score breakdown of every seat (valid at any time; final once over)."""
+        cdef ScoreC out[MAX_PLAYERS]
+        score_game(&self.cb.c, &self.s, out)
+        return [score_dict(&self.cb.c, &out[q]) for q in range(self.s.n_players)]
+
+    def longest_trail(self, int seat):
+        return longest_trail(&self.cb.c, &self.s, seat)
+
+    # --- positions -----------------------------------------------------------
+    def set_position(self, *, hands, faceup, deck_top, discard, tickets, ticket_deck_top,
+                     routes, stations, trains, current, uint64_t seed):
+        """Replace the state by a hand-made position (see ``ttrsim.Game.from_position``).
+
+        Card arguments are card-type integers (WILD = 8); cards not placed anywhere form
+        the rest of the deck, shuffled under `deck_top` (listed top first). Tickets not
+        held form the ticket deck under `ticket_deck_top` (top first).
+        """
+        cdef GameState* s = &self.s
+        cdef const BoardC* b = &self.cb.c
+        cdef int n = s.n_players, q, t, i, r, x
+        counts = [0] * N_CARD_TYPES
+        memset(s, 0, sizeof(GameState))
+        rng_seed(&s.rng, seed)
+        s.n_players = n
+        memset(s.route_owner, -1, sizeof(s.route_owner))
+        memset(s.city_station, -1, sizeof(s.city_station))
+        for q in range(n):
+            s.p[q].trains = b.trains
+            s.p[q].stations_left = b.stations
+            for i in range(MAX_STATIONS):
+                s.p[q].station_city[i] = -1
+            for t in range(N_CARD_TYPES):
+                s.p[q].hand[t] = hands[q][t]
+                counts[t] += hands[q][t]
+        for i in range(N_FACEUP):
+            s.faceup[i] = faceup[i]
+            if faceup[i] >= 0:
+                counts[faceup[i]] += 1
+        for t in range(N_CARD_TYPES):
+            s.discard[t] = discard[t]
+            counts[t] += discard[t]
+        for t in deck_top:
+            counts[t] += 1
+        rest = []
+        for t in range(N_CARD_TYPES):
+            if counts[t] > b.deck_count[t]:
+                raise ValueError(f"position uses {counts[t]} cards of type {t}, the deck has {b.deck_count[t]}")
+            rest += [t] * (b.deck_count[t] - counts[t])
+        for t in rest:
+            s.deck[s.deck_n] = t
+            s.deck_n += 1
+        shuffle_cards(s, s.deck, s.deck_n)
+        for t in reversed(list(deck_top)):
+            s.deck[s.deck_n] = t
+            s.deck_n += 1
+        held = set()
+        for q in range(n):
+            for t in tickets[q]:
+                if t in held or not 0 <= t < b.n_tickets:
+                    raise ValueError(f"ticket {t} held twice or unknown")
+                held.add(t)
+                set_bit(s.p[q].tickets, t)
+                s.p[q].n_tickets += 1
+        others = [t for t in range(b.n_tickets) if t not in held and t not in ticket_deck_top]
+        order = list(ticket_deck_top) + [others[i] for i in np.random.default_rng(seed).permutation(len(others))]
+        for t in order:
+            if t in held:
+                raise ValueError(f"ticket {t} is both held and in the ticket deck")
+            tdeck_push_bottom(s, t)
+        for q in range(n):
+            for r in routes[q]:
+                if not 0 <= r < b.n_routes or s.route_owner[r] >= 0:
+                    raise ValueError(f"route {r} unknown or owned twice")
+                if not route_open(b, s, r, q):
+                    raise ValueError(f"route {r} is closed by the double-route rule")
+                s.current = q
+                complete_claim(b, s, r, NULL)
+            for x in stations[q]:
+                if not 0 <= x < b.n_cities or s.city_station[x] >= 0 or s.p[q].stations_left <= 0:
+                    raise ValueError(f"station on city {x} not possible")
+                s.city_station[x] = q
+                s.p[q].station_city[b.stations - s.p[q].stations_left] = x
+                s.p[q].stations_left -= 1
+            if trains is not None and trains[q] is not None:
+                if trains[q] > s.p[q].trains:
+                    raise ValueError(f"seat {q}: {trains[q]} trains left is more than its routes allow")
+                s.p[q].trains = trains[q]
+        s.current = current
+        s.phase = PH_TURN
+        s.t_route = -1
+
+
+def _restore(CompiledBoard cb, int n_players, bytes data):
+    cdef GameCore g = GameCore(cb, n_players, 0, False)
+    g.load_state_bytes(data)
+    return g

@@ -1,0 +1,50 @@
+"""Build the compiled core of ttrsim.
+
+The Cython sources live in ``ext/ttrsim/`` so that every module is compiled under its
+package name (``ttrsim._engine`` ...) and ``cimport ttrsim._x`` resolves with ``ext`` on
+the include path. The ``.pxd`` declaration files are copied into the installed package so
+that users can compile their own policies against them (see ``ttrsim.get_include()``).
+"""
+import glob
+import os
+
+from Cython.Build import cythonize
+from setuptools import Extension, setup
+from setuptools.command.build_py import build_py
+
+MODULES = ["_engine", "_policy", "_policies", "_batch"]
+
+DIRECTIVES = {
+    "language_level": 3,
+    "boundscheck": False,
+    "wraparound": False,
+    "cdivision": True,
+    "initializedcheck": False,
+    "embedsignature": True,
+}
+
+
+class build_py_with_pxd(build_py):
+    """Ship the .pxd files inside the package for user-compiled policies."""
+
+    def run(self):
+        super().run()
+        target = os.path.join(self.build_lib, "ttrsim")
+        self.mkpath(target)
+        for pxd in glob.glob(os.path.join("ext", "ttrsim", "*.pxd")):
+            self.copy_file(pxd, target)
+
+
+extensions = [
+    Extension(
+        f"ttrsim.{name}",
+        [os.path.join("ext", "ttrsim", f"{name}.pyx")],
+        extra_compile_args=["-O3"],
+    )
+    for name in MODULES
+]
+
+setup(
+    ext_modules=cythonize(extensions, include_path=["ext"], compiler_directives=DIRECTIVES),
+    cmdclass={"build_py": build_py_with_pxd},
+)

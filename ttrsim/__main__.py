@@ -1,0 +1,5 @@
+import sys
+
+from ttrsim.cli import main
+
+sys.exit(main())
