@@ -27,5 +27,7 @@ from ttrsim import maps  # noqa: E402
 from ttrsim.actions import Action, IllegalActionError  # noqa: E402
 from ttrsim.game import Game  # noqa: E402
 from ttrsim.policies import Policy, PolicyError  # noqa: E402
+from ttrsim.runner import Run, load_run, replay, simulate  # noqa: E402
 
-__all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "get_include", "maps"]
+__all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "get_include",
+           "load_run", "maps", "replay", "simulate"]

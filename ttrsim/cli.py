@@ -17,7 +17,87 @@ def _cmd_maps(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS = [_cmd_maps]
+def _cmd_tunnel_odds(sub):
+    p = sub.add_parser("tunnel-odds", help="exact odds of the extra cards a tunnel asks for")
+    p.add_argument("--board", default="europe", help="board name or map file (default: europe)")
+    p.add_argument("--color", required=True, help="colour of the cards played (wild: wild cards only)")
+    p.add_argument("--hand", help="your cards, including those played, e.g. red=2,wild=1")
+    p.add_argument("--faceup", help="the face-up cards, e.g. blue=1,wild=1")
+    p.add_argument("--discards", help="the cards in the discard pile, e.g. green=3")
+    p.add_argument("--all-wild", action="store_true", help="the tunnel is paid with wild cards only")
+
+    def run(args):
+        from ttrsim.analysis import tunnels
+
+        return tunnels.cli_tunnel_odds(args)
+
+    p.set_defaults(func=run)
+
+
+def _cmd_report(sub):
+    p = sub.add_parser("report", help="write an HTML report (figures and tables) of a saved run")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a saved run")
+    p.add_argument("--out", default=None, help="output directory (default: RUN_DIR/report)")
+    p.add_argument("--title", default=None, help="report title")
+
+    def run(args):
+        from ttrsim import report
+
+        return report.cli_report(args)
+
+    p.set_defaults(func=run)
+
+
+def _cmd_simulate(sub):
+    p = sub.add_parser(
+        "simulate", help="play many games and summarise or save the results",
+        description="Play complete games with the compiled core, spread over workers, and "
+        "print a summary per policy. With --out, results stream to Parquet parts plus a "
+        "manifest.json; the same command again resumes an interrupted run.")
+    p.add_argument("--board", default="europe", help="usa, europe, newyork or a map file (default europe)")
+    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="policy spec, e.g. tickets or 'tickets:stations=0'; once for every seat, "
+                   "or once per seat in seat order (default: the default policy). See 'ttrsim policies'.")
+    p.add_argument("--games", type=int, default=10_000, help="number of games (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    p.add_argument("--batch-size", type=int, default=None, help="games per batch (default 2000)")
+    p.add_argument("--summary", action="store_true",
+                   help="keep aggregated counts instead of per-event tables (flat memory)")
+    p.add_argument("--no-rotate", action="store_true",
+                   help="keep each policy in its seat instead of rotating seats between games")
+    p.add_argument("--out", metavar="DIR", help="write Parquet parts and manifest.json here")
+    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
+                   help="loky: local processes; dask: a dask.distributed cluster (--scheduler)")
+    p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--max-turns", type=int, default=None,
+                   help="stop and score a game after this many turns (default 10000)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def run(args):
+        from ttrsim.runner import simulate
+
+        specs = args.policy
+        if specs and len(specs) not in (1, args.players):
+            raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
+                             f"seat), not {len(specs)} times")
+        players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
+        kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
+        result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
+                          batch_size=args.batch_size, rotate=not args.no_rotate,
+                          summary=args.summary, out=args.out, backend=args.backend,
+                          scheduler=args.scheduler, progress=not args.quiet, **kwargs)
+        print(result)
+        print(result.summary().to_string(float_format=lambda x: f"{x:.3f}"))
+        if args.out:
+            print(f"results in {args.out}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS = [_cmd_maps, _cmd_simulate, _cmd_tunnel_odds, _cmd_report]
 
 
 def build_parser() -> argparse.ArgumentParser:

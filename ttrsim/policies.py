@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from ttrsim._policies import RandomPolicy
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 
-__all__ = ["Policy", "PolicyError", "REGISTRY", "make_policy", "parse_spec", "policy_table"]
+__all__ = ["Policy", "PolicyError", "REGISTRY", "make_policy", "parse_spec", "policy_name",
+           "policy_table"]
 
 
 @dataclass(frozen=True)
@@ -67,6 +68,18 @@ def make_policy(spec, board) -> Policy:
         policy.spec = canonical_spec(name, params)
         return policy
     return PyPolicy(spec, board)
+
+
+def policy_name(spec, board=None) -> str:
+    """The name a spec goes by in results: ``"tickets:risk=0.2"``, or a Python policy's
+    name (its ``name`` attribute or its qualified name)."""
+    if isinstance(spec, str):
+        return canonical_spec(*parse_spec(spec))
+    if isinstance(spec, Policy):
+        return spec.spec
+    from ttrsim.actions import describe_policy
+
+    return describe_policy(spec)
 
 
 def canonical_spec(name: str, params: dict) -> str:

@@ -8,12 +8,14 @@ from libc.string cimport memset
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
-                             apply_action, game_init, has_route, legal_actions, score_game)
+                             apply_action, check_state, game_init, has_route, legal_actions,
+                             score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._policy cimport Policy
 
 import numpy as np
 
+from ttrsim._engine import CHECK_MESSAGES
 from ttrsim._policy import PolicyError
 
 # event row layouts (int32 columns)
@@ -263,11 +265,13 @@ cdef object rows_array(Rows* r):
     return arr
 
 
-def game_seeds(uint64_t batch_key, Py_ssize_t n):
-    """Per-game seeds of a batch: the SplitMix64 sequence of the batch key."""
+def game_seeds(uint64_t key, Py_ssize_t n, int64_t first=0):
+    """Seeds of games first..first+n-1 of a run with root key `key`: game g gets output
+    g of the SplitMix64 sequence started at `key`, so a game's seed depends only on the
+    run's key and its index (not on batch size, batch order or workers)."""
     out = np.empty(n, dtype=np.uint64)
     cdef uint64_t[::1] v = out
-    cdef uint64_t x = batch_key
+    cdef uint64_t x = key + <uint64_t>first * 0x9E3779B97F4A7C15ULL
     cdef Py_ssize_t i
     for i in range(n):
         v[i] = splitmix64(&x)
@@ -276,7 +280,7 @@ def game_seeds(uint64_t batch_key, Py_ssize_t n):
 
 def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] seeds,
                int64_t first_game=0, bint rotate=False, bint summary=False,
-               int max_turns=DEFAULT_MAX_TURNS):
+               int max_turns=DEFAULT_MAX_TURNS, bint check=False):
     """Play ``len(seeds)`` complete games, game i from ``seeds[i]``, in one call.
 
     ``policies`` holds one distinct ``Policy`` per slot; the policy of slot k plays seat k,
@@ -286,10 +290,12 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     ``turns``, ``all_passed``, ``truncated``; event rows (``claims``, ``tunnels``,
     ``stations``, ``offers``) or, with ``summary``, count arrays (``ticket_counts``,
     ``route_counts``, ``tunnel_counts``, ``station_counts``).
+    With ``check``, every state invariant is checked after every action (for tests;
+    AssertionError names the game, the turn and the broken invariant).
     """
     cdef const BoardC* b = &cb.c
     cdef Py_ssize_t n_games = seeds.shape[0], g
-    cdef int seat, slot, n_legal, k, status = 0, bad_seat = -1
+    cdef int seat, slot, n_legal, k, status = 0, bad_seat = -1, bad_code = 0
     cdef int32_t act = 0
     cdef uint64_t x
     cdef GameState s
@@ -367,6 +373,11 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                         status = 2
                         bad_seat = seat
                         break
+                    if check:
+                        bad_code = check_state(b, &s)
+                        if bad_code != 0:
+                            status = 3
+                            break
                 if status != 0 or rec.failed:
                     break
                 score_game(b, &s, sc)
@@ -395,6 +406,9 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     v_scores[g, seat, 15] = s.p[seat].n_routes
         if rec.failed:
             raise MemoryError("out of memory while recording events")
+        if status == 3:
+            raise AssertionError(f"game {rec.game} (seed {seeds[g]}), turn {s.turn}: invariant "
+                                 f"{bad_code} broken: {CHECK_MESSAGES[bad_code]}")
         if status != 0:
             slot = slot_of_seat[bad_seat]
             pol = policies[slot]

@@ -1,0 +1,210 @@
+"""The runner: determinism across workers and backends, resume, summary mode, errors."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ttrsim
+from ttrsim.cli import main
+from ttrsim.runner import EVENT_TABLES, load_run, replay, simulate
+
+POLICIES = ["random", "random", "random"]
+
+
+def assert_runs_equal(a, b):
+    for name in a.table_names:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), check_categorical=True)
+
+
+@pytest.fixture(scope="module")
+def reference():
+    return simulate("europe", POLICIES, games=900, seed=11, n_jobs=1, batch_size=150)
+
+
+def test_tables_have_documented_columns(reference):
+    g = reference.games
+    assert list(g.columns[:5]) == ["game", "board", "players", "seat", "policy"]
+    assert len(g) == 900 * 3 and g["game"].nunique() == 900
+    parts = g["route_points"] + g["ticket_points"] + g["longest_bonus"] + g["station_points"] \
+        + g["attraction_points"]
+    assert (parts == g["score"]).all()
+    assert (g["win"] == (g["rank"] == 1)).all()
+    assert (g["tickets_kept"] == g["tickets_completed"] + g["tickets_failed"]).all()
+    t = reference.tickets
+    kept = t[t.kept].groupby(["game", "seat"]).size()
+    assert (kept == g.set_index(["game", "seat"])["tickets_kept"].loc[kept.index]).all()
+    assert set(reference.tunnels["outcome"].unique()) <= {"free", "paid", "declined"}
+    assert (reference.tunnels["revealed"] <= 3).all()
+    # every route id in the claims table is a real route, at most once per game
+    assert not reference.routes.duplicated(["game", "route"]).any()
+    assert set(reference.routes["route"]) <= set(reference.board.route_id.tolist())
+
+
+def test_same_tables_with_two_workers(reference):
+    assert_runs_equal(reference, simulate("europe", POLICIES, games=900, seed=11, n_jobs=2, batch_size=150))
+
+
+def test_seeds_do_not_depend_on_batch_size(reference):
+    assert_runs_equal(reference, simulate("europe", POLICIES, games=900, seed=11, batch_size=400))
+
+
+def test_other_seed_other_games(reference):
+    other = simulate("europe", POLICIES, games=900, seed=12, batch_size=150)
+    assert not other.games["score"].equals(reference.games["score"])
+
+
+def test_dask_backend_on_a_local_cluster_gives_the_same_tables(reference):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, processes=True) as cluster:
+        run = simulate("europe", POLICIES, games=900, seed=11, batch_size=150,
+                       backend="dask", scheduler=cluster.scheduler_address)
+    assert_runs_equal(reference, run)
+
+
+def test_replay_gives_the_rows_of_one_game(reference):
+    one = replay(reference, 437)
+    for name in EVENT_TABLES:
+        full = getattr(reference, name)
+        want = full[full["game"] == 437].reset_index(drop=True)
+        pd.testing.assert_frame_equal(want, getattr(one, name))
+
+
+def test_rotation_seats_each_policy_everywhere():
+    run = simulate("usa", ["random", "random:"], games=40, seed=1, batch_size=40)
+    counts = run.games.groupby(["seat", "policy"], observed=True).size()
+    assert counts.nunique() == 1
+
+
+def test_summary_mode_equals_counts_of_event_tables(reference):
+    s = simulate("europe", POLICIES, games=900, seed=11, batch_size=150, summary=True)
+    g = reference.games
+    seat = s.seat_summary.groupby("seat")[["games", "wins", "score_sum", "tickets_completed_sum"]].sum()
+    ev = g.groupby("seat").agg(games=("game", "size"), wins=("win", "sum"),
+                               score_sum=("score", "sum"),
+                               tickets_completed_sum=("tickets_completed", "sum"))
+    assert (seat.values == ev.values).all()
+    assert s.seat_summary["score_sq_sum"].sum() == (g["score"].astype(np.int64) ** 2).sum()
+    t = reference.tickets.groupby("ticket").agg(offered=("kept", "size"), kept=("kept", "sum"),
+                                                completed=("completed", "sum"),
+                                                by_station=("by_station", "sum"))
+    ts = s.ticket_summary.groupby("ticket")[["offered", "kept", "completed", "by_station"]].sum()
+    assert (ts.loc[t.index].values == t.values).all()
+    tun = reference.tunnels
+    ts = s.tunnel_summary.set_index(["route", "extra"])
+    ev = tun.groupby(["route", "extra"]).agg(attempts=("game", "size"),
+                                             paid=("outcome", lambda x: (x == "paid").sum()),
+                                             declined=("outcome", lambda x: (x == "declined").sum()))
+    assert (ts.loc[ev.index, ["attempts", "paid", "declined"]].values == ev.values).all()
+    r = reference.routes.assign(turn_bin=reference.routes.turn // 10 * 10)
+    ev = r.groupby(["route", "turn_bin"]).agg(claims=("game", "size"), needed=("needed", "sum"))
+    rs = s.route_summary.set_index(["route", "turn_bin"])
+    assert (rs.loc[ev.index, ["claims", "needed"]].values == ev.values).all()
+    st = reference.stations.groupby("city", observed=True).agg(built=("game", "size"),
+                                                               borrowed=("borrowed", lambda x: (x >= 0).sum()))
+    ss = s.station_summary.set_index("city")
+    assert (ss.loc[st.index.astype(str), ["built", "borrowed"]].values == st.values).all()
+    assert ss["built"].sum() == len(reference.stations)
+
+
+def test_out_dir_round_trip(tmp_path, reference):
+    out = tmp_path / "run"
+    run = simulate("europe", POLICIES, games=900, seed=11, batch_size=150, out=out, n_jobs=2)
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["seed"] == 11 and manifest["complete"] and manifest["board_checksum"]
+    assert manifest["policies"] == POLICIES and manifest["ttrsim_version"] == ttrsim.__version__
+    assert_runs_equal(reference, run)
+    assert_runs_equal(reference, load_run(out))
+    # running the same call again replays nothing and gives the same tables
+    again = simulate("europe", POLICIES, games=900, seed=11, batch_size=150, out=out)
+    assert_runs_equal(reference, again)
+
+
+def test_summary_run_round_trip(tmp_path):
+    out = tmp_path / "s"
+    a = simulate("newyork", ["random"] * 2, games=300, seed=3, batch_size=100, summary=True, out=out)
+    b = load_run(out)
+    for name in a.table_names:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+
+
+def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
+    args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "60000",
+            "--batch-size", "1000", "--seed", "4", "--quiet"]
+    out = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-m", "ttrsim", "simulate", *args, "--out", str(out)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        done = list((out / "done").glob("*")) if (out / "done").exists() else []
+        if len(done) >= 3:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    done = len(list((out / "done").glob("*")))
+    assert 3 <= done < 60
+    with pytest.raises(ValueError, match="incomplete"):
+        load_run(out)
+    assert main(["simulate", *args, "--out", str(out)]) == 0
+    resumed = load_run(out)
+    fresh = simulate("usa", ["random", "random"], games=60000, seed=4, batch_size=1000)
+    assert_runs_equal(fresh, resumed)
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(board="mars"), "unknown board"),
+    (dict(players=["nope"] * 4), "unknown policy"),
+    (dict(players=["random:speed=3"] * 4), "bad parameter"),
+    (dict(players=6), "allows 2 to 5 players"),
+    (dict(board="newyork", players=5), "allows 2 to 4 players"),
+    (dict(players=1), "allows 2 to 5 players"),
+    (dict(games=0), "games must be a positive integer"),
+    (dict(games=-5), "games must be a positive integer"),
+    (dict(seed=-1), "seed must be"),
+    (dict(players="four"), "players must be"),
+    (dict(backend="spark"), "unknown backend"),
+    (dict(backend="dask"), "scheduler address"),
+])
+def test_bad_input_is_refused_clearly(kwargs, message):
+    base = dict(board="europe", players=["random"] * 4, games=10)
+    with pytest.raises(ValueError, match=message):
+        simulate(**(base | kwargs))
+
+
+def test_out_dir_of_another_run_is_refused(tmp_path):
+    out = tmp_path / "x"
+    simulate("usa", ["random"] * 2, games=20, seed=1, out=out)
+    with pytest.raises(ValueError, match="different run.*seed"):
+        simulate("usa", ["random"] * 2, games=20, seed=2, out=out)
+    other = tmp_path / "y"
+    other.mkdir()
+    (other / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty"):
+        simulate("usa", ["random"] * 2, games=20, seed=1, out=other)
+
+
+def test_cli_simulate_prints_summary(tmp_path, capsys):
+    assert main(["simulate", "--board", "newyork", "--players", "3", "--policy", "random",
+                 "--games", "200", "--quiet", "--out", str(tmp_path / "r")]) == 0
+    text = capsys.readouterr().out
+    assert "win_share" in text and "random" in text
+    assert main(["simulate", "--players", "3", "--policy", "random", "--policy", "random",
+                 "--games", "5", "--quiet"]) == 2
+    assert "not 2 times" in capsys.readouterr().err
+
+
+def test_cli_simulate_help_documents_options(capsys):
+    with pytest.raises(SystemExit):
+        main(["simulate", "--help"])
+    text = capsys.readouterr().out
+    for opt in ("--board", "--players", "--policy", "--games", "--jobs", "--seed", "--out",
+                "--summary", "--backend", "--scheduler"):
+        assert opt in text
