@@ -1,0 +1,169 @@
+"""Benchmark of ttrsim on the machine it runs on.
+
+Measures
+  1. games per second on one core for each built-in policy, each board, 2 and 4 players
+     (one call into the core per measurement, all seats playing that policy);
+  2. ``ttrsim.simulate`` end to end with 1 worker and with all cores, and the parallel
+     efficiency (games/s with n workers / (n x games/s with 1));
+  3. peak memory (all processes of the run together) and wall time of a
+     ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
+  4. a profile: time per game split into rules, policy decisions and result collection.
+
+Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``).
+
+    python scripts/bench.py                 # full run (about 15 minutes on 2 cores)
+    python scripts/bench.py --quick         # smaller counts, for a quick look
+    python scripts/bench.py --run-games 1000000   # the 1,000,000-game runs of the targets
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+import ttrsim
+from ttrsim._batch import game_seeds, play_batch
+from ttrsim.game import compile_board
+from ttrsim.policies import REGISTRY, make_policy
+
+BOARDS = ("usa", "europe", "newyork")
+
+
+def machine() -> dict:
+    cpu = platform.processor() or ""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
+            "platform": platform.platform(), "ttrsim": ttrsim.__version__}
+
+
+def core_rate(board: str, players: int, policy: str, games: int, seed: int = 1) -> dict:
+    """Games/s of one call into the core on this process's core, plus its time profile."""
+    cb = compile_board(board)
+    pols = [make_policy(policy, cb.board) for _ in range(players)]
+    seeds = game_seeds(seed, games)
+    play_batch(cb, players, pols, seeds[: max(1, games // 20)])      # warm up
+    t = time.perf_counter()
+    out = play_batch(cb, players, pols, seeds, 0, True, True, profile=True)
+    dt = time.perf_counter() - t
+    prof = out.get("profile", {})
+    total = sum(prof.values()) or 1.0
+    return {"board": board, "players": players, "policy": policy, "games": games,
+            "games_per_s": games / dt, "turns_per_game": float(out["turns"].mean()),
+            "profile_share": {k: v / total for k, v in prof.items()},
+            "us_per_game": {k: 1e6 * v / games for k, v in prof.items()}}
+
+
+def simulate_rate(games: int, jobs: int, policy: str | None) -> float:
+    players = 4 if policy is None else [policy] * 4
+    t = time.perf_counter()
+    ttrsim.simulate("europe", players, games=games, seed=2, n_jobs=jobs, summary=True,
+                    batch_size=max(1000, games // 200))
+    return games / (time.perf_counter() - t)
+
+
+def tree_rss(pid: int) -> int:
+    import psutil
+
+    try:
+        proc = psutil.Process(pid)
+        procs = [proc] + proc.children(recursive=True)
+    except psutil.NoSuchProcess:
+        return 0
+    total = 0
+    for p in procs:
+        try:
+            total += p.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+def run_peak(games: int, summary: bool, jobs: int) -> dict:
+    """Wall time and peak memory (sum over the process tree, sampled every 50 ms) of one
+    ``ttrsim simulate`` run on Europe with 4 players and the default policy."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "ttrsim", "simulate", "--board", "europe", "--players", "4",
+               "--games", str(games), "--jobs", str(jobs), "--quiet", "--out", f"{tmp}/run",
+               "--batch-size", str(min(20000, max(1000, games // 100)))]
+        if summary:
+            cmd.append("--summary")
+        t = time.perf_counter()
+        proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
+        peak = 0
+        while proc.poll() is None:
+            peak = max(peak, tree_rss(proc.pid))
+            time.sleep(0.05)
+        wall = time.perf_counter() - t
+        if proc.returncode != 0:
+            raise RuntimeError(f"{' '.join(cmd)} failed")
+        size = sum(f.stat().st_size for f in Path(tmp, "run").rglob("*") if f.is_file())
+    return {"games": games, "summary": summary, "jobs": jobs, "wall_s": wall,
+            "games_per_s": games / wall, "peak_rss_mb": peak / 2**20, "disk_mb": size / 2**20}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--quick", action="store_true", help="small counts (about a minute)")
+    ap.add_argument("--games", type=int, default=None, help="games per core measurement")
+    ap.add_argument("--run-games", type=int, default=None, help="games of the end-to-end runs")
+    ap.add_argument("--policies", default=",".join(sorted(REGISTRY)), help="comma-separated")
+    ap.add_argument("--skip-runs", action="store_true", help="only the per-core measurements")
+    ap.add_argument("--json", default=str(Path(__file__).with_name("bench.json")))
+    args = ap.parse_args(argv)
+    games = args.games or (1000 if args.quick else 10000)
+    run_games = args.run_games or (20000 if args.quick else 1_000_000)
+    result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
+
+    print(f"# ttrsim {ttrsim.__version__} on {result['machine']['cpu']} "
+          f"({result['machine']['cores']} cores)\n")
+    print("## games per second, one core (profile: share of time in rules / policy / results)")
+    print(f"{'policy':10s} {'board':8s} {'players':>7s} {'games/s':>10s} {'turns':>6s}  profile")
+    for policy in args.policies.split(","):
+        for board in BOARDS:
+            for players in (2, 4):
+                r = core_rate(board, players, policy, games)
+                result["core"].append(r)
+                p = r["profile_share"]
+                prof = " / ".join(f"{p.get(k, 0):.0%}" for k in ("rules", "policy", "results"))
+                print(f"{policy:10s} {board:8s} {players:7d} {r['games_per_s']:10,.0f} "
+                      f"{r['turns_per_game']:6.0f}  {prof}")
+    if not args.skip_runs:
+        cores = os.cpu_count() or 1
+        n = max(2000, run_games // 10)
+        one = simulate_rate(n, 1, None)
+        alln = simulate_rate(n, -1, None)
+        eff = alln / (cores * one)
+        result["parallel"] = {"games": n, "games_per_s_1": one, "games_per_s_all": alln,
+                              "cores": cores, "efficiency": eff}
+        print(f"\n## ttrsim.simulate, Europe 4p default policy, summary mode, {n:,} games")
+        print(f"1 worker: {one:,.0f} games/s; {cores} workers: {alln:,.0f} games/s; "
+              f"parallel efficiency {eff:.0%}")
+        print(f"\n## ttrsim simulate of {run_games:,} games, Europe 4p default policy, all cores")
+        for summary in (True, False):
+            r = run_peak(run_games, summary, -1)
+            result["runs"].append(r)
+            mode = "summary" if summary else "per-event"
+            print(f"{mode:10s} wall {r['wall_s']:8.1f} s  {r['games_per_s']:10,.0f} games/s  "
+                  f"peak memory {r['peak_rss_mb']:8.0f} MB  on disk {r['disk_mb']:8.0f} MB")
+    Path(args.json).write_text(json.dumps(result, indent=2))
+    print(f"\nwritten to {args.json}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
