@@ -1,0 +1,46 @@
+"""Analysis of simulation results: tidy tables with confidence intervals.
+
+Every function takes a run (per-event or summary mode, see ``docs/tables.md``) or the
+DataFrame(s) it needs, and returns a tidy DataFrame. Rates carry Wilson score intervals,
+means of per-event tables percentile-bootstrap intervals and means of summary tables
+normal intervals, as columns ``<name>_low`` and ``<name>_high`` (default confidence 0.95).
+See ``docs/analysis.md`` for a guide.
+"""
+from ._tables import MissingTable
+from .routes import binned_quantile, route_claims
+from .seats import by_player_count, policy_win_matrix, score_distribution, seat_advantage
+from .stations import station_usage, station_value
+from .stats import (
+    Estimate,
+    bootstrap_diff,
+    bootstrap_mean,
+    bootstrap_ratio,
+    normal_mean_interval,
+    wilson_interval,
+)
+from .tickets import ticket_balance, ticket_completion
+from .tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
+
+__all__ = [
+    "Estimate",
+    "MissingTable",
+    "binned_quantile",
+    "bootstrap_diff",
+    "bootstrap_mean",
+    "bootstrap_ratio",
+    "by_player_count",
+    "normal_mean_interval",
+    "parse_counts",
+    "policy_win_matrix",
+    "route_claims",
+    "score_distribution",
+    "seat_advantage",
+    "station_usage",
+    "station_value",
+    "ticket_balance",
+    "ticket_completion",
+    "tunnel_extra_distribution",
+    "tunnel_odds",
+    "tunnel_outcomes",
+    "wilson_interval",
+]

@@ -1,0 +1,216 @@
+"""Interval estimates used by every analysis table.
+
+One helper per statistic:
+
+- :func:`wilson_interval`: Wilson score interval of a binomial rate (a share of games,
+  tickets, attempts ...); vectorised over arrays.
+- :func:`bootstrap_mean`, :func:`bootstrap_diff`, :func:`bootstrap_ratio`: percentile
+  bootstrap of a mean, of a difference of means (paired or unpaired) and of a ratio of
+  paired means, from a seeded numpy ``Generator``.
+- :func:`normal_mean_interval`: normal interval of a mean known only from the count, the
+  sum and the sum of squares (summary-mode tables).
+
+Interval functions return :class:`Estimate` ``(estimate, low, high)``; the Wilson interval
+returns ``(low, high)`` since its estimate is simply ``successes / trials``.
+"""
+from __future__ import annotations
+
+from statistics import NormalDist
+from typing import NamedTuple
+
+import numpy as np
+
+DEFAULT_CONFIDENCE = 0.95
+DEFAULT_RESAMPLES = 2000
+
+# Memory bound (number of drawn indices) of one block of direct bootstrap resamples.
+_BLOCK = 1 << 22
+
+
+class Estimate(NamedTuple):
+    """A point estimate with the bounds of its confidence interval."""
+
+    estimate: float
+    low: float
+    high: float
+
+
+def z_value(confidence: float = DEFAULT_CONFIDENCE) -> float:
+    """Two-sided standard normal quantile for ``confidence`` (1.96 for 0.95)."""
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), not {confidence}")
+    return NormalDist().inv_cdf(0.5 + confidence / 2)
+
+
+def wilson_interval(successes, trials, confidence: float = DEFAULT_CONFIDENCE):
+    """Wilson score interval for the rate ``successes / trials``.
+
+    Works on scalars or arrays (element-wise); returns ``(low, high)`` of the same shape,
+    NaN where ``trials == 0``. Unlike the Wald interval it stays inside [0, 1] and keeps
+    its coverage for rates near 0 or 1 and for few trials.
+    """
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    z2 = z_value(confidence) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = k / n
+        denom = 1 + z2 / n
+        centre = (p + z2 / (2 * n)) / denom
+        half = np.sqrt(z2 * p * (1 - p) / n + z2 * z2 / (4 * n * n)) / denom
+        low = np.where(k <= 0, 0.0, np.clip(centre - half, 0.0, 1.0))
+        high = np.where(k >= n, 1.0, np.clip(centre + half, 0.0, 1.0))
+    low = np.where(n > 0, low, np.nan)
+    high = np.where(n > 0, high, np.nan)
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high
+
+
+def rate_columns(name: str, successes, trials, confidence: float = DEFAULT_CONFIDENCE) -> dict:
+    """Columns ``name, name_low, name_high`` of a rate with its Wilson interval."""
+    k = np.asarray(successes, dtype=float)
+    n = np.asarray(trials, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rate = np.where(n > 0, k / n, np.nan)
+    low, high = wilson_interval(k, n, confidence)
+    return {name: rate, f"{name}_low": low, f"{name}_high": high}
+
+
+def as_generator(seed) -> np.random.Generator:
+    """A numpy Generator from an int seed (or None), or the Generator itself."""
+    return seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+
+
+def _resampled_means(data: np.ndarray, n_resamples: int, rng: np.random.Generator) -> np.ndarray:
+    """Column means of ``n_resamples`` bootstrap resamples of the rows of ``data`` (n, k).
+
+    Returns an array (n_resamples, k); all columns of one resample use the same rows, so
+    paired statistics stay paired.
+    """
+    n = len(data)
+    if data.shape[1] == 1:  # the 1-D unique is much faster than the row-wise one
+        values, counts = np.unique(data[:, 0], return_counts=True)
+        values = values.reshape(-1, 1)
+    else:
+        values, counts = np.unique(data, axis=0, return_counts=True)
+    if 4 * len(values) <= n:
+        # Few distinct rows (integer scores, 0/1 outcomes): drawing how many times each
+        # distinct row is picked is the same resampling distribution, at a cost that does
+        # not grow with the number of games.
+        weights = rng.multinomial(n, counts / n, size=n_resamples)
+        return weights @ values / n
+    out = np.empty((n_resamples, data.shape[1]))
+    step = max(1, _BLOCK // n)
+    for start in range(0, n_resamples, step):
+        stop = min(n_resamples, start + step)
+        rows = rng.integers(0, n, size=(stop - start, n))
+        out[start:stop] = data[rows].mean(axis=1)
+    return out
+
+
+def _percentile(estimate: float, replicates: np.ndarray, confidence: float) -> Estimate:
+    z_value(confidence)  # validates confidence
+    alpha = 1 - confidence
+    low, high = np.quantile(replicates, [alpha / 2, 1 - alpha / 2])
+    return Estimate(float(estimate), float(low), float(high))
+
+
+def _column(values) -> np.ndarray:
+    return np.asarray(values, dtype=float).reshape(-1, 1)
+
+
+_NAN = Estimate(float("nan"), float("nan"), float("nan"))
+
+
+def bootstrap_mean(
+    values,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed=0,
+) -> Estimate:
+    """Mean of ``values`` with a percentile bootstrap interval.
+
+    ``seed`` is an int or a ``numpy.random.Generator``; the same seed gives the same interval.
+    """
+    x = _column(values)
+    if len(x) == 0:
+        return _NAN
+    means = _resampled_means(x, n_resamples, as_generator(seed))[:, 0]
+    return _percentile(x.mean(), means, confidence)
+
+
+def bootstrap_diff(
+    x,
+    y,
+    paired: bool = False,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed=0,
+) -> Estimate:
+    """Difference of means ``mean(x) - mean(y)`` with a percentile bootstrap interval.
+
+    ``paired=True``: ``x[i]`` and ``y[i]`` belong together (the same game under common random
+    numbers) and pairs are resampled together, i.e. the bootstrap of ``mean(x - y)``.
+    ``paired=False``: the two samples are resampled independently.
+    """
+    x = np.asarray(x, dtype=float)
+    y = np.asarray(y, dtype=float)
+    rng = as_generator(seed)
+    if paired:
+        if x.shape != y.shape:
+            raise ValueError("paired samples must have the same length")
+        return bootstrap_mean(x - y, confidence, n_resamples, rng)
+    if len(x) == 0 or len(y) == 0:
+        return _NAN
+    diffs = (
+        _resampled_means(_column(x), n_resamples, rng)[:, 0]
+        - _resampled_means(_column(y), n_resamples, rng)[:, 0]
+    )
+    return _percentile(x.mean() - y.mean(), diffs, confidence)
+
+
+def bootstrap_ratio(
+    numerator,
+    denominator,
+    confidence: float = DEFAULT_CONFIDENCE,
+    n_resamples: int = DEFAULT_RESAMPLES,
+    seed=0,
+) -> Estimate:
+    """Ratio of paired means ``sum(numerator) / sum(denominator)`` with a bootstrap interval.
+
+    Rows are resampled together (e.g. points gained and stations built in the same game).
+    Resamples whose denominator sums to 0 are left out of the interval.
+    """
+    data = np.column_stack([np.asarray(numerator, float), np.asarray(denominator, float)])
+    if len(data) == 0 or data[:, 1].sum() == 0:
+        return _NAN
+    means = _resampled_means(data, n_resamples, as_generator(seed))
+    ok = means[:, 1] != 0
+    ratios = means[ok, 0] / means[ok, 1]
+    return _percentile(data[:, 0].sum() / data[:, 1].sum(), ratios, confidence)
+
+
+def normal_mean_interval(total, total_sq, n, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
+    """Mean from ``n`` values known by their sum and sum of squares, with a normal interval.
+
+    ``mean ± z * s / sqrt(n)`` where ``s`` is the sample standard deviation
+    ``sqrt((total_sq - total**2 / n) / (n - 1))``. Vectorised; NaN bounds where ``n < 2``.
+    """
+    total = np.asarray(total, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = np.where(n > 0, total / n, np.nan)
+        half = z_value(confidence) * std_from_sums(total, total_sq, n) / np.sqrt(n)
+    out = Estimate(mean, mean - half, mean + half)
+    if out.estimate.ndim == 0:
+        return Estimate(*(float(v) for v in out))
+    return out
+
+
+def std_from_sums(total, total_sq, n):
+    """Sample standard deviation from count, sum and sum of squares (NaN where n < 2)."""
+    total = np.asarray(total, dtype=float)
+    n = np.asarray(n, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        var = np.clip((np.asarray(total_sq, float) - total * total / n) / (n - 1), 0.0, None)
+    return np.where(n >= 2, np.sqrt(var), np.nan)

@@ -1,0 +1,316 @@
+"""Figures for the analysis tables (matplotlib, Agg canvas).
+
+Each function takes the table returned by the matching ``ttrsim.analysis`` function (and
+the board where it draws the map) and returns a ``matplotlib.figure.Figure``; nothing is
+shown or saved. Figures are created without pyplot, so they work in scripts, servers and
+notebooks alike and never accumulate in pyplot's figure registry. Save with
+``fig.savefig("x.png")``.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+
+import numpy as np
+import pandas as pd
+from matplotlib import colormaps
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.collections import LineCollection
+from matplotlib.colors import Normalize
+from matplotlib.figure import Figure
+
+#: Columns by which analysis tables may be grouped; each group becomes one series.
+GROUP_COLUMNS = ("board", "players", "policy", "seat")
+
+
+def new_figure(ncols: int = 1, width: float = 7.0, height: float = 4.5):
+    """An Agg-backed figure with ``ncols`` axes side by side: ``(fig, axes)``."""
+    fig = Figure(figsize=(width, height), layout="constrained")
+    FigureCanvasAgg(fig)
+    axes = fig.subplots(1, ncols)
+    return fig, axes
+
+
+def _series(table: pd.DataFrame, exclude=()) -> list[tuple[str | None, pd.DataFrame]]:
+    """Split ``table`` into one labelled series per combination of its group columns."""
+    cols = [c for c in GROUP_COLUMNS if c in table.columns and c not in exclude]
+    if not cols:
+        return [(None, table)]
+    out = []
+    for key, part in table.groupby(cols, observed=True, sort=True, dropna=False):
+        out.append((", ".join(f"{c} {_label(v)}" for c, v in zip(cols, key)), part))
+    return out
+
+
+def _label(value) -> str:
+    return "all" if pd.isna(value) else str(value)
+
+
+def _errors(values, low, high) -> np.ndarray:
+    """Error-bar lengths below and above each value (0 where the bound is unknown)."""
+    values = np.asarray(values, dtype=float)
+    below = np.nan_to_num(values - np.asarray(low, dtype=float), nan=0.0)
+    above = np.nan_to_num(np.asarray(high, dtype=float) - values, nan=0.0)
+    return np.vstack([np.clip(below, 0, None), np.clip(above, 0, None)])
+
+
+def _bars(ax, categories, series, value: str, horizontal: bool = False,
+          low: str | None = None, high: str | None = None) -> None:
+    """Grouped bars of ``value`` per category with its interval (columns ``low``/``high``,
+    by default ``<value>_low``/``<value>_high``).
+
+    ``series`` is a list of ``(label, table)``; each table is indexed by category.
+    """
+    low, high = low or f"{value}_low", high or f"{value}_high"
+    positions = np.arange(len(categories))
+    width = 0.8 / max(1, len(series))
+    for i, (label, part) in enumerate(series):
+        part = part.reindex(categories)
+        offset = positions - 0.4 + width * (i + 0.5)
+        err = _errors(part[value], part[low], part[high])
+        draw = ax.barh if horizontal else ax.bar
+        draw(offset, part[value], width, label=label, capsize=2,
+             **({"xerr": err} if horizontal else {"yerr": err}))
+    ticks = ax.set_yticks if horizontal else ax.set_xticks
+    ticks(positions, [str(c) for c in categories])
+    if len(series) > 1:
+        ax.legend()
+
+
+def plot_ticket_completion(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """Completion rate of each ticket with its Wilson interval (``ticket_completion``)."""
+    labels = table["name"] if "name" in table.columns else table.ticket.astype(str)
+    table = table.assign(label=labels.astype(str))
+    categories = list(dict.fromkeys(table.sort_values("points").label))
+    series = [(lab, part.set_index("label")) for lab, part in _series(table)]
+    fig, ax = new_figure(height=max(3.0, 0.28 * len(categories) * max(1, len(series) ** 0.5) + 1.2))
+    _bars(ax, categories, series, "completion_rate", horizontal=True)
+    ax.set_xlim(0, 1)
+    ax.set_xlabel("completion rate (share of kept tickets)")
+    ax.set_ylabel("ticket (by printed points)")
+    ax.set_title(title or "Ticket completion rate with confidence interval")
+    return fig
+
+
+def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top: int = 5) -> Figure:
+    """Expected points in play against printed points (``ticket_balance``).
+
+    Tickets far below the diagonal are worth much less than printed; the ``label_top``
+    largest gaps are named.
+    """
+    fig, ax = new_figure()
+    for label, part in _series(table):
+        err = _errors(part.expected_points, part.expected_points_low, part.expected_points_high)
+        ax.errorbar(part.points, part.expected_points, yerr=err, fmt="o", capsize=2,
+                    label=label or "ticket")
+    top = table.nlargest(label_top, "abs_gap")
+    for k, (_, r) in enumerate(top.iterrows()):
+        text = r["name"] if "name" in table.columns else f"ticket {r.ticket}"
+        # Staggered so that labels of tickets with similar values stay readable.
+        ax.annotate(str(text), (r.points, r.expected_points), textcoords="offset points",
+                    xytext=(-8, 12 + 11 * k), ha="right", fontsize=8,
+                    arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5})
+    hi = float(np.nanmax(table.points)) if len(table) else 1.0
+    ax.plot([0, hi], [0, hi], "--", color="gray", label="printed value")
+    ax.plot([0, hi], [0, -hi], ":", color="gray", label="never completed")
+    ax.set_xlabel("printed value (points)")
+    ax.set_ylabel("expected points when kept (points)")
+    ax.set_title(title or "Ticket balance: value in play vs printed value")
+    ax.legend()
+    return fig
+
+
+def plot_tunnel_odds(exact: pd.DataFrame, observed: pd.DataFrame | None = None,
+                     title: str | None = None) -> Figure:
+    """Exact extra-card distribution (``tunnel_odds``) with, optionally, the observed
+    shares and their Wilson intervals (``tunnel_extra_distribution`` with ``by=()``)."""
+    fig, ax = new_figure()
+    x = exact.extra.to_numpy()
+    ax.bar(x - 0.2, exact.probability, 0.4, label="exact (hypergeometric)")
+    if observed is not None:
+        err = _errors(observed.share, observed.share_low, observed.share_high)
+        n = int(observed.attempts.max()) if len(observed) else 0
+        ax.bar(observed.extra + 0.2, observed.share, 0.4, yerr=err, capsize=3,
+               label=f"observed ({n} attempts)")
+    ax.set_xticks(x, [str(k) for k in x])
+    ax.set_xlabel("extra cards asked (cards)")
+    ax.set_ylabel("probability")
+    expected = exact.attrs.get("expected")
+    suffix = f" (expected {expected:.2f} cards)" if expected is not None else ""
+    ax.set_title(title or f"Tunnel extra cards{suffix}")
+    ax.legend()
+    return fig
+
+
+def plot_station_value(value: pd.DataFrame, title: str | None = None) -> Figure:
+    """Paired station value (``station_value``): score difference per game by player
+    count, and net and gross points per station against the bonus given up."""
+    value = value.assign(group=value.players.map(lambda p: "all" if pd.isna(p) else f"{p} players"))
+    categories = list(dict.fromkeys(value.sort_values("players", na_position="first").group))
+    ci = {"low": "low", "high": "high"}
+    fig, (left, right) = new_figure(ncols=2, width=10)
+    diff = value[value.metric == "score_diff"]
+    series = [(f"seat {_label(s)}", part.set_index("group"))
+              for s, part in diff.groupby("seat", dropna=False, sort=True)]
+    _bars(left, categories, series, "estimate", **ci)
+    left.axhline(0, color="gray", lw=0.8)
+    left.set_xlabel("player count")
+    left.set_ylabel("score with - without stations (points per game)")
+    left.set_title("Score difference (paired)")
+    # Per-station values of all treated seats together (the only seat when there is one).
+    pooled = value[value.seat.isna()] if value.seat.isna().any() else value
+    per_station = [(name, pooled[pooled.metric == metric].set_index("group"))
+                   for name, metric in (("net", "points_per_station"), ("gross", "gross_points_per_station"))]
+    _bars(right, categories, per_station, "estimate", **ci)
+    bonus = pooled[pooled.metric == "bonus_per_station"].estimate.dropna()
+    if len(bonus):
+        right.axhline(float(bonus.iloc[0]), ls="--", color="gray", label="bonus given up")
+        right.legend()
+    right.axhline(0, color="gray", lw=0.8)
+    right.set_xlabel("player count")
+    right.set_ylabel("points per station built (points)")
+    right.set_title("Value of one station")
+    fig.suptitle(title or "Station value with bootstrap intervals")
+    return fig
+
+
+def _double_offsets(a, b, spacing: float) -> np.ndarray:
+    """Perpendicular shift of each route so that parallel routes between the same two
+    cities are drawn side by side, centred on the line between the cities."""
+    pairs = defaultdict(list)
+    for i, (x, y) in enumerate(zip(a, b)):
+        pairs[(min(x, y), max(x, y))].append(i)
+    shift = np.zeros(len(a))
+    for members in pairs.values():
+        for k, i in enumerate(members):
+            shift[i] = (k - (len(members) - 1) / 2) * spacing
+    return shift
+
+
+def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
+                          y_down: bool = False, cmap: str = "viridis") -> Figure:
+    """Map of the board with each route coloured by its claim rate (``route_claims``).
+
+    Cities are drawn at ``board.coords`` and named; the two halves of a double route are
+    drawn slightly apart. ``claims`` must hold one row per route (filter grouped tables
+    first). ``y_down=True`` for coordinates whose y axis points down (image pixels).
+    """
+    if claims.route.duplicated().any():
+        raise ValueError("one row per route is needed: select one group of the claims table")
+    coords = np.asarray(board.coords, dtype=float)
+    ids = list(np.asarray(board.route_id))
+    a, b = np.asarray(board.route_a), np.asarray(board.route_b)
+    rate = claims.set_index("route").claim_rate.reindex(ids).to_numpy(dtype=float)
+    extent = float(np.ptp(coords, axis=0).max()) or 1.0
+    shift = _double_offsets(a, b, 0.012 * extent)
+    start, end = coords[a], coords[b]
+    direction = end - start
+    normal = np.column_stack([-direction[:, 1], direction[:, 0]])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
+    # Orient normals consistently (from the lower city index) so halves do not overlap.
+    normal *= np.where(a <= b, 1.0, -1.0)[:, None]
+    segments = np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
+
+    fig, ax = new_figure(width=9, height=7)
+    norm = Normalize(0.0, max(1e-9, float(np.nanmax(rate)) if np.isfinite(rate).any() else 1.0))
+    lines = LineCollection(segments, cmap=colormaps[cmap], norm=norm, linewidths=3, zorder=1)
+    lines.set_array(np.nan_to_num(rate, nan=0.0))
+    ax.add_collection(lines)
+    ax.scatter(coords[:, 0], coords[:, 1], s=18, color="black", zorder=2)
+    for name, (x, y) in zip(board.cities, coords):
+        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7, zorder=3)
+    fig.colorbar(lines, ax=ax, shrink=0.8, label="claim rate (share of games)")
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    if y_down:
+        ax.invert_yaxis()
+    ax.set_xlabel("x (map units)")
+    ax.set_ylabel("y (map units)")
+    ax.set_title(title or f"Route contention on {getattr(board, 'name', 'the board')}")
+    return fig
+
+
+def plot_seat_advantage(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """Win rate of each seat with its Wilson interval against the fair share
+    (``seat_advantage``)."""
+    seats = sorted(table.seat.unique())
+    series = [(label, part.set_index("seat")) for label, part in _series(table, exclude=("seat",))]
+    fig, ax = new_figure()
+    _bars(ax, seats, series, "win_rate")
+    positions = np.arange(len(seats))
+    width = 0.8 / len(series)
+    for i, (_, part) in enumerate(series):
+        fair = part.reindex(seats).fair_share
+        ax.scatter(positions - 0.4 + width * (i + 0.5), fair, marker="_", s=400, color="black",
+                   zorder=3, label="fair share" if i == 0 else None)
+    ax.legend()
+    ax.set_xlabel("seat (0 = first player)")
+    ax.set_ylabel("win rate (share of games)")
+    ax.set_title(title or "Seat advantage: win rate with confidence interval")
+    return fig
+
+
+def plot_policy_matrix(matrix: pd.DataFrame, title: str | None = None, value: str = "ahead_share") -> Figure:
+    """Heatmap of ``value`` (default: share of games finished ahead) of policy A (rows)
+    against policy B (columns), with the values written in the cells
+    (``policy_win_matrix``)."""
+    grid = matrix.pivot(index="policy_a", columns="policy_b", values=value)
+    names = sorted(set(grid.index) | set(grid.columns))
+    grid = grid.reindex(index=names, columns=names)
+    fig, ax = new_figure(width=max(4.5, 1.1 * len(names) + 2.5), height=max(3.5, 0.9 * len(names) + 1.5))
+    image = ax.imshow(grid.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
+    for i in range(len(names)):
+        for j in range(len(names)):
+            v = grid.iat[i, j]
+            ax.text(j, i, "–" if pd.isna(v) else f"{v:.2f}", ha="center", va="center",
+                    color="black" if pd.isna(v) or 0.25 < v < 0.75 else "white")
+    ax.set_xticks(range(len(names)), names, rotation=30, ha="right")
+    ax.set_yticks(range(len(names)), names)
+    ax.set_xlabel("policy B (opponent)")
+    ax.set_ylabel("policy A")
+    fig.colorbar(image, ax=ax, label="share of games A finishes ahead of B")
+    ax.set_title(title or "Policy win matrix")
+    return fig
+
+
+def plot_score_distribution(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """Score distribution per group (``score_distribution``): boxes from the quartiles,
+    whiskers at the 5th and 95th percentiles, the mean as a marker. Summary runs, which
+    keep no quantiles, show the mean with its interval instead."""
+    series = _series(table)
+    labels = [label or "all" for label, _ in series]
+    fig, ax = new_figure()
+    needed = ["q05", "q25", "q50", "q75", "q95"]
+    if all(c in table.columns for c in needed) and table[needed].notna().all().all():
+        stats = [{"label": lab, "whislo": r.q05, "q1": r.q25, "med": r.q50, "q3": r.q75,
+                  "whishi": r.q95, "mean": r.score_mean, "fliers": []}
+                 for lab, (_, part) in zip(labels, series) for r in [part.iloc[0]]]
+        ax.bxp(stats, showmeans=True)
+    else:
+        rows = pd.concat([part.iloc[[0]] for _, part in series])
+        err = _errors(rows.score_mean, rows.score_mean_low, rows.score_mean_high)
+        ax.errorbar(range(1, len(rows) + 1), rows.score_mean, yerr=err, fmt="o", capsize=4)
+        ax.set_xticks(range(1, len(rows) + 1), labels)
+    ax.tick_params(axis="x", labelrotation=20)
+    ax.set_xlabel("group")
+    ax.set_ylabel("final score (points)")
+    ax.set_title(title or "Score distribution (box: quartiles, whiskers: 5-95%)")
+    return fig
+
+
+def plot_game_length(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """Turns per game and ticket completion rate by player count, with intervals
+    (``by_player_count``)."""
+    fig, (left, right) = new_figure(ncols=2, width=10)
+    players = table.players.to_numpy()
+    for ax, value, label in ((left, "turns_mean", "turns per game (turns)"),
+                             (right, "completion_rate", "completion rate (share of kept tickets)")):
+        err = _errors(table[value], table[f"{value}_low"], table[f"{value}_high"])
+        ax.errorbar(players, table[value], yerr=err, fmt="o-", capsize=4)
+        ax.set_xticks(players, [str(p) for p in players])
+        ax.set_xlabel("player count (players)")
+        ax.set_ylabel(label)
+    left.set_title("Game length")
+    right.set_title("Ticket completion")
+    right.set_ylim(0, 1)
+    fig.suptitle(title or "By player count, with confidence intervals")
+    return fig
