@@ -5,6 +5,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
@@ -133,6 +134,12 @@ cdef void rec_offer(void* ctx, const GameState* s, int seat, int ticket, int kep
     row[5] = initial
     row[6] = 0
     row[7] = 0
+
+
+cdef inline int64_t now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
 cdef inline int uf_find(int8_t* parent, int x) noexcept nogil:
@@ -280,7 +287,7 @@ def game_seeds(uint64_t key, Py_ssize_t n, int64_t first=0):
 
 def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] seeds,
                int64_t first_game=0, bint rotate=False, bint summary=False,
-               int max_turns=DEFAULT_MAX_TURNS, bint check=False):
+               int max_turns=DEFAULT_MAX_TURNS, bint check=False, bint profile=False):
     """Play ``len(seeds)`` complete games, game i from ``seeds[i]``, in one call.
 
     ``policies`` holds one distinct ``Policy`` per slot; the policy of slot k plays seat k,
@@ -304,6 +311,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     cdef Recorder rec
     cdef EventSink sink
     cdef Py_ssize_t c0, t0, s0, o0
+    cdef int64_t t_a = 0, t_b = 0, ns_rules = 0, ns_policy = 0, ns_results = 0
     if not 2 <= n_players <= MAX_PLAYERS:
         raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
     if len(policies) != n_players or len(set(map(id, policies))) != n_players:
@@ -349,7 +357,12 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 t0 = rec.tunnels.n
                 s0 = rec.stations.n
                 o0 = rec.offers.n
+                if profile:
+                    t_a = now_ns()
                 game_init(b, &s, n_players, seeds[g])
+                if profile:
+                    t_b = now_ns()
+                    ns_rules += t_b - t_a
                 x = seeds[g]
                 for seat in range(n_players):
                     slot_of_seat[seat] = (seat + rec.game) % n_players if rotate else seat
@@ -361,10 +374,18 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     if s.turn >= max_turns:
                         v_flags[g, 1] = 1
                         break
+                    if profile:
+                        t_a = now_ns()
                     n_legal = legal_actions(b, &s, &v_legal[0])
                     seat = s.current
+                    if profile:
+                        t_b = now_ns()
+                        ns_rules += t_b - t_a
                     act = call_policy(p0, p1, p2, p3, p4, slot_of_seat[seat], b, &s, seat,
                                       &v_legal[0], n_legal)
+                    if profile:
+                        t_a = now_ns()
+                        ns_policy += t_a - t_b
                     if act == -1:
                         status = 1
                         bad_seat = seat
@@ -373,6 +394,8 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                         status = 2
                         bad_seat = seat
                         break
+                    if profile:
+                        ns_rules += now_ns() - t_a
                     if check:
                         bad_code = check_state(b, &s)
                         if bad_code != 0:
@@ -380,6 +403,8 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                             break
                 if status != 0 or rec.failed:
                     break
+                if profile:
+                    t_a = now_ns()
                 score_game(b, &s, sc)
                 finish_game_rows(b, &s, sc, &rec, c0, s0, o0)
                 if summary:
@@ -404,6 +429,8 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     v_scores[g, seat, 13] = s.p[seat].trains
                     v_scores[g, seat, 14] = s.p[seat].stations_left
                     v_scores[g, seat, 15] = s.p[seat].n_routes
+                if profile:
+                    ns_results += now_ns() - t_a
         if rec.failed:
             raise MemoryError("out of memory while recording events")
         if status == 3:
@@ -421,6 +448,9 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
             raise PolicyError(f"{where} failed: {err!r}") from err
         out = dict(scores=scores, slot=slots, turns=turns,
                    all_passed=flags[:, 0].astype(bool), truncated=flags[:, 1].astype(bool))
+        if profile:
+            out["profile"] = {"rules": ns_rules * 1e-9, "policy": ns_policy * 1e-9,
+                              "results": ns_results * 1e-9}
         if summary:
             out.update(ticket_counts=tsum_a, route_counts=rsum_a, tunnel_counts=usum_a,
                        station_counts=ssum_a)

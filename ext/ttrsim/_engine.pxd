@@ -35,6 +35,22 @@ ctypedef struct EventSink:
     on_station_fn on_station
     on_offer_fn on_offer
 
+# Codes of check_state: the first broken invariant (0: none); CHECK_MESSAGES in _engine.pyx.
+cdef enum:
+    CHK_PHASE = 1
+    CHK_CARD_RANGE = 2
+    CHK_CARD_TOTAL = 3
+    CHK_TICKETS = 4
+    CHK_PENDING = 5
+    CHK_ROUTES = 6
+    CHK_TRAINS = 7
+    CHK_ROUTE_POINTS = 8
+    CHK_DOUBLE_SAME = 9
+    CHK_DOUBLE_CLOSED = 10
+    CHK_STATIONS = 11
+    CHK_TUNNEL = 12
+    CHK_END = 13
+
 cdef enum:
     TUNNEL_FREE = 0
     TUNNEL_PAID = 1
@@ -54,6 +70,7 @@ cdef int hand_total(const GameState* s, int seat) noexcept nogil
 cdef int popcount64(uint64_t x) noexcept nogil
 cdef bint has_route(const uint64_t* bits, int r) noexcept nogil
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil
+cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil
 
 
 cdef class CompiledBoard:

@@ -116,7 +116,10 @@ cdef void refill_faceup(const BoardC* b, GameState* s) noexcept nogil:
     for i in range(N_FACEUP):
         if s.faceup[i] < 0:
             s.faceup[i] = draw_card(s)
-            changed = True
+            # Fix: only a card actually turned up changes the row; a row that could not
+            # be refilled is left as it stands (no re-deal of an unchanged row).
+            if s.faceup[i] >= 0:
+                changed = True
     if changed:
         check_wilds(b, s)
 
@@ -884,6 +887,174 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
         k += 1
 
 
+# ---------------------------------------------------------------------------
+# invariants
+
+cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
+    """0 when the state is consistent, else the CHK_* code of the first broken invariant
+    (CHECK_MESSAGES says what each code means). Used by tests and play_batch(check=True)."""
+    cdef int q, r, t, i, k, n, x, built, partner
+    cdef int counts[N_CARD_TYPES]
+    cdef uint8_t seen[MAX_TICKETS]
+    cdef uint64_t bits[2]
+    cdef uint64_t cities
+    cdef int pts, length
+    cdef const PlayerC* p
+    # phase and seat to act
+    if (s.n_players < 2 or s.n_players > MAX_PLAYERS or s.phase < PH_SETUP_TICKETS
+            or s.phase > PH_OVER or s.current < 0 or s.current >= s.n_players):
+        return CHK_PHASE
+    # card counts: valid entries, then every card in exactly one place
+    if s.deck_n < 0 or s.deck_n > MAX_DECK or s.n_revealed < 0 or s.n_revealed > 3:
+        return CHK_CARD_RANGE
+    memset(counts, 0, sizeof(counts))
+    for i in range(s.deck_n):
+        if s.deck[i] >= N_CARD_TYPES:
+            return CHK_CARD_RANGE
+        counts[s.deck[i]] += 1
+    for i in range(N_FACEUP):
+        if s.faceup[i] < -1 or s.faceup[i] >= N_CARD_TYPES:
+            return CHK_CARD_RANGE
+        if s.faceup[i] >= 0:
+            counts[s.faceup[i]] += 1
+    for i in range(s.n_revealed):
+        if s.revealed[i] < 0 or s.revealed[i] >= N_CARD_TYPES:
+            return CHK_CARD_RANGE
+        counts[s.revealed[i]] += 1
+    for t in range(N_CARD_TYPES):
+        if s.discard[t] < 0:
+            return CHK_CARD_RANGE
+        counts[t] += s.discard[t]
+        for q in range(s.n_players):
+            if s.p[q].hand[t] < 0:
+                return CHK_CARD_RANGE
+            counts[t] += s.p[q].hand[t]
+    if s.phase == PH_TUNNEL:
+        # the cards played for the tunnel are set aside until it is paid or declined
+        if (s.t_route < 0 or s.t_route >= b.n_routes or not b.route_tunnel[s.t_route]
+                or s.route_owner[s.t_route] >= 0 or s.t_extra < 1 or s.t_extra > s.n_revealed):
+            return CHK_TUNNEL
+        length = b.route_len[s.t_route]
+        if s.t_wild < 0 or s.t_wild > length or (s.t_color == WILD and s.t_wild != length):
+            return CHK_TUNNEL
+        if s.t_color != WILD and (s.t_color < 0 or s.t_color >= b.n_colors or s.t_wild == length):
+            return CHK_TUNNEL
+        counts[WILD] += s.t_wild
+        if s.t_color != WILD:
+            counts[s.t_color] += length - s.t_wild
+    for t in range(N_CARD_TYPES):
+        if counts[t] != b.deck_count[t]:
+            return CHK_CARD_TOTAL
+    # tickets: each in exactly one place (ticket deck, a hand, an offer, out of the game)
+    if s.tdeck_n < 0 or s.tdeck_n > MAX_TICKETS or s.tdeck_head < 0 or s.tdeck_head >= MAX_TICKETS:
+        return CHK_TICKETS
+    memset(seen, 0, sizeof(seen))
+    for i in range(s.tdeck_n):
+        t = s.tdeck[(s.tdeck_head + i) % MAX_TICKETS]
+        if t >= b.n_tickets:
+            return CHK_TICKETS
+        seen[t] += 1
+    for q in range(s.n_players):
+        if s.n_pending[q] < 0 or s.n_pending[q] > MAX_PENDING:
+            return CHK_TICKETS
+        for i in range(s.n_pending[q]):
+            t = s.pending[q][i]
+            if t >= b.n_tickets:
+                return CHK_TICKETS
+            seen[t] += 1
+        n = 0
+        for t in range(MAX_TICKETS):
+            if has_route(s.p[q].tickets, t):
+                if t >= b.n_tickets:
+                    return CHK_TICKETS
+                seen[t] += 1
+                n += 1
+        if n != s.p[q].n_tickets:
+            return CHK_TICKETS
+    for t in range(MAX_TICKETS):
+        if has_route(s.removed, t):
+            if t >= b.n_tickets:
+                return CHK_TICKETS
+            seen[t] += 1
+    for t in range(b.n_tickets):
+        if seen[t] != 1:
+            return CHK_TICKETS
+    # tickets on offer only to the seat choosing them
+    for q in range(s.n_players):
+        if s.phase == PH_SETUP_TICKETS:
+            if (s.n_pending[q] > 0) != (q >= s.current):
+                return CHK_PENDING
+        elif s.phase == PH_KEEP_TICKETS and q == s.current:
+            if s.n_pending[q] < 1 or s.n_pending[q] > b.draw_tickets:
+                return CHK_PENDING
+        elif s.n_pending[q] != 0:
+            return CHK_PENDING
+    # routes: owners, bitsets, trains and points agree
+    for q in range(s.n_players):
+        p = &s.p[q]
+        bits[0] = 0
+        bits[1] = 0
+        cities = 0
+        n = 0
+        pts = 0
+        length = 0
+        for r in range(b.n_routes):
+            if s.route_owner[r] == q:
+                set_bit(bits, r)
+                cities |= ((<uint64_t>1) << b.route_a[r]) | ((<uint64_t>1) << b.route_b[r])
+                n += 1
+                pts += b.route_points[b.route_len[r]]
+                length += b.route_len[r]
+        if bits[0] != p.routes[0] or bits[1] != p.routes[1] or n != p.n_routes or cities != p.cities:
+            return CHK_ROUTES
+        if p.trains < 0 or p.trains > b.trains or p.trains != b.trains - length:
+            return CHK_TRAINS
+        if p.route_points != pts:
+            return CHK_ROUTE_POINTS
+    for r in range(b.n_routes):
+        if s.route_owner[r] < -1 or s.route_owner[r] >= s.n_players:
+            return CHK_ROUTES
+        partner = b.route_partner[r]
+        if partner >= 0 and s.route_owner[r] >= 0 and s.route_owner[partner] >= 0:
+            if s.route_owner[r] == s.route_owner[partner]:
+                return CHK_DOUBLE_SAME
+            if s.n_players < b.double_min_players:
+                return CHK_DOUBLE_CLOSED
+    # stations
+    for x in range(b.n_cities):
+        if s.city_station[x] < -1 or s.city_station[x] >= s.n_players:
+            return CHK_STATIONS
+    n = 0
+    for x in range(b.n_cities):
+        if s.city_station[x] >= 0:
+            n += 1
+    for q in range(s.n_players):
+        p = &s.p[q]
+        if p.stations_left < 0 or p.stations_left > b.stations:
+            return CHK_STATIONS
+        built = b.stations - p.stations_left
+        for k in range(MAX_STATIONS):
+            if k < built:
+                if (p.station_city[k] < 0 or p.station_city[k] >= b.n_cities
+                        or s.city_station[p.station_city[k]] != q):
+                    return CHK_STATIONS
+            elif p.station_city[k] != -1:
+                return CHK_STATIONS
+        n -= built
+    if n != 0:
+        return CHK_STATIONS
+    # turn in progress and end of game
+    if s.phase != PH_TUNNEL and s.n_revealed != 0:
+        return CHK_TUNNEL
+    if (s.last_round != 0 and s.last_round != 1) or s.turns_left < 0 or s.turns_left > s.n_players:
+        return CHK_END
+    if s.passes < 0 or s.passes > s.n_players or (s.ended_by_passes and s.phase != PH_OVER):
+        return CHK_END
+    if s.phase != PH_OVER and s.passes >= s.n_players:
+        return CHK_END
+    return 0
+
+
 # ===========================================================================
 # Python wrappers (hold the GIL; not used in the batch loop)
 
@@ -894,6 +1065,23 @@ LIMITS = dict(cities=MAX_CITIES, routes=MAX_ROUTES, tickets=MAX_TICKETS, colors=
               stations=MAX_STATIONS, pending=MAX_PENDING, routes_per_city=MAX_ADJ)
 WILD_CARD = WILD
 MAX_LEGAL_ACTIONS = MAX_ACTIONS
+# What each code of check_state means (index = code).
+CHECK_MESSAGES = (
+    "ok",
+    "phase, player count or seat to act out of range",
+    "a card entry is out of range (deck, face-up row, revealed cards, a negative count)",
+    "cards of some type do not add up to the deck's composition",
+    "a ticket is not in exactly one place (ticket deck, a hand, an offer, removed)",
+    "tickets are on offer to a seat that is not choosing tickets",
+    "route bitsets, route counts or city sets disagree with route_owner",
+    "trains left outside 0..board trains or not board trains minus own route lengths",
+    "route points are not the sum of the owned routes' scores",
+    "a player owns both halves of a double route",
+    "both halves of a double route are owned below the board's player threshold",
+    "stations left, station cities and city stations disagree",
+    "tunnel state is inconsistent",
+    "final-round or pass counters are inconsistent",
+)
 
 
 cdef class CompiledBoard:
@@ -993,6 +1181,10 @@ cdef dict observation_dict(const BoardC* b, const GameState* s, int seat):
     """What `seat` may know (RULES: hidden information), as plain Python data."""
     cdef const PlayerC* p = &s.p[seat]
     own = seat == s.current
+    # Fix: the initial ticket choices are made in seat order but count as simultaneous and
+    # secret (RULES: hidden information); until every seat has chosen, the other seats'
+    # ticket counts read 0 instead of telling how many tickets they kept.
+    setup = s.phase == PH_SETUP_TICKETS
     return dict(
         seat=seat,
         phase=PHASES[s.phase],
@@ -1009,7 +1201,8 @@ cdef dict observation_dict(const BoardC* b, const GameState* s, int seat):
         city_station=[s.city_station[x] for x in range(b.n_cities)],
         players=[dict(trains=s.p[q].trains, stations_left=s.p[q].stations_left,
                       route_points=s.p[q].route_points, hand_size=hand_total(s, q),
-                      tickets=s.p[q].n_tickets) for q in range(s.n_players)],
+                      tickets=0 if setup and q != seat else s.p[q].n_tickets)
+                 for q in range(s.n_players)],
         last_round=bool(s.last_round),
         tunnel=(dict(route=s.t_route, color=s.t_color, wild=s.t_wild, extra=s.t_extra,
                      revealed=[s.revealed[i] for i in range(s.n_revealed)])
@@ -1036,6 +1229,9 @@ cdef class GameCore:
             game_init(&cb.c, &self.s, n_players, seed)
         else:
             memset(&self.s, 0, sizeof(GameState))
+            # Fix: keep the player count, which set_position reads (it was left at 0, so a
+            # hand-made position had no players and every card stayed in the deck).
+            self.s.n_players = n_players
 
     # --- play ---------------------------------------------------------------
     def legal_actions(self):
@@ -1137,6 +1333,13 @@ cdef class GameCore:
     def longest_trail(self, int seat):
         return longest_trail(&self.cb.c, &self.s, seat)
 
+    def check(self):
+        """Check every invariant of the state (``check_state``); raise AssertionError
+        naming the first broken one."""
+        cdef int code = check_state(&self.cb.c, &self.s)
+        if code != 0:
+            raise AssertionError(f"invariant {code} broken at turn {self.s.turn}: {CHECK_MESSAGES[code]}")
+
     # --- positions -----------------------------------------------------------
     def set_position(self, *, hands, faceup, deck_top, discard, tickets, ticket_deck_top,
                      routes, stations, trains, current, uint64_t seed):
@@ -1144,7 +1347,8 @@ cdef class GameCore:
 
         Card arguments are card-type integers (WILD = 8); cards not placed anywhere form
         the rest of the deck, shuffled under `deck_top` (listed top first). Tickets not
-        held form the ticket deck under `ticket_deck_top` (top first).
+        held form the ticket deck under `ticket_deck_top` (top first), but for long tickets
+        on a board that deals them apart: those are out of the game.
         """
         cdef GameState* s = &self.s
         cdef const BoardC* b = &self.cb.c
@@ -1193,6 +1397,13 @@ cdef class GameCore:
                 set_bit(s.p[q].tickets, t)
                 s.p[q].n_tickets += 1
         others = [t for t in range(b.n_tickets) if t not in held and t not in ticket_deck_top]
+        # Fix: on a board that deals long tickets apart (Europe), long tickets never join
+        # the ticket deck; those not held (nor put on top on purpose) are out of the game.
+        if b.deal_long > 0:
+            for t in others:
+                if b.ticket_long[t]:
+                    set_bit(s.removed, t)
+            others = [t for t in others if not b.ticket_long[t]]
         order = list(ticket_deck_top) + [others[i] for i in np.random.default_rng(seed).permutation(len(others))]
         for t in order:
             if t in held:
