@@ -182,7 +182,8 @@ class Game:
         discard : dict of card counts in the discard pile
         tickets : per seat, ticket indices held
         ticket_deck_top : ticket indices on top of the ticket deck, top first; tickets not
-            held are shuffled below them
+            held are shuffled below them (on boards that deal long tickets separately,
+            as Europe, long tickets not held are out of the game, as after setup)
         routes : per seat, route indices owned (trains and route points follow)
         stations : per seat, cities (names or indices) with that seat's stations, in build order
         trains : per seat, trains left (``None`` keeps 45 minus the routes' lengths)

@@ -858,6 +858,9 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
             if has_route(s.p[q].tickets, t):
                 tpool[nt] = t
                 nt += 1
+        for i in range(s.n_pending[q]):     # undecided initial tickets of other seats
+            tpool[nt] = s.pending[q][i]
+            nt += 1
     for i in range(s.tdeck_n):
         tpool[nt] = s.tdeck[(s.tdeck_head + i) % MAX_TICKETS]
         nt += 1
@@ -878,6 +881,9 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
         s.p[q].tickets[1] = 0
         for i in range(s.p[q].n_tickets):
             set_bit(s.p[q].tickets, tpool[k])
+            k += 1
+        for i in range(s.n_pending[q]):
+            s.pending[q][i] = tpool[k]
             k += 1
     for i in range(s.deck_n):
         s.deck[i] = pool[j]
