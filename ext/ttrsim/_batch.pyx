@@ -316,6 +316,9 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
         raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
     if len(policies) != n_players or len(set(map(id, policies))) != n_players:
         raise ValueError("play_batch needs one distinct Policy instance per seat")
+    cdef bint wants_list[MAX_PLAYERS]
+    for k in range(n_players):
+        wants_list[k] = (<Policy?>policies[k]).needs_legal
     cdef Policy p0 = policies[0], p1 = policies[1]
     cdef Policy p2 = policies[2] if n_players > 2 else None
     cdef Policy p3 = policies[3] if n_players > 3 else None
@@ -376,8 +379,9 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                         break
                     if profile:
                         t_a = now_ns()
-                    n_legal = legal_actions(b, &s, &v_legal[0])
                     seat = s.current
+                    n_legal = (legal_actions(b, &s, &v_legal[0])
+                               if wants_list[slot_of_seat[seat]] else 0)
                     if profile:
                         t_b = now_ns()
                         ns_rules += t_b - t_a

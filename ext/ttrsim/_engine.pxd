@@ -1,6 +1,6 @@
 # The rules engine: every function works on flat structs and runs without the GIL.
 from libc.stdint cimport int32_t, uint64_t
-from ttrsim._structs cimport BoardC, GameState, ScoreC
+from ttrsim._structs cimport BoardC, GameState, Rng, ScoreC
 
 
 # Action codes: kind << 24 | a << 16 | b << 8 | c.
@@ -59,6 +59,7 @@ cdef enum:
 
 cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil
 cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexcept nogil
+cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil
 cdef bint is_legal(const BoardC* b, const GameState* s, int32_t act) noexcept nogil
 cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil
 cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept nogil

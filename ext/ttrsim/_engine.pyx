@@ -249,6 +249,125 @@ cdef int payments(const BoardC* b, const int16_t* hand, int n, int color, int mi
     return m
 
 
+cdef inline int count_payments(const BoardC* b, const int16_t* hand, int n, int color,
+                               int min_wild) noexcept nogil:
+    """Number of actions payments() would list (same arguments)."""
+    cdef int c, lo, hi, m = 0
+    cdef int c0 = 0, c1 = b.n_colors
+    if color != GRAY:
+        c0 = color
+        c1 = color + 1
+    hi = hand[WILD]
+    if hi > n - 1:
+        hi = n - 1
+    for c in range(c0, c1):
+        if hand[c] == 0:
+            continue
+        lo = n - hand[c]
+        if lo < min_wild:
+            lo = min_wild
+        if hi >= lo:
+            m += hi - lo + 1
+    if hand[WILD] >= n and n >= min_wild:
+        m += 1
+    return m
+
+
+cdef int32_t nth_payment(const BoardC* b, const int16_t* hand, int n, int color, int min_wild,
+                         int kind, int a, int k) noexcept nogil:
+    """payments(...)[k] without writing the list."""
+    cdef int c, lo, hi, cnt
+    cdef int c0 = 0, c1 = b.n_colors
+    if color != GRAY:
+        c0 = color
+        c1 = color + 1
+    hi = hand[WILD]
+    if hi > n - 1:
+        hi = n - 1
+    for c in range(c0, c1):
+        if hand[c] == 0:
+            continue
+        lo = n - hand[c]
+        if lo < min_wild:
+            lo = min_wild
+        cnt = hi - lo + 1
+        if cnt > 0:
+            if k < cnt:
+                return make_action(kind, a, c, lo + k)
+            k -= cnt
+    return make_action(kind, a, WILD, n)
+
+
+cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil:
+    """legal_actions(b, s)[k] for k uniform in [0, n): the same uniform choice, counted
+    instead of listed (the turn's list can hold hundreds of payment variants)."""
+    cdef int32_t small[256]
+    cdef int counts[MAX_ROUTES]
+    cdef int gray_cache[MAX_LEN][MAX_LEN]
+    cdef int i, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0, n_free = 0
+    cdef int seat = s.current, cost = 0
+    cdef const PlayerC* p = &s.p[seat]
+    if s.phase != PH_TURN:
+        n = legal_actions(b, s, small)           # keep masks (< 2**MAX_PENDING), draws, tunnel choices
+        return small[rng_below(rng, n)] if n > 0 else -1
+    memset(gray_cache, -1, sizeof(gray_cache))
+    for i in range(N_FACEUP):
+        if s.faceup[i] >= 0:
+            n_face += 1
+    blind = can_draw_blind(s)
+    total = n_face + blind
+    for r in range(b.n_routes):
+        counts[r] = 0
+        if b.route_len[r] <= p.trains and route_open(b, s, r, seat):
+            if b.route_color[r] == GRAY:
+                if gray_cache[b.route_len[r]][b.route_ferry[r]] < 0:
+                    gray_cache[b.route_len[r]][b.route_ferry[r]] = count_payments(
+                        b, p.hand, b.route_len[r], GRAY, b.route_ferry[r])
+                counts[r] = gray_cache[b.route_len[r]][b.route_ferry[r]]
+            else:
+                counts[r] = count_payments(b, p.hand, b.route_len[r], b.route_color[r],
+                                           b.route_ferry[r])
+            total += counts[r]
+    tickets = s.tdeck_n > 0
+    total += tickets
+    if p.stations_left > 0:
+        cost = station_cost(b, p)
+        if hand_total(s, seat) >= cost:
+            per_city = count_payments(b, p.hand, cost, GRAY, 0)
+            if per_city > 0:
+                for x in range(b.n_cities):
+                    if s.city_station[x] < 0:
+                        n_free += 1
+                total += n_free * per_city
+    if total == 0:
+        return make_action(ACT_PASS, 0, 0, 0)
+    k = rng_below(rng, total)
+    if k < n_face:
+        for i in range(N_FACEUP):
+            if s.faceup[i] >= 0:
+                if k == 0:
+                    return make_action(ACT_DRAW_FACEUP, i, 0, 0)
+                k -= 1
+    k -= n_face
+    if k < blind:
+        return make_action(ACT_DRAW_BLIND, 0, 0, 0)
+    k -= blind
+    for r in range(b.n_routes):
+        if k < counts[r]:
+            return nth_payment(b, p.hand, b.route_len[r], b.route_color[r], b.route_ferry[r],
+                               ACT_CLAIM, r, k)
+        k -= counts[r]
+    if k < tickets:
+        return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+    k -= tickets
+    for x in range(b.n_cities):
+        if s.city_station[x] < 0:
+            if k < per_city:
+                return nth_payment(b, p.hand, cost, GRAY, 0, ACT_STATION, x, k)
+            k -= per_city
+    return -1
+
+
 cdef inline bint can_pay(const int16_t* hand, int n, int color, int wild_cards, int min_wild) noexcept nogil:
     if wild_cards < min_wild or wild_cards > n or hand[WILD] < wild_cards:
         return False

@@ -9,10 +9,13 @@ cdef class Policy:
     cdef Rng rng              # the policy's own random stream, reseeded every game
     cdef public str spec      # name and parameters, e.g. "tickets:stations=0"
     cdef object error         # exception raised inside a Python policy, if any
+    cdef bint needs_legal     # False: choose() gets no list (legal=NULL, n_legal=0) and
+                              # builds its action itself; the engine checks it is legal
 
     # Called once per game for each seat the policy plays, before its first decision.
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil
-    # Return one of legal[0..n_legal-1], or -1 to abort the batch (self.error says why).
+    # Return a legal action (one of legal[0..n_legal-1] when needs_legal), or -1 to abort
+    # the batch (self.error says why).
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil

@@ -11,7 +11,12 @@ class PolicyError(RuntimeError):
 
 cdef class Policy:
     """Base class of compiled policies. Subclasses override ``choose`` (and optionally
-    ``start_game``); the default ``start_game`` reseeds ``self.rng``."""
+    ``start_game``); the default ``start_game`` reseeds ``self.rng``. A subclass that
+    builds its actions itself sets ``self.needs_legal = False`` (in ``__cinit__``) to spare
+    the engine listing every legal action at every decision."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.needs_legal = True
 
     def __init__(self, spec=None):
         self.spec = spec or type(self).__name__
