@@ -17,6 +17,18 @@ def _cmd_maps(sub):
     p.set_defaults(func=run)
 
 
+def _cmd_policies(sub):
+    p = sub.add_parser("policies", help="list the built-in policies and their parameters")
+
+    def run(args):
+        from ttrsim.policies import policy_table
+
+        print(policy_table())
+        return 0
+
+    p.set_defaults(func=run)
+
+
 def _cmd_tunnel_odds(sub):
     p = sub.add_parser("tunnel-odds", help="exact odds of the extra cards a tunnel asks for")
     p.add_argument("--board", default="europe", help="board name or map file (default: europe)")
@@ -97,7 +109,7 @@ def _cmd_simulate(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS = [_cmd_maps, _cmd_simulate, _cmd_tunnel_odds, _cmd_report]
+COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import copy
 from dataclasses import dataclass, field
 
-from ttrsim._policies import RandomPolicy
+from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 
-__all__ = ["Policy", "PolicyError", "REGISTRY", "make_policy", "parse_spec", "policy_name",
-           "policy_table"]
+__all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "make_policy",
+           "parse_spec", "policy_name", "policy_table"]
 
 
 @dataclass(frozen=True)
@@ -26,10 +26,35 @@ class PolicyInfo:
     params: dict = field(default_factory=dict)
 
 
+_TUNNELS = (1, "0: never attempt a tunnel (plans route around them)")
+_RISK = (0.3, "largest accepted probability that a tunnel reveals more extra cards than "
+              "the hand can pay (then the claim is declined and the turn lost)")
+_DRAW = (12, "once its tickets are done, draw more only while at least this many trains "
+             "remain (and a draw is expected to beat playing for route points)")
+
 REGISTRY: dict[str, PolicyInfo] = {
     "random": PolicyInfo(RandomPolicy, "a uniformly random legal action at every decision"),
+    "tickets": PolicyInfo(
+        TicketsPolicy,
+        "plans the cheapest network joining its tickets (Steiner heuristic over the open "
+        "routes), collects the colours it needs and claims along the plan, replanning "
+        "when blocked; draws more tickets when done, then takes the best-scoring routes",
+        {"stations": (1, "0: never build a station (Europe); 1: borrow a blocked route "
+                         "through a station when that is the cheapest way round"),
+         "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
+    "routes": PolicyInfo(
+        RoutesPolicy,
+        "claims the longest route it can afford, else collects cards for the longest "
+        "within reach; keeps the initial tickets cheapest to complete, draws no more",
+        {"tunnels": _TUNNELS, "risk": _RISK,
+         "min_len": (3, "shortest route it claims before the end is near")}),
+    "greedy": PolicyInfo(
+        GreedyPolicy,
+        "one-step lookahead: claims the route worth most in points plus ticket progress "
+        "when that beats drawing cards, else draws toward the best route it cannot pay",
+        {"tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
 }
-DEFAULT_POLICY = "random"
+DEFAULT_POLICY = "tickets"
 
 
 def parse_spec(spec: str) -> tuple[str, dict]:
@@ -67,7 +92,51 @@ def make_policy(spec, board) -> Policy:
         policy = info.cls(**values) if values else info.cls()
         policy.spec = canonical_spec(name, params)
         return policy
-    return PyPolicy(spec, board)
+    return PyPolicy(_Guarded(spec), board, spec=_python_name(spec))
+
+
+def _python_name(target) -> str:
+    from ttrsim.actions import describe_policy
+
+    return describe_policy(target)
+
+
+class _Guarded:
+    """Runs a Python policy for ``PyPolicy`` and turns an exception raised inside it into
+    a ``PolicyError`` naming the policy, the seat, the turn and the legal actions (an
+    illegal or malformed answer gets the same message from ``check_choice``)."""
+
+    def __init__(self, target):
+        choose = getattr(target, "choose", None)
+        if callable(choose):
+            self._choose = choose
+        elif callable(target):
+            self._choose = target
+        else:
+            raise TypeError(f"{target!r} is not a policy: give a callable "
+                            "f(observation, legal_actions) or an object with a choose() method")
+        self.target = target
+        self.name = _python_name(target)
+
+    def start_game(self, seat, seed):
+        start = getattr(self.target, "start_game", None)
+        if callable(start):
+            start(seat, seed)
+
+    def choose(self, observation, legal_actions):
+        try:
+            return self._choose(observation, legal_actions)
+        except PolicyError:
+            raise
+        except Exception as exc:
+            raise PolicyError(
+                f"policy {self.name!r} (seat {observation['seat']}, turn {observation['turn']}) "
+                f"raised {exc!r}; legal actions: {_listing(legal_actions)}") from exc
+
+
+def _listing(actions, limit: int = 20) -> str:
+    text = "; ".join(f"{a.code}: {a}" for a in actions[:limit])
+    return text + (f" (and {len(actions) - limit} more)" if len(actions) > limit else "")
 
 
 def policy_name(spec, board=None) -> str:
@@ -89,12 +158,19 @@ def canonical_spec(name: str, params: dict) -> str:
                                  for k in sorted(params))
 
 
-def policy_table() -> str:
-    """Text table of the built-in policies and their parameters."""
+def policy_table(width: int = 88) -> str:
+    """Text table of the built-in policies and their parameters (``ttrsim policies``)."""
+    import textwrap
+
     lines = []
     for name in sorted(REGISTRY):
         info = REGISTRY[name]
-        lines.append(f"{name:10s} {info.doc}")
+        title = f"{name} (default)" if name == DEFAULT_POLICY else name
+        lines.append(title)
+        lines += textwrap.wrap(info.doc, width, initial_indent="    ", subsequent_indent="    ")
         for key, (default, doc) in info.params.items():
-            lines.append(f"{'':10s}   {key}={default}: {doc}")
+            lines += textwrap.wrap(f"{key}={default}: {doc}", width, initial_indent="      ",
+                                   subsequent_indent="        ")
+    lines.append("")
+    lines.append('Select one as "name" or "name:param=value,...", e.g. "tickets:stations=0,risk=0.2".')
     return "\n".join(lines)

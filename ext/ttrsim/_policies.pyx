@@ -1,13 +1,1170 @@
-# Built-in compiled policies.
-from libc.stdint cimport int32_t
-from ttrsim._structs cimport BoardC, GameState
-from ttrsim._rng cimport rng_below
+# Built-in compiled policies (ttrsim.policies registers them by name; docs/policies.md
+# documents their behaviour and parameters).
+#
+# Every policy keeps its per-game state in C fields (one instance plays one seat),
+# allocates nothing per decision, and reads only what its seat may see: its own hand and
+# tickets, the face-up row, the board, public counts and the discards (RULES.md,
+# "Hidden information"). Actions are built directly from that information and checked
+# with is_legal; if one is ever not legal, a safe legal action is played instead and
+# `fallbacks` counts it (tests require it to stay 0).
+from libc.stdint cimport int32_t, uint64_t
+from libc.math cimport exp
+from libc.stdlib cimport calloc, free
+from libc.string cimport memcpy, memset
+
+from ttrsim._structs cimport *
+from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, discard_total,
+                             hand_total, is_legal, legal_actions, make_action)
+from ttrsim._rng cimport rng_below, rng_seed
+from ttrsim._engine cimport sample_legal
 from ttrsim._policy cimport Policy
+from ttrsim._planning cimport *
+
+import numpy as np
+
+from ttrsim._policy import PolicyError
 
 
 cdef class RandomPolicy(Policy):
     """``random``: a uniformly random legal action at every decision."""
 
+    def __cinit__(self, *args, **kwargs):
+        self.needs_legal = False        # sample_legal draws from the list without writing it
+
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
-        return legal[rng_below(&self.rng, n_legal)]
+        return sample_legal(b, s, &self.rng)
+
+    @property
+    def params(self):
+        return {}
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), {}, self.spec))
+
+
+def decide(Policy policy, game, uint64_t seed=0, bint start=True):
+    """The action code `policy` (any compiled ``Policy``, or a ``PyPolicy``) chooses in
+    the current position of `game` (a ``ttrsim.Game`` or its core), for the seat to act.
+    With `start` (default) the policy first starts a game for that seat with `seed`, as
+    the batch loop does. A tool for tests and for debugging policies: the position is
+    copied, the game is not changed."""
+    core = getattr(game, "_core", game)
+    cdef CompiledBoard cb = core.cb
+    cdef bytes data = core.state_bytes()
+    cdef GameState s
+    cdef int n, seat
+    cdef int32_t act
+    buf = np.empty(MAX_ACTIONS, dtype=np.int32)
+    cdef int32_t[::1] legal = buf
+    memcpy(&s, <const char*>data, sizeof(GameState))
+    n = legal_actions(&cb.c, &s, &legal[0])
+    if n == 0:
+        raise ValueError("the game is over")
+    seat = s.current
+    if start:
+        policy.start_game(&cb.c, &s, seat, seed)
+    act = policy.choose(&cb.c, &s, seat, &legal[0], n)
+    if act == -1:
+        err = policy.take_error()
+        if isinstance(err, PolicyError):
+            raise err
+        raise PolicyError(f"policy {policy.spec!r} (seat {seat}, turn {s.turn}) failed: {err!r}") from err
+    return act
+
+
+def _rebuild(cls, params, spec):
+    """Unpickle / copy a built-in policy: a fresh instance with the same parameters."""
+    obj = cls(**params)
+    obj.spec = spec
+    return obj
+
+
+cdef enum:
+    SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
+    MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
+
+
+ctypedef struct SetupPath:
+    uint8_t state             # 0: not known yet, 1: routes below, 2: unreachable
+    uint64_t routes[2]        # routes the ticket adds to the plan
+
+
+cdef class PlanningPolicy(Policy):
+    """Machinery shared by the planning policies (``tickets``, ``routes``, ``greedy``):
+    the ticket plan, ticket choice, card draws, tunnels and the never-stall fallback.
+    Not registered itself; subclasses implement ``play``. These policies build their
+    actions from the state, so the engine need not list the legal actions for them."""
+    cdef readonly int use_stations
+    cdef readonly int use_tunnels
+    cdef readonly double risk
+    cdef readonly int draw_trains
+    cdef public double alpha           # ticket choice: points a half-turn of the plan costs
+    cdef public double sigma           # ticket choice: spread (turns) of the finish odds
+    cdef public double draw_gain       # points a ticket draw must be expected to bring
+    cdef public double wild_value      # a face-up wild is taken over two blind cards
+                                       # when they are expected to bring fewer useful ones
+    cdef public long long fallbacks    # actions that had to be replaced (should stay 0)
+    # per board
+    cdef const BoardC* board
+    cdef uint64_t board_key            # board_fingerprint(board)
+    cdef PlanParams prm
+    cdef BoardInfo bi
+    cdef int tunnel_spare              # extra cards a planned tunnel wants, from `risk`
+    cdef int16_t by_points[MAX_ROUTES] # routes by points (and attractions), most first
+    cdef int max_points                # points of the board's best-scoring route
+    # per game
+    cdef int seat
+    cdef Plan plan
+    cdef int plan_valid
+    cdef int seen_claims
+    cdef int seen_tickets
+    cdef int seen_stations
+    cdef int seen_own_stations
+    cdef Plan tmp_plan
+    cdef int target                    # colour being collected (-1: none)
+    cdef double route_rate             # route points per turn of the last best_route
+    cdef int nd_turn                   # turn for which self.nd was computed
+    cdef int rl_turn                   # turn of the cached rounds_left
+    cdef double rl_value
+    # per decision (scratch)
+    cdef Workspace ws
+    cdef Needs nd
+    cdef int pool[N_CARD_TYPES]
+    cdef int keep[N_CARD_TYPES]
+    # ticket choice: plans and weights along the depth-first search over subsets
+    cdef Plan kplan[MAX_PENDING + 1]
+    cdef int32_t kw[MAX_PENDING + 1][MAX_ROUTES]
+    cdef int korder[MAX_PENDING]
+    cdef SetupPath* setup_paths    # per board: [(first ticket + 1) * n_tickets + ticket]
+    cdef int kfirst
+    cdef double kbest
+    cdef int kmask
+    cdef int k_hand
+    cdef double k_rounds
+    # drawing more tickets: tickets returned, and the value of a draw (cached)
+    cdef uint64_t out_tickets[2]
+    cdef int dv_routes
+    cdef int dv_tickets
+    cdef double dv_value
+    cdef double dv_scores[MAX_TICKETS]
+
+    def __cinit__(self, *args, **kwargs):
+        self.needs_legal = False
+        self.setup_paths = NULL
+
+    def __dealloc__(self):
+        free(self.setup_paths)
+
+    def __init__(self, stations=1, tunnels=1, risk=0.3, draw=12, spec=None):
+        Policy.__init__(self, spec)
+        self.use_stations = int(stations)
+        self.use_tunnels = int(tunnels)
+        self.risk = float(risk)
+        self.draw_trains = int(draw)
+        if not 0.0 <= self.risk <= 1.0:
+            raise ValueError(f"risk must be within 0..1, got {risk}")
+        self.alpha = 0.1
+        self.sigma = 3.0
+        self.draw_gain = 0.0
+        self.wild_value = 0.3
+        self.fallbacks = 0
+        self.board = NULL
+        self.prm.stations = self.use_stations
+        self.prm.tunnels = self.use_tunnels
+        self.prm.tunnel_cost = UNIT
+        self.prm.ferry_cost = UNIT
+        self.prm.station_cost = 4 * UNIT
+        self.prm.claim_cost = 2 * UNIT
+        self.prm.points_weight = 5
+
+    @property
+    def params(self):
+        return dict(stations=self.use_stations, tunnels=self.use_tunnels, risk=self.risk,
+                    draw=self.draw_trains)
+
+    def tune(self, **weights):
+        """Set internal weights for experiments: alpha, sigma, draw_gain, wild_value, and
+        the planner's tunnel_cost, ferry_cost, station_cost, claim_cost, points_weight
+        (cost units, UNIT per train). Returns the policy."""
+        for key, value in weights.items():
+            if key in ("alpha", "sigma", "draw_gain", "wild_value"):
+                setattr(self, key, value)
+            elif key == "tunnel_cost":
+                self.prm.tunnel_cost = value
+            elif key == "ferry_cost":
+                self.prm.ferry_cost = value
+            elif key == "station_cost":
+                self.prm.station_cost = value
+            elif key == "claim_cost":
+                self.prm.claim_cost = value
+            elif key == "points_weight":
+                self.prm.points_weight = value
+            else:
+                raise ValueError(f"unknown weight {key!r}")
+        self.board = NULL         # recompute the per-board weights
+        return self
+
+    def __reduce__(self):
+        return (_rebuild, (type(self), self.params, self.spec))
+
+    # --- game and board --------------------------------------------------------------
+    cdef void setup_board(self, const BoardC* b) noexcept nogil:
+        """Per-board data, computed when the policy meets a board it has not just played."""
+        cdef int c, spare, avg = 0
+        cdef int pool[N_CARD_TYPES]
+        cdef int i, j, r
+        self.board = b
+        self.board_key = board_fingerprint(b)
+        board_info_init(&self.bi, b, &self.prm)
+        self.max_points = 0
+        for i in range(MAX_LEN):
+            if b.route_points[i] > self.max_points:
+                self.max_points = b.route_points[i]
+        free(self.setup_paths)
+        self.setup_paths = <SetupPath*>calloc((b.n_tickets + 1) * b.n_tickets, sizeof(SetupPath))
+        for i in range(b.n_routes):
+            r = i
+            j = i - 1
+            while j >= 0 and self.score_bound(b, self.by_points[j]) < self.score_bound(b, r):
+                self.by_points[j + 1] = self.by_points[j]
+                j -= 1
+            self.by_points[j + 1] = r
+        # Spare cards a tunnel wants: the fewest that keep the chance of an unpayable
+        # reveal within `risk`, on a full deck of average colour counts.
+        for c in range(b.n_colors):
+            avg += b.deck_count[c]
+        memset(pool, 0, sizeof(pool))
+        pool[0] = avg // b.n_colors if b.n_colors > 0 else 0
+        pool[1] = b.deck_total - pool[0] - b.deck_count[WILD]
+        pool[WILD] = b.deck_count[WILD]
+        spare = 0
+        while spare < 3 and tunnel_fail_prob(pool, 0, spare) > self.risk:
+            spare += 1
+        self.tunnel_spare = spare
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        rng_seed(&self.rng, seed)
+        if b != self.board or board_fingerprint(b) != self.board_key:
+            self.setup_board(b)
+        self.seat = seat
+        self.plan_valid = 0
+        self.seen_claims = -1
+        self.target = -1
+        self.rl_turn = -1
+        self.nd_turn = -1
+        self.out_tickets[0] = self.out_tickets[1] = 0
+        self.dv_routes = -10
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        cdef int32_t act
+        if b != self.board:
+            self.setup_board(b)
+        self.seat = seat
+        if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+            act = self.choose_keep(b, s, seat)
+        elif s.phase == PH_TUNNEL:
+            act = self.choose_tunnel(b, s, seat)
+        else:
+            if s.phase == PH_TURN:
+                # (the second card of a draw needs no odds: it is never a face-up wild)
+                unknown_cards(b, s, seat, self.pool)
+            act = self.play(b, s, seat)
+        if act >= 0 and is_legal(b, s, act):
+            return act
+        if act >= 0:
+            self.fallbacks += 1
+        return self.fallback(b, s, seat, legal, n_legal)
+
+    cdef double rounds(self, const BoardC* b, const GameState* s) noexcept nogil:
+        """rounds_left, computed once per turn."""
+        if s.turn != self.rl_turn:
+            self.rl_turn = s.turn
+            self.rl_value = rounds_left(b, s)
+        return self.rl_value
+
+    cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """A turn (PH_TURN) or its second card (PH_SECOND_DRAW): the subclass's strategy.
+        -1: no idea (the fallback decides)."""
+        return -1
+
+    # --- the plan ---------------------------------------------------------------------
+    cdef int budget(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Trains a plan may use: all trains left, fewer when the game will end before the
+        cards for them can be drawn."""
+        cdef int trains = s.p[seat].trains
+        cdef double cards
+        if s.phase == PH_SETUP_TICKETS:
+            return trains - trains // SETUP_MARGIN
+        cards = hand_total(s, seat) + 1.6 * self.rounds(b, s)
+        return trains if cards > trains else <int>cards
+
+    cdef void refresh_plan(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Keep the plan current: drop the routes the seat has claimed; repair the plan
+        when another player took a planned route (or a station went up where one was
+        planned); plan from scratch when the seat's tickets or stations changed."""
+        cdef int q, claims = 0, stations = 0, w, r, t
+        cdef uint64_t bits
+        cdef bint full = (not self.plan_valid or s.p[seat].n_tickets != self.seen_tickets
+                          or s.p[seat].stations_left != self.seen_own_stations)
+        cdef bint repair = False
+        for q in range(s.n_players):
+            claims += s.p[q].n_routes
+            stations += s.p[q].stations_left
+        if not full and (claims != self.seen_claims or stations != self.seen_stations):
+            repair = stations != self.seen_stations and (self.plan.borrow[0] or self.plan.borrow[1])
+            for w in range(2):
+                bits = self.plan.routes[w]
+                while bits:
+                    r = w * 64 + ctz64(bits)
+                    bits &= bits - 1
+                    q = b.route_partner[r]
+                    if s.route_owner[r] == seat:
+                        bit_clear(self.plan.routes, r)
+                        self.plan.trains -= b.route_len[r]
+                        self.plan.claims -= 1
+                    elif q >= 0 and s.route_owner[q] == seat:
+                        # it took the other half of the double: the paths now use that
+                        bit_clear(self.plan.routes, r)
+                        self.plan.trains -= b.route_len[r]
+                        self.plan.claims -= 1
+                        self.swap_in_paths(b, r, q)
+                    elif not open_for(b, s, r, seat):
+                        if route_partner_open(b, s, r, seat) >= 0:
+                            # another player took one half: plan on the other
+                            bit_clear(self.plan.routes, r)
+                            bit_set(self.plan.routes, q)
+                            self.swap_in_paths(b, r, q)
+                        else:
+                            repair = True
+            if self.plan.trains > s.p[seat].trains:
+                full = True
+        if repair and not full:
+            self.tmp_plan = self.plan
+            full = repair_plan(&self.bi, &self.prm, s, seat, s.p[seat].tickets, &self.tmp_plan,
+                               self.budget(b, s, seat), &self.plan, &self.ws) < 0
+        if full:
+            plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets,
+                         self.budget(b, s, seat), &self.plan, &self.ws)
+            self.plan_valid = 1
+        self.seen_claims = claims
+        self.seen_tickets = s.p[seat].n_tickets
+        self.seen_stations = stations
+        self.seen_own_stations = s.p[seat].stations_left
+
+    cdef void swap_in_paths(self, const BoardC* b, int r, int q) noexcept nogil:
+        """The planned tickets' paths use route q instead of its other half r."""
+        cdef int t
+        for t in range(b.n_tickets):
+            if bit_get(self.plan.tickets, t) and bit_get(self.ws.paths[t], r):
+                bit_clear(self.ws.paths[t], r)
+                bit_set(self.ws.paths[t], q)
+
+    cdef bint borrow_pending(self, const BoardC* b, const GameState* s, int seat,
+                             int* city) noexcept nogil:
+        """A planned borrowed route that still needs a station: sets *city to an end of it
+        where one can be built."""
+        cdef int w, r, x, y
+        cdef uint64_t bits
+        for w in range(2):
+            bits = self.plan.borrow[w]
+            while bits:
+                r = w * 64 + ctz64(bits)
+                bits &= bits - 1
+                x = b.route_a[r]
+                y = b.route_b[r]
+                if s.city_station[x] == seat or s.city_station[y] == seat:
+                    continue
+                if s.city_station[x] < 0:
+                    city[0] = x
+                    return True
+                if s.city_station[y] < 0:
+                    city[0] = y
+                    return True
+        return False
+
+    # --- tickets ------------------------------------------------------------------------
+    cdef double keep_score(self, const BoardC* b, const Plan* plan, int mask) noexcept nogil:
+        """Value of a plan for a choice of tickets: the points of the tickets already
+        joined, plus those still to join weighted by the chance of finishing in time
+        (2p - 1: +value if done, -value if not), minus the tickets given up, minus
+        `alpha` points per half-turn the plan takes (a card per train, two per claim).
+        p compares the turns the plan needs with the rounds left (logistic, scale
+        `sigma` turns)."""
+        cdef double p = self.finish_odds(plan.claims, plan.trains, self.k_hand, self.k_rounds)
+        return (plan.done_points + (2.0 * p - 1.0) * (plan.points - plan.done_points)
+                - self.alpha * (plan.trains + 2 * plan.claims))
+
+    cdef int32_t choose_keep(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Keep the subset of the offered tickets whose plan (with the tickets held) has
+        the best keep_score. Subsets are searched depth first, adding the offered tickets
+        longest first, so each one costs a single shortest path on top of its parent."""
+        cdef int n = s.n_pending[seat], i, j, tmp, budget
+        cdef int min_keep = b.initial_keep if s.phase == PH_SETUP_TICKETS else b.draw_keep
+        if min_keep > n:
+            min_keep = n
+        budget = self.budget(b, s, seat)
+        self.k_hand = hand_total(s, seat)
+        self.k_rounds = self.rounds(b, s)
+        plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget,
+                     &self.kplan[0], &self.ws)
+        memcpy(self.kw[0], self.ws.w, b.n_routes * sizeof(int32_t))
+        for i in range(n):
+            self.korder[i] = i
+        for i in range(1, n):
+            tmp = self.korder[i]
+            j = i - 1
+            while j >= 0 and self.ticket_len(b, s.pending[seat][self.korder[j]]) \
+                    < self.ticket_len(b, s.pending[seat][tmp]):
+                self.korder[j + 1] = self.korder[j]
+                j -= 1
+            self.korder[j + 1] = tmp
+        self.kbest = -1e18
+        self.kmask = (1 << n) - 1
+        self.keep_search(b, s, seat, 0, 0, 0, n, min_keep, budget)
+        for i in range(n):
+            if not (self.kmask >> i) & 1:
+                bit_set(self.out_tickets, s.pending[seat][i])
+        self.plan_valid = 0
+        return make_action(ACT_KEEP, self.kmask, 0, 0)
+
+    cdef inline int ticket_len(self, const BoardC* b, int t) noexcept nogil:
+        return self.bi.dist0[b.ticket_a[t]][b.ticket_b[t]]
+
+    cdef void keep_search(self, const BoardC* b, const GameState* s, int seat, int depth,
+                          int start, int mask, int n, int min_keep, int budget) noexcept nogil:
+        """Score `mask` (planned in kplan[depth] over weights kw[depth]), then extend it by
+        each later offered ticket. A ticket that would push the plan over `budget` is
+        counted as given up."""
+        cdef int k, slot, t
+        cdef double v
+        if popcount(mask) >= min_keep:
+            v = self.keep_score(b, &self.kplan[depth], mask)
+            if v > self.kbest:
+                self.kbest = v
+                self.kmask = mask
+        for k in range(start, n):
+            slot = self.korder[k]
+            t = s.pending[seat][slot]
+            self.kplan[depth + 1] = self.kplan[depth]
+            memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
+            if depth <= 1 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL:
+                if depth == 0:
+                    self.kfirst = t
+                self.connect_setup(b, s, seat, depth, t)
+            else:
+                connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
+                               &self.kplan[depth + 1], &self.ws)
+            if self.kplan[depth + 1].trains > budget:
+                self.kplan[depth + 1] = self.kplan[depth]
+                memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
+                bit_set(self.kplan[depth + 1].dropped, t)
+                self.kplan[depth + 1].points -= b.ticket_points[t]
+            self.keep_search(b, s, seat, depth + 1, k + 1, mask | (1 << slot), n,
+                             min_keep, budget)
+
+    cdef void connect_setup(self, const BoardC* b, const GameState* s, int seat, int depth,
+                            int t) noexcept nogil:
+        """connect_ticket(t) from kplan[depth] / kw[depth] into depth + 1 during the
+        initial ticket choice, for the first two tickets of a subset. The board is then
+        empty, so the path only depends on the tickets already planned (none, or the one
+        in kfirst): it is found once per board and then replayed from a cache."""
+        cdef int w, r, q
+        cdef uint64_t bits
+        cdef Plan* out = &self.kplan[depth + 1]
+        cdef int32_t* wt = self.kw[depth + 1]
+        cdef SetupPath* e = &self.setup_paths[(0 if depth == 0 else self.kfirst + 1)
+                                              * b.n_tickets + t]
+        if e.state == 0:
+            connect_ticket(&self.bi, &self.prm, s, seat, t, wt, out, &self.ws)
+            e.state = 2 if bit_get(out.dropped, t) else 1
+            e.routes[0] = out.routes[0] & ~self.kplan[depth].routes[0]
+            e.routes[1] = out.routes[1] & ~self.kplan[depth].routes[1]
+            return
+        if e.state == 2:
+            bit_set(out.dropped, t)
+            out.points -= b.ticket_points[t]
+            return
+        bit_set(out.tickets, t)
+        out.points += b.ticket_points[t]
+        if e.routes[0] == 0 and e.routes[1] == 0:
+            out.done_points += b.ticket_points[t]
+        for w in range(2):
+            bits = e.routes[w]
+            out.routes[w] |= bits
+            while bits:
+                r = w * 64 + ctz64(bits)
+                bits &= bits - 1
+                out.cost += wt[r]
+                out.trains += b.route_len[r]
+                out.claims += 1
+                wt[r] = 0
+                q = b.route_partner[r]
+                if q >= 0:
+                    wt[q] = INF_COST
+
+    cdef double finish_odds(self, int claims, int trains, int hand, double rounds) noexcept nogil:
+        """Chance of finishing a plan of `claims` routes and `trains` trains in `rounds`
+        (logistic in the turns it needs: a claim each, a turn per two cards missing)."""
+        cdef double need = claims + 0.5 * (trains - hand)
+        if need < claims:
+            need = claims
+        return 1.0 / (1.0 + exp((need - rounds) / self.sigma))
+
+    cdef bint want_tickets(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Draw more tickets (the plan being done): enough trains remain and the best of
+        the tickets drawn is expected to bring `draw_gain` points more than spending the
+        same turns on the routes worth most points per turn."""
+        if s.tdeck_n <= 0 or s.last_round or s.p[seat].trains < self.draw_trains \
+                or self.rounds(b, s) < MIN_ROUNDS_TICKETS:
+            return False
+        # redone when the tickets changed or the own network grew by two routes (it
+        # changes slowly; other claims matter little)
+        if s.p[seat].n_routes >= self.dv_routes + 2 or s.p[seat].n_tickets != self.dv_tickets:
+            self.dv_routes = s.p[seat].n_routes
+            self.dv_tickets = s.p[seat].n_tickets
+            self.dv_value = self.draw_value_estimate(b, s, seat)
+        return self.dv_value >= self.draw_gain
+
+    cdef double draw_value_estimate(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Expected gain of a ticket draw over playing for route points. Every ticket the
+        seat may draw (not its own, not one it returned, no long ticket when those are
+        dealt apart; tickets other players hold cannot be told apart and count too) is
+        joined to the own network by the cheapest paths from its two cities (one
+        multi-source Dijkstra) and valued at its points weighted by the odds of finishing
+        in time, plus the points of the routes on the way, minus the points the turns
+        it takes would bring at the best rate of route points per turn (rate). The
+        result is the expected best of a draw, less one turn at that rate."""
+        cdef int t, n = 0, i, j, k, a, z, tr, cl, pts, col, hand = hand_total(s, seat)
+        cdef double rounds = self.rounds(b, s), v, p, e = 0.0, comb, total, rate, turns
+        cdef uint64_t sources = s.p[seat].cities
+        if sources == 0:
+            return 0.0
+        self.best_route(b, s, seat, 1, rounds, False, &col)
+        rate = self.route_rate
+        route_weights(&self.bi, &self.prm, s, seat, self.ws.base)
+        shortest_from(&self.bi, self.ws.base, sources, -1, self.ws.dist, self.ws.pred)
+        own_components(b, s, seat, self.ws.comp)
+        for t in range(b.n_tickets):
+            if bit_get(s.p[seat].tickets, t) or bit_get(self.out_tickets, t) or \
+                    (b.deal_long > 0 and b.ticket_long[t]):
+                continue
+            a = b.ticket_a[t]
+            z = b.ticket_b[t]
+            if self.ws.comp[a] == self.ws.comp[z] and (sources >> a) & 1:
+                v = b.ticket_points[t]
+            elif self.ws.dist[a] >= INF_COST or self.ws.dist[z] >= INF_COST:
+                v = -b.ticket_points[t]
+            else:
+                tr = 0
+                cl = 0
+                pts = 0
+                self.path_to_network(b, a, &tr, &cl, &pts)
+                self.path_to_network(b, z, &tr, &cl, &pts)
+                p = self.finish_odds(cl, tr, hand, rounds)
+                turns = cl + 0.5 * tr
+                v = b.ticket_points[t] * (2.0 * p - 1.0) + pts - rate * turns
+            self.dv_scores[n] = v
+            n += 1
+        if n == 0:
+            return -1e9
+        # expected maximum of k drawn without replacement: the i-th best is the best
+        # drawn with probability C(n-1-i, k-1) / C(n, k)
+        for i in range(1, n):
+            v = self.dv_scores[i]
+            j = i - 1
+            while j >= 0 and self.dv_scores[j] < v:
+                self.dv_scores[j + 1] = self.dv_scores[j]
+                j -= 1
+            self.dv_scores[j + 1] = v
+        k = b.draw_tickets if b.draw_tickets < n else n
+        total = 0.0
+        for i in range(n - k + 1):
+            comb = 1.0
+            for j in range(k - 1):       # C(n-1-i, k-1), up to a common factor
+                comb *= (n - 1 - i - j) / <double>(j + 1)
+            e += comb * self.dv_scores[i]
+            total += comb
+        return e / total - rate
+
+    cdef void path_to_network(self, const BoardC* b, int x, int* trains, int* claims,
+                              int* points) noexcept nogil:
+        """Add the trains, claims and route points of the path found from the own
+        network to city x."""
+        cdef int r
+        while self.ws.pred[x] >= 0:
+            r = self.ws.pred[x]
+            if self.ws.base[r] > 0:
+                trains[0] += b.route_len[r]
+                claims[0] += 1
+                points[0] += b.route_points[b.route_len[r]]
+            x = b.route_a[r] + b.route_b[r] - x
+
+    # --- cards --------------------------------------------------------------------------
+    cdef int32_t draw_card(self, const BoardC* b, const GameState* s, int seat,
+                           const int* missing, bint second) noexcept nogil:
+        """Draw toward `missing` (cards wanted by type): a face-up card of a wanted colour
+        (the one closest to complete), else a face-up wild when two blind cards are
+        unlikely to help (first card only), else blind, else any face-up card."""
+        cdef int i, c, slot = -1, wild_slot = -1, best = 1000, any_slot = -1
+        for i in range(N_FACEUP):
+            c = s.faceup[i]
+            if c < 0:
+                continue
+            if c == WILD:
+                wild_slot = i
+                continue
+            if any_slot < 0:
+                any_slot = i
+            if missing[c] > 0 and missing[c] < best:
+                best = missing[c]
+                slot = i
+        if slot >= 0:
+            return make_action(ACT_DRAW_FACEUP, slot, 0, 0)
+        if wild_slot >= 0 and not second:
+            if missing[WILD] > 0 or 2.0 * blind_useful_prob(self.pool, missing) < self.wild_value:
+                return make_action(ACT_DRAW_FACEUP, wild_slot, 0, 0)
+        if s.deck_n > 0 or discard_total(s) > 0:
+            return make_action(ACT_DRAW_BLIND, 0, 0, 0)
+        if any_slot >= 0:
+            return make_action(ACT_DRAW_FACEUP, any_slot, 0, 0)
+        if wild_slot >= 0 and not second:
+            return make_action(ACT_DRAW_FACEUP, wild_slot, 0, 0)
+        return -1
+
+    cdef void keep_without(self, const BoardC* b, int route) noexcept nogil:
+        """self.keep = cards the plan wants, minus those meant for `route` itself."""
+        cdef int t, c
+        for t in range(N_CARD_TYPES):
+            self.keep[t] = self.nd.want[t]
+        if route < 0:
+            return
+        if not (bit_get(self.plan.routes, route) or (b.route_partner[route] >= 0 and
+                                                     bit_get(self.plan.routes, b.route_partner[route]))):
+            return
+        c = self.nd.color[route]
+        if 0 <= c < WILD:
+            self.keep[c] -= b.route_len[route] - b.route_ferry[route]
+        self.keep[WILD] -= b.route_ferry[route]
+
+    cdef int route_short(self, const BoardC* b, const GameState* s, int seat, int route,
+                         int* color) noexcept nogil:
+        """Cards missing to pay `route` with its best colour (wilds counted); sets *color."""
+        cdef const int16_t* hand = &s.p[seat].hand[0]
+        cdef int L = b.route_len[route], f = b.route_ferry[route], c, c0 = 0, c1 = b.n_colors
+        cdef int m, best = 1000, w_extra
+        cdef int w_short = f - hand[WILD] if f > hand[WILD] else 0
+        w_extra = hand[WILD] - f if hand[WILD] > f else 0
+        if b.route_color[route] != GRAY:
+            c0 = b.route_color[route]
+            c1 = c0 + 1
+        color[0] = c0
+        for c in range(c0, c1):
+            m = L - f - hand[c] - w_extra
+            if m < 0:
+                m = 0
+            if m < best:
+                best = m
+                color[0] = c
+        return best + w_short
+
+    cdef int32_t best_route(self, const BoardC* b, const GameState* s, int seat, int min_len,
+                            double horizon, bint longest, int* target_color) noexcept nogil:
+        """Route points without tickets. Considers the open routes of at least `min_len`
+        the seat can pay within `horizon` rounds: returns a claim of the best affordable
+        one if it is also the best target, else -1 with *target_color set to the colour to
+        collect (-1: none). Best = most points per turn needed, or with `longest` the
+        longest (fewest cards missing first)."""
+        cdef int i, r, L, miss, col, best_r = -1, best_col = -1
+        cdef double v, best_v = -1.0
+        cdef int32_t act = -1, a
+        cdef uint64_t mine = s.p[seat].cities
+        target_color[0] = -1
+        self.route_rate = 0.0
+        for i in range(b.n_routes):
+            r = self.by_points[i]
+            if not longest and self.score_bound(b, r) <= best_v:
+                break                 # routes come by score bound: none left can win
+            L = b.route_len[r]
+            if L < min_len or L > s.p[seat].trains or s.route_owner[r] >= 0 \
+                    or (b.route_tunnel[r] and not self.use_tunnels):
+                continue
+            if not open_for(b, s, r, seat):
+                continue
+            miss = self.route_short(b, s, seat, r, &col)
+            v = self.route_score(b, r, miss, mine, longest)
+            if v <= best_v or 1 + (miss + 1) // 2 > horizon + 1:
+                continue
+            if miss == 0:
+                if claim_payment(b, s, seat, r, NULL, 1.0 if s.last_round else self.risk,
+                                 self.pool, &a) < 0:
+                    # a tunnel too risky for now: one more card
+                    miss = 1
+                    v = self.route_score(b, r, miss, mine, longest)
+                    if v <= best_v or 2 > horizon + 1:
+                        continue
+            best_v = v
+            best_r = r
+            best_col = col
+            act = a if miss == 0 else -1
+        if not longest and best_r >= 0:
+            self.route_rate = best_v
+        if best_r < 0:
+            return -1
+        if act >= 0:
+            return act
+        target_color[0] = best_col
+        return -1
+
+    cdef inline double score_bound(self, const BoardC* b, int r) noexcept nogil:
+        """Upper bound of route_score(r) (no card missing, both ends new attractions)."""
+        return 1.1 * (b.route_points[b.route_len[r]] + 2 * b.attraction_points)
+
+    cdef inline double route_score(self, const BoardC* b, int r, int miss, uint64_t mine,
+                                   bint longest) noexcept nogil:
+        """best_route's value of route r with `miss` cards missing: route points (and new
+        tourist attractions) per turn needed, 10% more when it touches the own network
+        (longest-trail bonus); with `longest`, its length first."""
+        cdef int L = b.route_len[r]
+        cdef double v
+        if longest:
+            return L * 100.0 - miss
+        v = (b.route_points[L] + b.attraction_points * popcount(
+            b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
+                                     | ((<uint64_t>1) << b.route_b[r])))) / (1.0 + (miss + 1) // 2)
+        if (mine >> b.route_a[r]) & 1 or (mine >> b.route_b[r]) & 1:
+            v *= 1.1
+        return v
+
+    cdef int32_t final_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """The seat's last turn: the claim worth most now, counting the route's points,
+        new tourist attractions and the tickets it completes (-value becomes +value).
+        -1 when it cannot claim anything."""
+        cdef int r, t, i, n = 0, cost, x, y, ca, cb
+        cdef int most = hand_most(b, s.p[seat].hand)
+        cdef int32_t a, act = -1
+        cdef double v, best = -1.0
+        cdef uint64_t mine = s.p[seat].cities
+        own_components(b, s, seat, self.ws.comp)
+        for t in range(b.n_tickets):
+            if bit_get(s.p[seat].tickets, t) and \
+                    self.ws.comp[b.ticket_a[t]] != self.ws.comp[b.ticket_b[t]]:
+                self.ws.order[n] = t          # the tickets still open
+                n += 1
+        for r in range(b.n_routes):
+            if b.route_len[r] > s.p[seat].trains or (b.route_tunnel[r] and not self.use_tunnels) \
+                    or not may_afford(b, s.p[seat].hand, most, r):
+                continue
+            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.pool, &a)
+            if cost < 0:
+                continue
+            x = self.ws.comp[b.route_a[r]]
+            y = self.ws.comp[b.route_b[r]]
+            v = b.route_points[b.route_len[r]] + b.attraction_points * popcount(
+                b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
+                                         | ((<uint64_t>1) << b.route_b[r])))
+            for i in range(n):
+                t = self.ws.order[i]
+                ca = self.ws.comp[b.ticket_a[t]]
+                cb = self.ws.comp[b.ticket_b[t]]
+                if (ca == x and cb == y) or (ca == y and cb == x):
+                    v += 2 * b.ticket_points[t]
+            v -= 0.01 * cost          # same value: the cheaper payment
+            if v > best:
+                best = v
+                act = a
+        return act
+
+    cdef int32_t collect(self, const BoardC* b, const GameState* s, int seat,
+                         int color) noexcept nogil:
+        """Draw toward one colour (and wilds); the second card of the turn follows the
+        same colour (self.target)."""
+        cdef int miss[N_CARD_TYPES]
+        memset(miss, 0, sizeof(miss))
+        self.target = color
+        if 0 <= color < WILD:
+            miss[color] = 1
+        return self.draw_card(b, s, seat, miss, s.phase == PH_SECOND_DRAW)
+
+    # --- tunnels and the fallback --------------------------------------------------------
+    cdef int32_t choose_tunnel(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Pay the extra cards when the hand can, with as few wilds as possible."""
+        cdef const int16_t* hand = &s.p[seat].hand[0]
+        cdef int k
+        if s.t_color == WILD:
+            if hand[WILD] >= s.t_extra:
+                return make_action(ACT_TUNNEL_PAY, 0, 0, s.t_extra)
+        else:
+            k = s.t_extra - hand[s.t_color]
+            if k < 0:
+                k = 0
+            if k <= hand[WILD]:
+                return make_action(ACT_TUNNEL_PAY, 0, 0, k)
+        return make_action(ACT_TUNNEL_DECLINE, 0, 0, 0)
+
+    cdef int32_t fallback(self, const BoardC* b, const GameState* s, int seat,
+                          const int32_t* legal, int n_legal) noexcept nogil:
+        """Never stall: draw a card if possible, else claim the longest route the hand
+        pays, else build a station, else draw tickets, else pass (or, when that is not
+        legal, attempt a tunnel sure to fail). Built from the state and
+        checked with is_legal (the engine gives no list: needs_legal is False)."""
+        cdef int i, r, x, best_len = 0
+        cdef int32_t a, best = -1
+        if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+            a = make_action(ACT_KEEP, (1 << s.n_pending[seat]) - 1, 0, 0)
+            if is_legal(b, s, a):
+                return a
+        elif s.phase == PH_TUNNEL:
+            return make_action(ACT_TUNNEL_DECLINE, 0, 0, 0)
+        else:
+            a = make_action(ACT_DRAW_BLIND, 0, 0, 0)
+            if is_legal(b, s, a):
+                return a
+            for i in range(N_FACEUP):
+                a = make_action(ACT_DRAW_FACEUP, i, 0, 0)
+                if s.faceup[i] >= 0 and s.faceup[i] != WILD and is_legal(b, s, a):
+                    return a
+            for i in range(N_FACEUP):
+                a = make_action(ACT_DRAW_FACEUP, i, 0, 0)
+                if s.faceup[i] == WILD and is_legal(b, s, a):
+                    return a
+            # a tunnel sure to ask for more than the hand holds would only be declined
+            # again and again: kept as the very last resort
+            for r in range(b.n_routes):
+                if b.route_len[r] > best_len and \
+                        claim_payment(b, s, seat, r, NULL, 1.0, self.pool, &a) >= 0:
+                    best_len = b.route_len[r]
+                    best = a
+            if best >= 0 and is_legal(b, s, best):
+                return best
+            for x in range(b.n_cities):
+                if station_payment(b, s, seat, x, NULL, &a) >= 0 and is_legal(b, s, a):
+                    return a
+            a = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+            if is_legal(b, s, a):
+                return a
+            for r in range(b.n_routes):
+                if claim_payment(b, s, seat, r, NULL, ACCEPT_ANY, self.pool, &a) >= 0 \
+                        and is_legal(b, s, a):
+                    return a
+        if n_legal > 0:
+            return legal[0]
+        return make_action(ACT_PASS, 0, 0, 0)
+
+
+cdef class TicketsPolicy(PlanningPolicy):
+    """``tickets``: plans the cheapest way to connect its tickets and follows the plan.
+
+    Each turn: claim a planned route it can pay (longest first, single routes before
+    doubles); build a station for a planned route another player took; when the plan is
+    done, draw more tickets if a draw is expected to pay, else claim the routes worth the
+    most points per turn; otherwise draw the colours the plan lacks. When the plan can no
+    longer be finished before the end, it plays for route points; its last turn takes
+    the claim worth most. The plan is made again when its tickets or stations change and
+    repaired when another player takes a planned route.
+    """
+
+    cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        cdef int c
+        if s.phase == PH_SECOND_DRAW and self.nd_turn == s.turn:
+            # nothing changed since the first card but that card: count it
+            c = s.first_card
+            if 0 <= c < WILD and self.nd.missing[c] > 0:
+                self.nd.missing[c] -= 1
+            return self.draw_card(b, s, seat, self.nd.missing, True)
+        self.refresh_plan(b, s, seat)
+        plan_needs(b, s, seat, &self.plan, self.tunnel_spare, &self.nd)
+        self.nd_turn = s.turn
+        if s.phase == PH_SECOND_DRAW:
+            return self.draw_card(b, s, seat, self.nd.missing, True)
+        return self.turn(b, s, seat)
+
+    cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        cdef int w, r, q, cand, i, cost, pri, best_pri = -1000000, city, col, most
+        cdef int32_t a, act = -1
+        cdef uint64_t bits
+        cdef double horizon = self.rounds(b, s)
+        cdef bint done = self.plan.routes[0] == 0 and self.plan.routes[1] == 0
+        cdef bint borrow = self.borrow_pending(b, s, seat, &city)
+        if s.last_round:
+            act = self.final_claim(b, s, seat)
+            if act >= 0:
+                return act
+            return self.draw_card(b, s, seat, self.nd.missing, False)
+        # the plan cannot be finished before the end: points now instead
+        if not done and self.plan.claims + (self.nd.short + 1) // 2 > horizon + 1:
+            act = self.best_route(b, s, seat, 1, horizon, False, &col)
+            if act >= 0:
+                return act
+            if col >= 0:
+                return self.collect(b, s, seat, col)
+        # 1. a planned route it can pay: longest first, single routes before doubles
+        most = hand_most(b, s.p[seat].hand)
+        for w in range(2):
+            bits = self.plan.routes[w]
+            while bits:
+                r = w * 64 + ctz64(bits)
+                bits &= bits - 1
+                q = route_partner_open(b, s, r, seat)
+                for i in range(2):
+                    cand = r if i == 0 else q
+                    if cand < 0 or not may_afford(b, s.p[seat].hand, most, cand):
+                        continue
+                    self.keep_without(b, cand)
+                    cost = claim_payment(b, s, seat, cand, self.keep, self.risk, self.pool, &a)
+                    if cost < 0:
+                        continue
+                    pri = 16 * b.route_len[cand] + (8 if q < 0 else 0) - cost
+                    if pri > best_pri:
+                        best_pri = pri
+                        act = a
+        if act >= 0:
+            return act
+        # 2. a station to borrow a planned route another player took: built at once if
+        #    it costs cards the plan does not need, else once the routes are done
+        if borrow:
+            self.keep_without(b, -1)
+            cost = station_payment(b, s, seat, city, self.keep, &a)
+            if cost >= 0 and (done or horizon < 3
+                              or cost <= b.stations - s.p[seat].stations_left + 1):
+                return a
+            if done:
+                return self.collect(b, s, seat, -1)
+        elif done:
+            # 3. plan complete: more tickets, or the routes worth most points per turn
+            if self.want_tickets(b, s, seat):
+                return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+            act = self.best_route(b, s, seat, 1, horizon, False, &col)
+            if act >= 0:
+                return act
+            return self.collect(b, s, seat, col)
+        # 4. collect the plan's colours
+        return self.draw_card(b, s, seat, self.nd.missing, False)
+
+
+cdef class RoutesPolicy(PlanningPolicy):
+    """``routes``: claims the longest route it can afford (at least `min_len` long until
+    the end is near), else collects cards for the longest route within reach; keeps the
+    initial tickets that are cheapest to complete and never draws more."""
+    cdef readonly int min_len
+
+    def __init__(self, tunnels=1, risk=0.3, min_len=3, spec=None):
+        PlanningPolicy.__init__(self, 0, tunnels, risk, 1000, spec)
+        self.min_len = int(min_len)
+
+    @property
+    def params(self):
+        return dict(tunnels=self.use_tunnels, risk=self.risk, min_len=self.min_len)
+
+    cdef double keep_score(self, const BoardC* b, const Plan* plan, int mask) noexcept nogil:
+        # the fewest tickets allowed, the cheapest plan first
+        return -1000.0 * popcount(mask) - plan.cost
+
+    cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        if s.phase == PH_SECOND_DRAW:
+            return self.collect(b, s, seat, self.target)
+        return self.turn(b, s, seat)
+
+    cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        cdef int col, min_len = self.min_len
+        cdef double horizon = self.rounds(b, s)
+        cdef int32_t act
+        if horizon < 2 or s.p[seat].trains < min_len:
+            min_len = 1
+        act = self.best_route(b, s, seat, min_len, 1e9, True, &col)
+        if act >= 0:
+            return act
+        if col < 0 and min_len > 1:
+            act = self.best_route(b, s, seat, 1, 1e9, True, &col)
+            if act >= 0:
+                return act
+        return self.collect(b, s, seat, col)
+
+
+cdef enum:
+    MAX_GREEDY_TICKETS = 24   # tickets the greedy policy tracks distances for
+
+
+cdef class GreedyPolicy(PlanningPolicy):
+    """``greedy``: one-step lookahead. Each claim it can pay is valued at its route
+    points plus the progress it makes on every unfinished ticket (the drop in the
+    ticket's shortest remaining path, exact for one route, scaled so that finishing a
+    ticket turns -value into +value); it claims the best if worth at least `claim_share`
+    of the board's best route's points (roughly what the turn would bring drawing
+    cards), else draws toward the best route it cannot pay yet. Ticket progress is
+    measured in trains plus turns (route points are counted apart)."""
+    cdef public double claim_share
+    cdef int n_gt
+    cdef int16_t gt[MAX_GREEDY_TICKETS]            # unfinished tickets tracked
+    cdef int32_t gd[MAX_GREEDY_TICKETS]            # their remaining weight now
+    cdef int32_t g0[MAX_TICKETS]                   # remaining weight when first seen
+    cdef int32_t da[MAX_GREEDY_TICKETS][MAX_CITIES]
+    cdef int32_t db[MAX_GREEDY_TICKETS][MAX_CITIES]
+    cdef uint64_t gtree[MAX_GREEDY_TICKETS][2]     # routes of their shortest-path trees
+    cdef int8_t g_owner[MAX_ROUTES]                # route owners the distances reflect
+    cdef int g_tickets
+
+    def __init__(self, tunnels=1, risk=0.3, draw=12, spec=None):
+        PlanningPolicy.__init__(self, 0, tunnels, risk, draw, spec)
+        self.claim_share = 0.3
+        self.prm.points_weight = 0
+
+    @property
+    def params(self):
+        return dict(tunnels=self.use_tunnels, risk=self.risk, draw=self.draw_trains)
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        PlanningPolicy.start_game(self, b, s, seat, seed)
+        self.g_tickets = -1
+        self.n_gt = 0
+        memset(self.g0, 0, sizeof(self.g0))
+        memset(self.g_owner, -1, sizeof(self.g_owner))
+
+    cdef void refresh_distances(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Distances from both ends of every unfinished ticket. Redone in full when the
+        tickets changed or the seat claimed a route; when other players claimed, only
+        for the tickets that had a path within SLACK of their best through a route that
+        changed (elsewhere the distances hardly matter to route_value)."""
+        cdef int r, q, i, n
+        cdef uint64_t changed[2]
+        cdef uint64_t near[MAX_GREEDY_TICKETS][2]
+        cdef bint full = s.p[seat].n_tickets != self.g_tickets
+        changed[0] = changed[1] = 0
+        for r in range(b.n_routes):
+            if s.route_owner[r] != self.g_owner[r]:
+                bit_set(changed, r)
+                q = b.route_partner[r]
+                if q >= 0:
+                    bit_set(changed, q)       # a claim may close the other half
+                if s.route_owner[r] == seat:
+                    full = True
+                self.g_owner[r] = s.route_owner[r]
+        if not full and changed[0] == 0 and changed[1] == 0:
+            return
+        self.g_tickets = s.p[seat].n_tickets
+        if not full:
+            for i in range(self.n_gt):
+                self.near_routes(b, i, changed, near[i])
+        route_weights(&self.bi, &self.prm, s, seat, self.ws.base)
+        if full:
+            n = 0
+            for r in range(b.n_tickets):
+                if n < MAX_GREEDY_TICKETS and bit_get(s.p[seat].tickets, r) \
+                        and not ticket_connected(b, s, seat, r):
+                    self.gt[n] = r
+                    n += 1
+            self.n_gt = n
+        i = 0
+        while i < self.n_gt:
+            if full or near[i][0] or near[i][1]:
+                if not self.ticket_distances(b, i):
+                    # unreachable now: nothing to gain, stop tracking it
+                    self.n_gt -= 1
+                    self.gt[i] = self.gt[self.n_gt]
+                    memcpy(self.da[i], self.da[self.n_gt], sizeof(self.da[i]))
+                    memcpy(self.db[i], self.db[self.n_gt], sizeof(self.db[i]))
+                    self.gd[i] = self.gd[self.n_gt]
+                    self.gtree[i][0] = self.gtree[self.n_gt][0]
+                    self.gtree[i][1] = self.gtree[self.n_gt][1]
+                    continue              # slot i now holds another ticket: check it
+            i += 1
+
+    cdef void near_routes(self, const BoardC* b, int i, const uint64_t* changed,
+                          uint64_t* out) noexcept nogil:
+        """The routes of `changed` through which ticket i had a path within SLACK of its
+        best (with the weights its distances were computed with)."""
+        cdef int w, r, x, y
+        cdef int32_t d, d2, limit = self.gd[i] + self.gd[i] // 4 + 2 * UNIT
+        cdef uint64_t bits
+        out[0] = out[1] = 0
+        for w in range(2):
+            bits = changed[w] & self.gtree[i][w]
+            while bits:
+                r = w * 64 + ctz64(bits)
+                bits &= bits - 1
+                x = b.route_a[r]
+                y = b.route_b[r]
+                d = self.da[i][x] + self.db[i][y]
+                d2 = self.da[i][y] + self.db[i][x]
+                if d2 < d:
+                    d = d2
+                if d + self.bi.weight[r] <= limit:
+                    bit_set(out, r)
+
+    cdef bint ticket_distances(self, const BoardC* b, int i) noexcept nogil:
+        """Distances from both ends of tracked ticket i and the routes of both trees;
+        False when its cities cannot be joined any more."""
+        cdef int t = self.gt[i], x
+        self.gtree[i][0] = self.gtree[i][1] = 0
+        shortest_path(&self.bi, self.ws.base, b.ticket_a[t], -1, self.da[i], self.ws.pred)
+        for x in range(b.n_cities):
+            if self.da[i][x] < INF_COST and self.ws.pred[x] >= 0:
+                bit_set(self.gtree[i], self.ws.pred[x])
+        shortest_path(&self.bi, self.ws.base, b.ticket_b[t], -1, self.db[i], self.ws.pred)
+        for x in range(b.n_cities):
+            if self.db[i][x] < INF_COST and self.ws.pred[x] >= 0:
+                bit_set(self.gtree[i], self.ws.pred[x])
+        self.gd[i] = self.da[i][b.ticket_b[t]]
+        if self.gd[i] >= INF_COST:
+            return False
+        if self.g0[t] < self.gd[i]:
+            self.g0[t] = self.gd[i]
+        return True
+
+    cdef double route_value(self, const BoardC* b, int r) noexcept nogil:
+        """Route points plus ticket progress if the seat owned route r."""
+        cdef int i, t, x = b.route_a[r], y = b.route_b[r]
+        cdef int32_t d, d2
+        cdef double v = b.route_points[b.route_len[r]]
+        for i in range(self.n_gt):
+            t = self.gt[i]
+            d = self.da[i][x] + self.db[i][y]
+            d2 = self.da[i][y] + self.db[i][x]
+            if d2 < d:
+                d = d2
+            if d < self.gd[i]:
+                v += 2.0 * b.ticket_points[t] * (self.gd[i] - d) / self.g0[t]
+        return v
+
+    cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        if s.phase == PH_SECOND_DRAW:
+            return self.collect(b, s, seat, self.target)
+        return self.turn(b, s, seat)
+
+    cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        cdef int r, cost, col, best_col = -1, miss
+        cdef int32_t a, act = -1
+        cdef double v, best = -1.0, best_target = -1.0
+        cdef double risk = 1.0 if s.last_round else self.risk
+        cdef int most = hand_most(b, s.p[seat].hand)
+        if s.last_round:
+            act = self.final_claim(b, s, seat)
+            if act >= 0:
+                return act
+        self.refresh_distances(b, s, seat)
+        if self.n_gt == 0 and self.want_tickets(b, s, seat):
+            return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+        for r in range(b.n_routes):
+            if b.route_len[r] > s.p[seat].trains or not open_for(b, s, r, seat):
+                continue
+            if b.route_tunnel[r] and not self.use_tunnels:
+                continue
+            v = self.route_value(b, r)
+            cost = -1
+            if may_afford(b, s.p[seat].hand, most, r):
+                cost = claim_payment(b, s, seat, r, NULL, risk, self.pool, &a)
+            if cost >= 0:
+                if v > best:
+                    best = v
+                    act = a
+            else:
+                miss = self.route_short(b, s, seat, r, &col)
+                if v / (1 + miss) > best_target:
+                    best_target = v / (1 + miss)
+                    best_col = col
+        if act >= 0 and (best >= self.claim_share * self.max_points or s.last_round):
+            return act
+        return self.collect(b, s, seat, best_col)

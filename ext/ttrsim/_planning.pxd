@@ -1,0 +1,191 @@
+# Planning helpers for compiled policies: route weights, shortest paths on the open
+# routes, a Steiner-forest heuristic that connects a set of tickets, the cards a plan
+# still needs, tunnel odds and payment choice. Everything works on the flat structs of
+# _structs.pxd, allocates nothing and runs without the GIL. Policies (built-in or
+# user-compiled, see docs/policies.md) cimport these declarations; every function reads
+# only what the seat may know (RULES.md, "Hidden information").
+from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
+from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_ROUTES,
+                              MAX_TICKETS, N_CARD_TYPES, WILD)
+
+
+cdef enum:
+    UNIT = 8                  # cost units per train (weights are integers)
+    INF_COST = 1 << 24        # an unusable route / an unreachable city
+    MAX_WEIGHT = 255          # route weights are capped here (Dijkstra's bucket ring)
+    ACCEPT_ANY = 2            # a `risk` that accepts any tunnel, even one sure to fail
+
+
+ctypedef struct PlanParams:
+    int stations              # 1: may plan to borrow routes of others through stations
+    int tunnels               # 1: may plan and claim tunnels
+    int tunnel_cost           # cost units added to a tunnel (extra cards, failed attempts)
+    int ferry_cost            # cost units added per locomotive a ferry requires
+    int station_cost          # cost units of borrowing a route through a new station,
+                              # on top of UNIT per card the station costs
+    int claim_cost            # cost units of the turn spent claiming a route
+    int points_weight         # cost units saved per point a route scores
+
+
+ctypedef struct BoardInfo:
+    # Per-board data, computed once when a policy first meets a board.
+    const BoardC* b
+    int32_t weight[MAX_ROUTES]                # weight of each route while open
+    int16_t dist0[MAX_CITIES][MAX_CITIES]     # shortest weights on the empty board
+    int8_t nbr[MAX_CITIES][MAX_ADJ]           # city at the other end of b.adj[x][i]
+
+
+ctypedef struct Plan:
+    uint64_t routes[2]        # open routes to claim
+    uint64_t borrow[2]        # routes of other players to use through stations
+    uint64_t tickets[2]       # tickets connected or planned
+    uint64_t dropped[2]       # tickets given up: unreachable or beyond the budget
+    int trains                # trains the routes to claim need
+    int claims                # routes to claim
+    int cost                  # weight of the routes to claim and stations to build
+    int stations              # new stations the plan needs
+    int points                # sum of ticket values: planned minus dropped
+    int done_points           # values of the planned tickets that need nothing more
+
+
+ctypedef struct Workspace:
+    # Scratch arrays of the planner (one per policy instance; never shared).
+    int32_t base[MAX_ROUTES]  # route weights of the current position
+    int32_t w[MAX_ROUTES]     # weights while a plan is being built
+    int32_t dist[MAX_CITIES]
+    int16_t pred[MAX_CITIES]  # route by which each city was reached
+    int8_t comp[MAX_CITIES]   # component of each city in the seat's own network
+    int16_t order[MAX_TICKETS]
+    int16_t added[MAX_TICKETS]
+    uint8_t on[MAX_TICKETS]
+    uint64_t paths[MAX_TICKETS][2]  # routes of the path that joined each ticket
+
+
+ctypedef struct Needs:
+    # Cards the routes of a plan still need, after counting the hand.
+    int want[N_CARD_TYPES]    # cards of each type the remaining routes use (gray routes
+                              # are given the colour the hand serves best; WILD: ferries)
+    int missing[N_CARD_TYPES] # want minus hand, at least 0 (before wild cards)
+    int short                 # cards still to collect, wild cards counted as any colour
+    int8_t color[MAX_ROUTES]  # colour each plan route is meant to be paid with
+
+
+# --- bits (inline: compiled into every module that cimports them) -------------------
+
+cdef extern from *:
+    """
+    #if defined(_MSC_VER)
+    #include <intrin.h>
+    static inline int ttr_ctz64(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
+    #else
+    static inline int ttr_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
+    #endif
+    static inline int ttr_popcount64(unsigned long long x) {
+        /* SWAR count: no call into libgcc when the target lacks a popcount instruction */
+        x = x - ((x >> 1) & 0x5555555555555555ULL);
+        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
+        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
+        return (int)((x * 0x0101010101010101ULL) >> 56);
+    }
+    """
+    int ttr_ctz64(uint64_t x) noexcept nogil        # index of the lowest set bit (x != 0)
+    int ttr_popcount64(uint64_t x) noexcept nogil
+
+
+cdef inline int ctz64(uint64_t x) noexcept nogil:
+    return ttr_ctz64(x)
+
+
+cdef inline int popcount(uint64_t x) noexcept nogil:
+    return ttr_popcount64(x)
+
+
+cdef inline bint bit_get(const uint64_t* bits, int i) noexcept nogil:
+    return (bits[i >> 6] >> (i & 63)) & 1
+
+
+cdef inline void bit_set(uint64_t* bits, int i) noexcept nogil:
+    bits[i >> 6] |= (<uint64_t>1) << (i & 63)
+
+
+cdef inline void bit_clear(uint64_t* bits, int i) noexcept nogil:
+    bits[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+
+
+cdef inline bint open_for(const BoardC* b, const GameState* s, int r, int seat) noexcept nogil:
+    """Whether `seat` may claim route r as far as ownership goes: the engine's route_open
+    (unclaimed, and not closed by the double-route rules), inline for the hot loops."""
+    cdef int q
+    if s.route_owner[r] >= 0:
+        return False
+    q = b.route_partner[r]
+    if q >= 0 and s.route_owner[q] >= 0:
+        if s.n_players < b.double_min_players or s.route_owner[q] == seat:
+            return False
+    return True
+
+
+cdef inline int hand_most(const BoardC* b, const int16_t* hand) noexcept nogil:
+    """The largest count of one plain colour in a hand."""
+    cdef int c, most = 0
+    for c in range(b.n_colors):
+        if hand[c] > most:
+            most = hand[c]
+    return most
+
+
+cdef inline bint may_afford(const BoardC* b, const int16_t* hand, int most, int r) noexcept nogil:
+    """Quick necessary test that a hand can pay route r (`most`: hand_most(hand)); the
+    exact test is claim_payment."""
+    cdef int c = b.route_color[r]
+    if hand[WILD] < b.route_ferry[r]:
+        return False
+    return (most if c == GRAY else hand[c]) + hand[WILD] >= b.route_len[r]
+
+
+# --- planning ------------------------------------------------------------------------
+
+cdef uint64_t board_fingerprint(const BoardC* b) noexcept nogil
+cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm) noexcept nogil
+cdef void route_weights(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
+                        int seat, int32_t* w) noexcept nogil
+cdef int shortest_path(const BoardInfo* bi, const int32_t* w, int src, int dst, int32_t* dist,
+                       int16_t* pred) noexcept nogil
+cdef void own_components(const BoardC* b, const GameState* s, int seat,
+                         int8_t* comp) noexcept nogil
+cdef void plan_clear(Plan* out) noexcept nogil
+cdef int connect_ticket(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
+                        int seat, int t, int32_t* w, Plan* out, Workspace* ws) noexcept nogil
+cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, int dst,
+                       int32_t* dist, int16_t* pred) noexcept nogil
+cdef int add_route(const BoardInfo* bi, const PlanParams* prm, const GameState* s, int seat,
+                   int r, int32_t* w, Plan* out) noexcept nogil
+cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
+                     int seat, const uint64_t* tickets, const Plan* prev, int budget,
+                     Plan* out, Workspace* ws) noexcept nogil
+cdef int plan_tickets(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
+                      int seat, const uint64_t* tickets, int budget, Plan* out,
+                      Workspace* ws) noexcept nogil
+cdef bint ticket_connected(const BoardC* b, const GameState* s, int seat,
+                           int ticket) noexcept nogil
+cdef bint connected_with(const BoardC* b, const GameState* s, int seat, int ticket,
+                         int extra) noexcept nogil
+
+cdef void unknown_cards(const BoardC* b, const GameState* s, int seat,
+                        int* pool) noexcept nogil
+cdef void hypergeom_pmf(int n, int m, int k, double* pmf) noexcept nogil
+cdef double tunnel_fail_prob(const int* pool, int color, int spare) noexcept nogil
+cdef double reveal_fail_prob(const int* pool, const GameState* s, int color,
+                             int spare) noexcept nogil
+cdef double blind_useful_prob(const int* pool, const int* missing) noexcept nogil
+cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil
+cdef int route_partner_open(const BoardC* b, const GameState* s, int route,
+                            int seat) noexcept nogil
+
+cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* plan,
+                     int tunnel_spare, Needs* nd) noexcept nogil
+cdef int claim_payment(const BoardC* b, const GameState* s, int seat, int route,
+                       const int* keep, double risk, const int* pool,
+                       int32_t* act) noexcept nogil
+cdef int station_payment(const BoardC* b, const GameState* s, int seat, int city,
+                         const int* keep, int32_t* act) noexcept nogil

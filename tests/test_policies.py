@@ -1,0 +1,269 @@
+"""Built-in policies: legal play on every board and player count, strength, hidden
+information, parameters; Python policies and their errors."""
+import copy
+import pickle
+import random
+
+import numpy as np
+import pytest
+
+from ttrsim import Game
+from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+from ttrsim._policies import decide
+from ttrsim.actions import Action
+from ttrsim.cli import main as cli_main
+from ttrsim.game import compile_board
+from ttrsim.policies import (DEFAULT_POLICY, REGISTRY, PolicyError, make_policy, parse_spec,
+                             policy_table)
+
+COL = {c: i for i, c in enumerate(SCORE_COLS)}
+BUILT_IN = ["random", "tickets", "routes", "greedy"]
+TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 5)] + \
+         [("newyork", n) for n in (2, 3, 4)]
+
+
+def play(board, specs, games, seed=1, rotate=True):
+    cb = compile_board(board)
+    policies = [make_policy(s, cb.board) for s in specs]
+    out = play_batch(cb, len(specs), policies, game_seeds(seed, games), rotate=rotate,
+                     summary=True)
+    return out, policies
+
+
+def share(out, slot, col):
+    """Per-game values of a score column for the policy in `slot` (seat-rotated)."""
+    return out["scores"][:, :, COL[col]][out["slot"] == slot]
+
+
+@pytest.mark.parametrize("board,n", TABLES)
+def test_every_policy_plays_complete_legal_games(board, n):
+    """Each built-in policy (and the variants of its parameters) plays full games at
+    this table, alone and mixed with the others, with no illegal action (play_batch
+    raises on one), no game cut at the turn limit, no game ended by everyone passing,
+    and no action of its own making that had to be replaced (fallbacks). Over the
+    tables, each policy plays thousands of games."""
+    variants = {"europe": ["tickets:stations=0", "tickets:tunnels=0", "tickets:risk=1",
+                           "greedy:risk=0", "routes:risk=1"]}.get(board, [])
+    mixes = [[p] * n for p in BUILT_IN] + [[BUILT_IN[(i + k) % 4] for i in range(n)]
+                                           for k in range(2)]
+    mixes += [[v] + [DEFAULT_POLICY] * (n - 1) for v in variants]
+    for i, specs in enumerate(mixes):
+        k = 1000 if len(set(specs)) == 1 else 400       # alone / mixed or a variant
+        out, policies = play(board, specs, 2 * k if board == "newyork" else k, seed=100 * n + i)
+        assert not out["truncated"].any()
+        assert "random" in specs or not out["all_passed"].any()
+        assert all(getattr(p, "fallbacks", 0) == 0 for p in policies)
+
+
+@pytest.mark.parametrize("board", ["usa", "europe", "newyork"])
+def test_tickets_beats_random_and_completes_its_tickets(board):
+    out, _ = play(board, ["tickets", "random"], 1000, seed=11)
+    wins = share(out, 0, "rank") == 1
+    assert wins.mean() >= 0.99
+    kept = share(out, 0, "tickets_kept").sum()
+    done = share(out, 0, "tickets_completed").sum()
+    assert done / kept >= 0.9
+    assert share(out, 0, "score").mean() > share(out, 1, "score").mean() + 20
+
+
+@pytest.mark.parametrize("board", ["usa", "europe"])
+def test_tickets_is_the_strongest_built_in(board):
+    for other in ("routes", "greedy"):
+        out, _ = play(board, ["tickets", other], 600, seed=5)
+        assert (share(out, 0, "rank") == 1).mean() > 0.65
+    out, _ = play(board, ["greedy", "random"], 200, seed=5)
+    assert (share(out, 0, "rank") == 1).mean() > 0.9
+    out, _ = play(board, ["routes", "random"], 200, seed=5)
+    assert (share(out, 0, "rank") == 1).mean() > 0.9
+
+
+def test_station_and_tunnel_parameters_change_play():
+    """stations=0 never builds a station; tunnels=0 never claims a tunnel; the default
+    uses both on Europe."""
+    cb = compile_board("europe")
+    tunnels = {r for r in range(len(cb.board.route_id)) if cb.board.route_tunnel[r]}
+
+    def run(spec):
+        policies = [make_policy(spec, cb.board), make_policy("tickets", cb.board)]
+        return play_batch(cb, 2, policies, game_seeds(3, 400), rotate=True)
+
+    out = run("tickets:stations=0,tunnels=0")
+    mine = out["slot"] == 0
+    assert share(out, 0, "stations_built").sum() == 0
+    claims = out["claims"]
+    own = mine[claims[:, 0], claims[:, 1]]
+    assert not any(int(r) in tunnels for r in claims[own, 2])
+    assert len(out["tunnels"]) == 0 or not mine[out["tunnels"][:, 0], out["tunnels"][:, 1]].any()
+
+    out = run("tickets")
+    assert share(out, 0, "stations_built").sum() > 0
+    assert len(out["tunnels"]) > 0
+
+
+def test_tunnel_odds_count_the_discards_when_the_deck_is_empty():
+    """With the deck empty the reveal comes from the discards, which every player sees.
+    Two wilds among three discards: an 8-tunnel paid with 6 blue + 2 wild from a hand of
+    6 blue + 3 wild surely fails, and no policy tries it, whatever its `risk` (trying it
+    every turn would loop: the cards come back and the reveal repeats). One wild among
+    them: it surely succeeds, and `routes` claims it, the longest route it can pay."""
+    rest = {"pink": 12, "white": 12, "blue": 6, "yellow": 10, "orange": 12, "black": 12,
+            "red": 8, "green": 11, "wild": 9}
+
+    def position(discard):
+        others = dict(rest, yellow=12 - discard["yellow"], wild=11 - discard["wild"])
+        g = Game.from_position("europe", 2, hands=[{"blue": 6, "wild": 3}, others],
+                               faceup=["red", "red", "green", "red", "red"],
+                               discard=discard, current=0, seed=1)
+        assert g.state()["deck"] == []
+        return g
+
+    g = position({"wild": 2, "yellow": 1})
+    assert g.board.route_name(86).startswith("Petrograd - Stockholm")
+    for spec in ("routes", "tickets", "greedy", "routes:risk=1", "greedy:risk=1"):
+        act = Action.decode(decide(make_policy(spec, g.board), g), g.board)
+        assert act.route != 86, (spec, str(act))
+    g = position({"wild": 1, "yellow": 2})
+    act = Action.decode(decide(make_policy("routes:risk=0", g.board), g), g.board)
+    assert act.kind == "claim" and act.route == 86
+
+
+@pytest.mark.parametrize("spec", ["tickets", "routes", "greedy", "random"])
+def test_decisions_use_only_what_the_seat_may_see(spec):
+    """The same decision when everything the seat cannot see (deck order, other hands and
+    tickets, ticket deck) is resampled: across boards, phases and game stages."""
+    rng = random.Random(0)
+    checked = 0
+    for board in ("usa", "europe", "newyork"):
+        for seed in range(12):
+            g = Game(board, 3, seed=seed)
+            for _ in range(rng.randrange(0, 120)):
+                if g.is_over():
+                    break
+                g.apply(decide(make_policy("tickets", g.board), g, seed=seed))
+            if g.is_over():
+                continue
+            a = decide(make_policy(spec, g.board), g, seed=9)
+            b = decide(make_policy(spec, g.board), g.determinized(g.current_player, seed + 99), seed=9)
+            assert a == b, (board, seed, g.phase, str(Action.decode(a, g.board)))
+            checked += 1
+    assert checked >= 25
+
+
+def test_decide_returns_legal_actions_in_every_phase():
+    phases = set()
+    for seed in range(6):
+        g = Game("europe", 2, seed=seed)
+        policies = [make_policy("tickets", g.board) for _ in range(2)]
+        while not g.is_over():
+            a = decide(policies[g.current_player], g, seed=seed, start=False)
+            phases.add(g.phase)
+            g.apply(a)
+    assert {"setup_tickets", "turn", "second_draw"} <= phases
+
+
+# --- registry, specs, CLI ------------------------------------------------------------
+
+def test_registry_specs_and_parameters():
+    assert DEFAULT_POLICY == "tickets"
+    assert set(BUILT_IN) <= set(REGISTRY)
+    assert parse_spec("tickets:stations=0,risk=0.2") == ("tickets", {"stations": 0, "risk": 0.2})
+    p = make_policy("tickets:stations=0,tunnels=0,risk=0.2,draw=20", None)
+    assert p.params == {"stations": 0, "tunnels": 0, "risk": 0.2, "draw": 20}
+    assert p.spec == "tickets:draw=20,risk=0.2,stations=0,tunnels=0"
+    assert make_policy("routes:min_len=4", None).params["min_len"] == 4
+    with pytest.raises(ValueError, match="parameters: tunnels, risk, min_len"):
+        parse_spec("routes:stations=0")
+    with pytest.raises(ValueError, match="unknown policy"):
+        parse_spec("longroute")
+    with pytest.raises(ValueError, match="risk"):
+        make_policy("tickets:risk=2", None)
+    for name, info in REGISTRY.items():
+        assert info.doc
+        for key, (default, doc) in info.params.items():
+            assert doc and isinstance(default, (int, float))
+
+
+def test_policies_copy_and_pickle_with_their_parameters():
+    p = make_policy("greedy:risk=0.1", None)
+    for q in (copy.copy(p), pickle.loads(pickle.dumps(p)), make_policy(p, None)):
+        assert q is not p and type(q) is type(p)
+        assert q.params == p.params and q.spec == p.spec
+
+
+def test_policies_command_lists_every_policy(capsys):
+    assert cli_main(["policies"]) == 0
+    text = capsys.readouterr().out
+    assert text == policy_table() + "\n"
+    for name, info in REGISTRY.items():
+        assert name in text
+        for key in info.params:
+            assert f"{key}=" in text
+
+
+# --- Python policies -----------------------------------------------------------------
+
+class FirstLegal:
+    name = "first-legal"
+
+    def __init__(self):
+        self.games = 0
+
+    def start_game(self, seat, seed):
+        self.games += 1
+
+    def choose(self, observation, legal_actions):
+        assert observation["seat"] == observation["current"]
+        for a in legal_actions:          # prefer drawing blind: keeps games short
+            if a.kind == "draw_blind":
+                return a
+        return legal_actions[0].code
+
+
+def random_callable(observation, legal_actions):
+    return random.choice(legal_actions)
+
+
+def test_python_policies_play_full_games():
+    cb = compile_board("newyork")
+    obj = FirstLegal()
+    policies = [make_policy(obj, cb.board), make_policy(random_callable, cb.board),
+                make_policy("tickets", cb.board)]
+    out = play_batch(cb, 3, policies, game_seeds(2, 30), rotate=True)
+    assert not out["truncated"].any() and obj.games == 30
+    assert policies[0].spec == "first-legal" and policies[1].spec == "random_callable"
+
+
+@pytest.mark.parametrize("answer,message", [
+    (lambda obs, legal: None, "answered None, which is not one of the"),
+    (lambda obs, legal: 123456, "answered 123456, which is not one of the"),
+    (lambda obs, legal: "draw", "answered 'draw', which is not one of the"),
+    (lambda obs, legal: 1 / 0, r"raised ZeroDivisionError\('division by zero'\); legal actions:"),
+])
+def test_bad_python_answers_raise_policy_error(answer, message):
+    cb = compile_board("usa")
+    policies = [make_policy("tickets", cb.board), make_policy(answer, cb.board)]
+    with pytest.raises(PolicyError, match=message) as info:
+        play_batch(cb, 2, policies, game_seeds(4, 3))
+    text = str(info.value)
+    assert "policy '<lambda>'" in text and "(seat 1, turn 0)" in text
+    assert "keep tickets [0, 1]" in text         # the legal actions are listed
+
+
+def test_policy_error_names_the_turn_of_a_late_failure():
+    cb = compile_board("europe")
+
+    def flaky(observation, legal_actions):
+        if observation["turn"] >= 7:
+            raise RuntimeError("lost my way")
+        return legal_actions[-1] if observation["phase"] == "setup_tickets" else legal_actions[0]
+
+    policies = [make_policy(flaky, cb.board), make_policy("tickets", cb.board)]
+    with pytest.raises(PolicyError, match=r"policy 'test_policy_error_names_the_turn_of_a_late_failure.<locals>.flaky' "
+                                          r"\(seat 0, turn [78]\) raised RuntimeError\('lost my way'\); "
+                                          r"legal actions: \d+: "):
+        play_batch(cb, 2, policies, game_seeds(4, 1))
+
+
+def test_objects_without_choose_are_refused():
+    with pytest.raises(TypeError, match="is not a policy"):
+        make_policy(42, None)
