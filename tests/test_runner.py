@@ -208,3 +208,12 @@ def test_cli_simulate_help_documents_options(capsys):
     for opt in ("--board", "--players", "--policy", "--games", "--jobs", "--seed", "--out",
                 "--summary", "--backend", "--scheduler"):
         assert opt in text
+
+
+def test_turn_cap_stops_and_scores_a_game():
+    run = simulate("usa", ["random", "random"], games=20, seed=2, max_turns=7)
+    g = run.games
+    assert g["truncated"].all() and (g["turns"] == 7).all()
+    parts = g["route_points"] + g["ticket_points"] + g["longest_bonus"]
+    assert (parts == g["score"]).all()
+    assert not simulate("usa", ["random", "random"], games=20, seed=2).games["truncated"].any()

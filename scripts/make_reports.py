@@ -1,0 +1,86 @@
+"""Regenerate the example reports kept in ``reports/``.
+
+Each report is written from a fresh run of ``ttrsim.simulate`` (per-event tables on disk
+under ``--runs``, default ``runs/``, which is not kept in the repository):
+
+- ``europe-2p``, ``europe-4p``, ``usa-4p``, ``newyork-2p``: every seat plays the default
+  policy, 1,000,000 games each;
+- ``europe-4p-stations``: the station-value study, a paired experiment with common
+  random numbers: the same seeds played twice, once with every seat on ``tickets`` and
+  once with one seat (rotating) on ``tickets:stations=0``;
+- ``europe-4p-tunnels``: the tunnel study, four tunnel attitudes at one table
+  (``tickets:risk=0``, the default ``tickets`` (risk 0.3), ``tickets:risk=0.6`` and
+  ``tickets:tunnels=0``), seat-rotated, so the win matrix says which attitude pays.
+
+    python scripts/make_reports.py                  # everything, 1,000,000 games each
+    python scripts/make_reports.py --games 20000    # a quick look
+    python scripts/make_reports.py --only usa-4p
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import ttrsim
+from ttrsim.report import write_report
+
+ROOT = Path(__file__).resolve().parents[1]
+SEED = 2026
+
+# name: (board, players or policy list, title)
+STUDIES = {
+    "europe-2p": ("europe", 2, "Europe, 2 players, default policy"),
+    "europe-4p": ("europe", 4, "Europe, 4 players, default policy"),
+    "usa-4p": ("usa", 4, "USA, 4 players, default policy"),
+    "newyork-2p": ("newyork", 2, "New York, 2 players, default policy"),
+    "europe-4p-stations": ("europe", ["tickets"] * 4,
+                           "Europe, 4 players: what stations are worth (paired with a seat "
+                           "that may not build them)"),
+    "europe-4p-tunnels": ("europe", ["tickets:risk=0", "tickets", "tickets:risk=0.6",
+                                     "tickets:tunnels=0"],
+                          "Europe, 4 players: is the tunnel worth the risk"),
+}
+
+
+def run_study(name: str, games: int, runs: Path, jobs: int, fresh: bool):
+    board, players, title = STUDIES[name]
+    out = runs / name
+    if fresh and out.exists():
+        shutil.rmtree(out)
+    t = time.perf_counter()
+    run = ttrsim.simulate(board, players, games=games, seed=SEED, n_jobs=jobs, out=out,
+                          batch_size=10_000 if games >= 100_000 else None, progress=True)
+    baseline = None
+    if name == "europe-4p-stations":
+        base_out = runs / f"{name}-no-stations"
+        if fresh and base_out.exists():
+            shutil.rmtree(base_out)
+        baseline = ttrsim.simulate(board, ["tickets:stations=0"] + ["tickets"] * 3, games=games,
+                                   seed=SEED, n_jobs=jobs, out=base_out,
+                                   batch_size=10_000 if games >= 100_000 else None, progress=True)
+    played = time.perf_counter() - t
+    index = write_report(run, ROOT / "reports" / name, title=f"{title}, {games:,} games",
+                         baseline=baseline)
+    print(f"{name}: {games:,} games in {played:.0f} s, report {index.relative_to(ROOT)} "
+          f"({time.perf_counter() - t - played:.0f} s)")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--games", type=int, default=1_000_000)
+    ap.add_argument("--jobs", type=int, default=-1)
+    ap.add_argument("--runs", default=str(ROOT / "runs"), help="where the runs are written")
+    ap.add_argument("--only", action="append", choices=sorted(STUDIES), help="one study (repeatable)")
+    ap.add_argument("--resume", action="store_true",
+                    help="reuse runs already in --runs (default: start them afresh)")
+    args = ap.parse_args(argv)
+    for name in args.only or STUDIES:
+        run_study(name, args.games, Path(args.runs), args.jobs, fresh=not args.resume)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
