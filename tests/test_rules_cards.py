@@ -13,6 +13,7 @@ import pytest
 from ttrsim import maps
 from ttrsim.actions import IllegalActionError
 from ttrsim.game import Game
+from helpers import card, discard, hand, names  # noqa: F401
 
 USA = maps.load("usa")
 
@@ -33,24 +34,6 @@ def rest(board, *parts) -> dict:
         left.subtract(Counter(part) if isinstance(part, (list, tuple)) else part)
     assert min(left.values()) >= 0, left
     return {c: n for c, n in left.items() if n}
-
-
-def card(board, t) -> str | None:
-    """Name of a card type (8 is the wild card), None for an empty slot."""
-    return None if t < 0 else "wild" if t == 8 else board.colors[t]
-
-
-def names(board, counts) -> dict:
-    """Card-type counts (wild last) as {name: n}, zeros left out."""
-    return {card(board, t): int(n) for t, n in enumerate(counts) if n}
-
-
-def hand(g, seat) -> dict:
-    return names(g.board, g.state()["players"][seat]["hand"])
-
-
-def discard(g) -> dict:
-    return names(g.board, g.state()["discard"])
 
 
 def row(g) -> list:

@@ -13,6 +13,7 @@ import pytest
 from ttrsim import maps
 from ttrsim.actions import IllegalActionError
 from ttrsim.game import Game
+from helpers import card, discard, hand, names  # noqa: F401
 
 USA = maps.load("usa")
 EUROPE = maps.load("europe")
@@ -30,22 +31,6 @@ def rt(board, a, b, color=None) -> int:
              and (color is None or board.color_name(int(board.route_color[i])) == color)]
     assert len(found) == 1, (a, b, color, found)
     return found[0]
-
-
-def card(board, t):
-    return None if t < 0 else "wild" if t == 8 else board.colors[t]
-
-
-def names(board, counts) -> dict:
-    return {card(board, t): int(n) for t, n in enumerate(counts) if n}
-
-
-def hand(g, seat) -> dict:
-    return names(g.board, g.state()["players"][seat]["hand"])
-
-
-def discard(g) -> dict:
-    return names(g.board, g.state()["discard"])
 
 
 def options(g, route) -> set:

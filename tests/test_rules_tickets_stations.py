@@ -7,27 +7,12 @@ import pytest
 from ttrsim import maps
 from ttrsim.actions import IllegalActionError
 from ttrsim.game import Game
+from helpers import card, discard, hand, names  # noqa: F401
 
 USA = maps.load("usa")
 EUROPE = maps.load("europe")
 NY = maps.load("newyork")
 ROW = ["pink", "pink", "orange", "orange", "yellow"]
-
-
-def card(board, t):
-    return None if t < 0 else "wild" if t == 8 else board.colors[t]
-
-
-def names(board, counts) -> dict:
-    return {card(board, t): int(n) for t, n in enumerate(counts) if n}
-
-
-def hand(g, seat) -> dict:
-    return names(g.board, g.state()["players"][seat]["hand"])
-
-
-def discard(g) -> dict:
-    return names(g.board, g.state()["discard"])
 
 
 def keep_masks(g) -> list:

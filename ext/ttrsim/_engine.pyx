@@ -222,26 +222,44 @@ cdef bint route_open(const BoardC* b, const GameState* s, int route, int seat) n
     return True
 
 
+cdef inline int wild_range(const int16_t* hand, int n, int c, int min_wild, int* lo) noexcept nogil:
+    """Payments of n cards in colour c with at least one card of c: the wild counts
+    lo[0] .. lo[0] + result - 1 (result 0: none)."""
+    cdef int hi = hand[WILD]
+    if hand[c] == 0:
+        return 0
+    if hi > n - 1:
+        hi = n - 1
+    lo[0] = n - hand[c]
+    if lo[0] < min_wild:
+        lo[0] = min_wild
+    return hi - lo[0] + 1 if hi >= lo[0] else 0
+
+
+cdef inline void colour_span(const BoardC* b, int color, int* c0, int* c1) noexcept nogil:
+    """Card colours that may pay a route of `color` (GRAY: every colour)."""
+    if color == GRAY:
+        c0[0] = 0
+        c1[0] = b.n_colors
+    else:
+        c0[0] = color
+        c1[0] = color + 1
+
+
+# payments() lists the ways to pay; count_payments() and nth_payment() give its length and
+# its k-th entry without writing it (sample_legal). All three walk the same order:
+# colours ascending, wild counts ascending, then all-wild.
+
 cdef int payments(const BoardC* b, const int16_t* hand, int n, int color, int min_wild,
                   int kind, int a, int32_t* out) noexcept nogil:
     """Every way to pay n cards of `color` (GRAY: any one colour) with at least min_wild
     wilds: (colour, wild count) pairs with at least one coloured card, then all-wild."""
-    cdef int c, k, lo, hi, m = 0
-    cdef int c0 = 0, c1 = b.n_colors
-    if color != GRAY:
-        c0 = color
-        c1 = color + 1
+    cdef int c, c0, c1, k, lo = 0, cnt, m = 0
+    colour_span(b, color, &c0, &c1)
     for c in range(c0, c1):
-        if hand[c] == 0:
-            continue
-        lo = n - hand[c]
-        if lo < min_wild:
-            lo = min_wild
-        hi = hand[WILD]
-        if hi > n - 1:
-            hi = n - 1
-        for k in range(lo, hi + 1):
-            out[m] = make_action(kind, a, c, k)
+        cnt = wild_range(hand, n, c, min_wild, &lo)
+        for k in range(cnt):
+            out[m] = make_action(kind, a, c, lo + k)
             m += 1
     if hand[WILD] >= n and n >= min_wild:
         out[m] = make_action(kind, a, WILD, n)
@@ -251,23 +269,11 @@ cdef int payments(const BoardC* b, const int16_t* hand, int n, int color, int mi
 
 cdef inline int count_payments(const BoardC* b, const int16_t* hand, int n, int color,
                                int min_wild) noexcept nogil:
-    """Number of actions payments() would list (same arguments)."""
-    cdef int c, lo, hi, m = 0
-    cdef int c0 = 0, c1 = b.n_colors
-    if color != GRAY:
-        c0 = color
-        c1 = color + 1
-    hi = hand[WILD]
-    if hi > n - 1:
-        hi = n - 1
+    """len(payments(...)) with the same arguments."""
+    cdef int c, c0, c1, lo = 0, m = 0
+    colour_span(b, color, &c0, &c1)
     for c in range(c0, c1):
-        if hand[c] == 0:
-            continue
-        lo = n - hand[c]
-        if lo < min_wild:
-            lo = min_wild
-        if hi >= lo:
-            m += hi - lo + 1
+        m += wild_range(hand, n, c, min_wild, &lo)
     if hand[WILD] >= n and n >= min_wild:
         m += 1
     return m
@@ -276,25 +282,13 @@ cdef inline int count_payments(const BoardC* b, const int16_t* hand, int n, int 
 cdef int32_t nth_payment(const BoardC* b, const int16_t* hand, int n, int color, int min_wild,
                          int kind, int a, int k) noexcept nogil:
     """payments(...)[k] without writing the list."""
-    cdef int c, lo, hi, cnt
-    cdef int c0 = 0, c1 = b.n_colors
-    if color != GRAY:
-        c0 = color
-        c1 = color + 1
-    hi = hand[WILD]
-    if hi > n - 1:
-        hi = n - 1
+    cdef int c, c0, c1, lo = 0, cnt
+    colour_span(b, color, &c0, &c1)
     for c in range(c0, c1):
-        if hand[c] == 0:
-            continue
-        lo = n - hand[c]
-        if lo < min_wild:
-            lo = min_wild
-        cnt = hi - lo + 1
-        if cnt > 0:
-            if k < cnt:
-                return make_action(kind, a, c, lo + k)
-            k -= cnt
+        cnt = wild_range(hand, n, c, min_wild, &lo)
+        if k < cnt:
+            return make_action(kind, a, c, lo + k)
+        k -= cnt
     return make_action(kind, a, WILD, n)
 
 
