@@ -135,6 +135,27 @@ def test_brute_longest_on_known_shapes():
     assert brute_longest(usa, tri + [r("El Paso", "Santa Fe"), r("Denver", "Phoenix")]) == 14
 
 
+def test_longest_trail_of_a_loop_beside_a_path():
+    """The search starts only at cities where an odd number of own routes meet; a piece
+    where every city is even (here a loop) is counted whole. A loop and a separate path:
+    whichever is longer is the longest trail."""
+    usa = maps.load("usa")
+
+    def r(a, b, color=None):
+        ends = {usa.city_index[a], usa.city_index[b]}
+        return next(i for i in range(usa.n_routes) if {int(usa.route_a[i]), int(usa.route_b[i])} == ends
+                    and (color is None or usa.color_name(int(usa.route_color[i])) == color))
+
+    loop = [r("Denver", "Santa Fe"), r("Santa Fe", "Oklahoma City"), r("Oklahoma City", "Denver", "red")]
+    short = [r("Boston", "Montréal"), r("Montréal", "Toronto")]               # 2 + 3
+    long_ = short + [r("Toronto", "Duluth"), r("Duluth", "Winnipeg", "black")]  # + 6 + 4
+    for path, want in ((short, 9), (long_, 15)):         # the loop is 2 + 3 + 4
+        owned = [loop + path, []]
+        assert brute_longest(usa, owned[0]) == want
+        g = Game.from_position(usa, 2, routes=owned)
+        assert g.longest_trail(0) == want
+
+
 @pytest.mark.parametrize("name,n_players,per_seat,positions", [
     ("usa", 2, 12, 100), ("usa", 4, 9, 50), ("europe", 3, 12, 100), ("newyork", 2, 11, 100),
 ])

@@ -3,6 +3,7 @@ information, parameters; Python policies and their errors."""
 import copy
 import pickle
 import random
+from collections import Counter
 
 import numpy as np
 import pytest
@@ -125,6 +126,35 @@ def test_tunnel_odds_count_the_discards_when_the_deck_is_empty():
     g = position({"wild": 1, "yellow": 2})
     act = Action.decode(decide(make_policy("routes:risk=0", g.board), g), g.board)
     assert act.kind == "claim" and act.route == 86
+
+
+RANDOM_POSITIONS = [
+    # 4 players: seat 0 owns one half of Berlin-Frankfurt (the other half is closed to it
+    # alone) and has built a station (the next costs 2); 6 trains cut the long routes;
+    # two wild cards open the ferries
+    ("europe", 4, dict(hands=[{"red": 3, "blue": 2, "wild": 2, "yellow": 1}],
+                       routes=[[16], [18], [], []], stations=[["Paris"], [], [], []],
+                       trains=[6, 40, 40, 40])),
+    # 2 players: the other half of Bruxelles-Paris is closed to everyone
+    ("europe", 2, dict(hands=[{"green": 4, "wild": 1}, {}], routes=[[], [28]])),
+    ("usa", 3, dict(hands=[{"black": 2, "orange": 5, "wild": 3}, {}, {}], routes=[[], [3], []])),
+]
+
+
+@pytest.mark.parametrize("board,n,position", RANDOM_POSITIONS)
+def test_random_policy_is_uniform_over_the_legal_actions(board, n, position):
+    """The random policy counts the legal actions instead of listing them; its choice
+    must still be each listed legal action with the same probability (chi-square test
+    over 200 draws per action, fixed seeds)."""
+    from scipy import stats
+
+    g = Game.from_position(board, n, **position)
+    legal = [int(a) for a in g.legal_action_codes()]
+    assert len(legal) > 20
+    policy = make_policy("random", g.board)
+    counts = Counter(decide(policy, g, seed) for seed in range(200 * len(legal)))
+    assert set(counts) == set(legal)
+    assert stats.chisquare([counts[a] for a in legal]).pvalue > 1e-4
 
 
 @pytest.mark.parametrize("spec", ["tickets", "routes", "greedy", "random"])

@@ -9,9 +9,10 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
-                             apply_action, check_state, game_init, has_route, legal_actions,
+                             apply_action, check_state, game_init, legal_actions,
                              score_game)
 from ttrsim._rng cimport splitmix64
+from ttrsim._bits cimport get_bit, lowest_bit
 from ttrsim._policy cimport Policy
 
 import numpy as np
@@ -154,19 +155,30 @@ cdef bint route_needed(const BoardC* b, const GameState* s, const ScoreC* sc, in
     """Whether dropping `route` from the seat's final network (own routes plus the
     routes its stations borrow) breaks one of its completed tickets."""
     cdef int8_t parent[MAX_CITIES]
-    cdef int x, r, k, t
+    cdef uint64_t bits
+    cdef int x, w, r, k, t
+    if sc.completed[0] == 0 and sc.completed[1] == 0:
+        return False
     for x in range(b.n_cities):
         parent[x] = x
-    for r in range(b.n_routes):
-        if r != route and s.route_owner[r] == seat:
-            parent[uf_find(parent, b.route_a[r])] = uf_find(parent, b.route_b[r])
+    for w in range(2):
+        bits = s.p[seat].routes[w]
+        while bits:
+            r = (w << 6) + lowest_bit(bits)
+            bits &= bits - 1
+            if r != route:
+                parent[uf_find(parent, b.route_a[r])] = uf_find(parent, b.route_b[r])
     for k in range(MAX_STATIONS):
         r = sc.borrowed[k]
         if r >= 0:
             parent[uf_find(parent, b.route_a[r])] = uf_find(parent, b.route_b[r])
-    for t in range(b.n_tickets):
-        if has_route(sc.completed, t) and uf_find(parent, b.ticket_a[t]) != uf_find(parent, b.ticket_b[t]):
-            return True
+    for w in range(2):
+        bits = sc.completed[w]
+        while bits:
+            t = (w << 6) + lowest_bit(bits)
+            bits &= bits - 1
+            if uf_find(parent, b.ticket_a[t]) != uf_find(parent, b.ticket_b[t]):
+                return True
     return False
 
 
@@ -189,8 +201,8 @@ cdef void finish_game_rows(const BoardC* b, const GameState* s, const ScoreC* sc
     for i in range(o0, rec.offers.n):
         row = rec.offers.data + i * W_OFFER
         if row[4]:
-            row[6] = has_route(sc[row[1]].completed, row[2])
-            row[7] = has_route(sc[row[1]].by_station, row[2])
+            row[6] = get_bit(sc[row[1]].completed, row[2])
+            row[7] = get_bit(sc[row[1]].by_station, row[2])
 
 
 cdef void summarise_game(const BoardC* b, Recorder* rec, const int* slot_of_seat,

@@ -6,6 +6,7 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._rng cimport rng_below, rng_seed, rng_next
+from ttrsim._bits cimport clear_bit, count_bits, count_bits2, get_bit, lowest_bit, set_bit
 
 import numpy as np
 
@@ -13,24 +14,12 @@ import numpy as np
 # ---------------------------------------------------------------------------
 # small helpers
 
-cdef inline int popcount64(uint64_t x) noexcept nogil:
-    cdef int n = 0
-    while x:
-        x &= x - 1
-        n += 1
-    return n
+cdef int popcount64(uint64_t x) noexcept nogil:
+    return count_bits(x)
 
 
-cdef inline bint has_route(const uint64_t* bits, int r) noexcept nogil:
-    return (bits[r >> 6] >> (r & 63)) & 1
-
-
-cdef inline void set_bit(uint64_t* bits, int i) noexcept nogil:
-    bits[i >> 6] |= (<uint64_t>1) << (i & 63)
-
-
-cdef inline void clear_bit(uint64_t* bits, int i) noexcept nogil:
-    bits[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+cdef bint has_route(const uint64_t* bits, int r) noexcept nogil:
+    return get_bit(bits, r)
 
 
 cdef int discard_total(const GameState* s) noexcept nogil:
@@ -292,36 +281,69 @@ cdef int32_t nth_payment(const BoardC* b, const int16_t* hand, int n, int color,
     return make_action(kind, a, WILD, n)
 
 
+cdef void open_routes(const BoardC* b, const GameState* s, int seat, uint64_t* out) noexcept nogil:
+    """Bitset of the routes route_open(b, s, r, seat) allows, from the owners' bitsets."""
+    cdef uint64_t claimed[2]
+    cdef uint64_t closers
+    cdef int q, w, r
+    claimed[0] = 0
+    claimed[1] = 0
+    for q in range(s.n_players):
+        claimed[0] |= s.p[q].routes[0]
+        claimed[1] |= s.p[q].routes[1]
+    for w in range(2):
+        out[w] = b.all_routes[w] & ~claimed[w]
+    # a claimed double closes its partner to everyone below the threshold, else to its owner
+    for w in range(2):
+        closers = (claimed[w] if s.n_players < b.double_min_players
+                   else s.p[seat].routes[w]) & b.double_routes[w]
+        while closers:
+            r = (w << 6) + lowest_bit(closers)
+            closers &= closers - 1
+            clear_bit(out, b.route_partner[r])
+
+
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil:
-    """legal_actions(b, s)[k] for k uniform in [0, n): the same uniform choice, counted
-    instead of listed (the turn's list can hold hundreds of payment variants)."""
+    """A uniformly random legal action: each entry of legal_actions(b, s) with the same
+    probability, found by counting instead of listing (the turn's list can hold hundreds
+    of payment variants). Claims are counted per payment group of routes, so the k-th
+    action counted is not the k-th listed; the set and the uniform choice are the same."""
     cdef int32_t small[256]
-    cdef int counts[MAX_ROUTES]
-    cdef int gray_cache[MAX_LEN][MAX_LEN]
-    cdef int i, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0, n_free = 0
-    cdef int seat = s.current, cost = 0
+    cdef uint64_t open_[2]
+    cdef uint64_t bits
+    cdef int per_route[MAX_ROUTES]       # payments of one route of each group
+    cdef int n_open[MAX_ROUTES]          # open routes of each group
+    cdef int i, g, w, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0
+    cdef int n_free = 0, built = 0, seat = s.current, cost = 0, n_groups = 0, c, most = 0
     cdef const PlayerC* p = &s.p[seat]
     if s.phase != PH_TURN:
         n = legal_actions(b, s, small)           # keep masks (< 2**MAX_PENDING), draws, tunnel choices
         return small[rng_below(rng, n)] if n > 0 else -1
-    memset(gray_cache, -1, sizeof(gray_cache))
     for i in range(N_FACEUP):
         if s.faceup[i] >= 0:
             n_face += 1
     blind = can_draw_blind(s)
     total = n_face + blind
-    for r in range(b.n_routes):
-        counts[r] = 0
-        if b.route_len[r] <= p.trains and route_open(b, s, r, seat):
-            if b.route_color[r] == GRAY:
-                if gray_cache[b.route_len[r]][b.route_ferry[r]] < 0:
-                    gray_cache[b.route_len[r]][b.route_ferry[r]] = count_payments(
-                        b, p.hand, b.route_len[r], GRAY, b.route_ferry[r])
-                counts[r] = gray_cache[b.route_len[r]][b.route_ferry[r]]
-            else:
-                counts[r] = count_payments(b, p.hand, b.route_len[r], b.route_color[r],
-                                           b.route_ferry[r])
-            total += counts[r]
+    open_routes(b, s, seat, open_)
+    for c in range(b.n_colors):
+        if p.hand[c] > most:
+            most = p.hand[c]
+    for g in range(b.n_pay_groups):
+        if b.group_len[g] > p.trains:
+            break                               # groups come shortest first
+        n_groups = g + 1
+        n_open[g] = 0
+        per_route[g] = 0
+        # most hands pay few groups: a cheap bound first
+        c = most if b.group_color[g] == GRAY else p.hand[b.group_color[g]]
+        if c + p.hand[WILD] < b.group_len[g] or p.hand[WILD] < b.group_ferry[g]:
+            continue
+        n_open[g] = (count_bits(open_[0] & b.group_routes[g][0])
+                     + count_bits(open_[1] & b.group_routes[g][1]))
+        if n_open[g] > 0:
+            per_route[g] = count_payments(b, p.hand, b.group_len[g], b.group_color[g],
+                                          b.group_ferry[g])
+            total += n_open[g] * per_route[g]
     tickets = s.tdeck_n > 0
     total += tickets
     if p.stations_left > 0:
@@ -329,9 +351,9 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
         if hand_total(s, seat) >= cost:
             per_city = count_payments(b, p.hand, cost, GRAY, 0)
             if per_city > 0:
-                for x in range(b.n_cities):
-                    if s.city_station[x] < 0:
-                        n_free += 1
+                for i in range(s.n_players):
+                    built += b.stations - s.p[i].stations_left
+                n_free = b.n_cities - built
                 total += n_free * per_city
     if total == 0:
         return make_action(ACT_PASS, 0, 0, 0)
@@ -346,11 +368,20 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     if k < blind:
         return make_action(ACT_DRAW_BLIND, 0, 0, 0)
     k -= blind
-    for r in range(b.n_routes):
-        if k < counts[r]:
-            return nth_payment(b, p.hand, b.route_len[r], b.route_color[r], b.route_ferry[r],
-                               ACT_CLAIM, r, k)
-        k -= counts[r]
+    for g in range(n_groups):
+        if k < n_open[g] * per_route[g]:
+            n = k // per_route[g]               # the n-th open route of the group
+            for w in range(2):
+                bits = open_[w] & b.group_routes[g][w]
+                while bits:
+                    r = (w << 6) + lowest_bit(bits)
+                    bits &= bits - 1
+                    if n == 0:
+                        return nth_payment(b, p.hand, b.group_len[g], b.group_color[g],
+                                           b.group_ferry[g], ACT_CLAIM, r, k % per_route[g])
+                    n -= 1
+            return -1
+        k -= n_open[g] * per_route[g]
     if k < tickets:
         return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
     k -= tickets
@@ -761,23 +792,31 @@ cdef inline void uf_union(int8_t* parent, int x, int y) noexcept nogil:
 
 
 cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent) noexcept nogil:
-    cdef int x, r
+    cdef int x, w, r
+    cdef uint64_t bits
     for x in range(b.n_cities):
         parent[x] = x
-    for r in range(b.n_routes):
-        if s.route_owner[r] == seat:
+    for w in range(2):
+        bits = s.p[seat].routes[w]
+        while bits:
+            r = (w << 6) + lowest_bit(bits)
+            bits &= bits - 1
             uf_union(parent, b.route_a[r], b.route_b[r])
 
 
 cdef int ticket_result(const BoardC* b, const GameState* s, int seat, int8_t* parent,
                        uint64_t* completed) noexcept nogil:
     """Ticket points (completed minus failed) on a network; sets the completed bitset."""
-    cdef int t, pts = 0
+    cdef int t, w, pts = 0
+    cdef uint64_t bits
     cdef const PlayerC* p = &s.p[seat]
     completed[0] = 0
     completed[1] = 0
-    for t in range(b.n_tickets):
-        if has_route(p.tickets, t):
+    for w in range(2):
+        bits = p.tickets[w]
+        while bits:
+            t = (w << 6) + lowest_bit(bits)
+            bits &= bits - 1
             if uf_find(parent, b.ticket_a[t]) == uf_find(parent, b.ticket_b[t]):
                 pts += b.ticket_points[t]
                 set_bit(completed, t)
@@ -885,18 +924,45 @@ cdef int trail_from(const BoardC* b, const GameState* s, int seat, int x, uint64
 
 
 cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil:
-    """Longest trail (each route at most once, cities may repeat) in a seat's own routes;
-    exact depth-first search from every city the seat touches."""
+    """Longest trail (each route at most once, cities may repeat) in a seat's own routes,
+    by exact depth-first search. A longest trail in a connected piece of the network
+    either starts at a city where an odd number of the piece's routes meet (were its end
+    even, a route there would be unused and would extend it), or, when every city of the
+    piece is even, walks the whole piece (an Euler circuit). So the search starts only at
+    odd cities, and an all-even piece counts its total length."""
     cdef uint64_t used[2]
-    cdef int x, v, best = 0
-    cdef uint64_t cities = s.p[seat].cities
+    cdef uint64_t bits, odd = 0
+    cdef int8_t parent[MAX_CITIES]
+    cdef int piece_len[MAX_CITIES]
+    cdef uint8_t piece_odd[MAX_CITIES]
+    cdef int x, w, r, v, best = 0
+    own_network(b, s, seat, parent)
+    for x in range(b.n_cities):
+        piece_len[x] = 0
+        piece_odd[x] = 0
+    for w in range(2):
+        bits = s.p[seat].routes[w]
+        while bits:
+            r = (w << 6) + lowest_bit(bits)
+            bits &= bits - 1
+            odd ^= ((<uint64_t>1) << b.route_a[r]) ^ ((<uint64_t>1) << b.route_b[r])
+            piece_len[uf_find(parent, b.route_a[r])] += b.route_len[r]
+    bits = odd
+    while bits:
+        x = lowest_bit(bits)
+        bits &= bits - 1
+        piece_odd[uf_find(parent, x)] = 1
+    for x in range(b.n_cities):
+        if parent[x] == x and not piece_odd[x] and piece_len[x] > best:
+            best = piece_len[x]
     used[0] = 0
     used[1] = 0
-    for x in range(b.n_cities):
-        if (cities >> x) & 1:
-            v = trail_from(b, s, seat, x, used)
-            if v > best:
-                best = v
+    while odd:
+        x = lowest_bit(odd)
+        odd &= odd - 1
+        v = trail_from(b, s, seat, x, used)
+        if v > best:
+            best = v
     return best
 
 
@@ -1231,6 +1297,20 @@ cdef class CompiledBoard:
                     raise ValueError(f"city {board.cities[x]!r} has more than {MAX_ADJ} routes")
                 c.adj[x][c.n_adj[x]] = i
                 c.n_adj[x] += 1
+        # payment groups, shortest first (sample_legal stops at the first too long)
+        groups = sorted({(c.route_len[i], c.route_color[i], c.route_ferry[i])
+                         for i in range(c.n_routes)})
+        c.n_pay_groups = len(groups)
+        for g, (length, color, ferry) in enumerate(groups):
+            c.group_len[g] = length
+            c.group_color[g] = color
+            c.group_ferry[g] = ferry
+        for i in range(c.n_routes):
+            set_bit(c.all_routes, i)
+            if c.route_partner[i] >= 0:
+                set_bit(c.double_routes, i)
+            g = groups.index((c.route_len[i], c.route_color[i], c.route_ferry[i]))
+            set_bit(c.group_routes[g], i)
         for length, pts in board.route_points.items():
             if not 0 < int(length) < MAX_LEN:
                 raise ValueError(f"route length {length} outside 1..{MAX_LEN - 1}")

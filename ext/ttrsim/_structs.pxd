@@ -68,6 +68,15 @@ ctypedef struct BoardC:
     int8_t route_ferry[MAX_ROUTES]      # wild cards the route requires
     int16_t route_partner[MAX_ROUTES]   # other half of a double route, or -1
     int route_points[MAX_LEN]           # points by length; 0 where no route has that length
+    uint64_t all_routes[2]              # bitset of every route of the board
+    uint64_t double_routes[2]           # routes that have a partner
+    # Routes grouped by what paying for them takes (length, colour, wild cards required),
+    # shortest first: the legal claims of a hand are counted per group, not per route.
+    int n_pay_groups
+    uint64_t group_routes[MAX_ROUTES][2]
+    int8_t group_len[MAX_ROUTES]
+    int8_t group_color[MAX_ROUTES]
+    int8_t group_ferry[MAX_ROUTES]
     # routes entering each city
     int16_t adj[MAX_CITIES][MAX_ADJ]
     int n_adj[MAX_CITIES]
