@@ -76,8 +76,7 @@ def core_rate(board: str, players: int, policy: str, games: int, seed: int = 1) 
 def simulate_rate(games: int, jobs: int, policy: str | None) -> float:
     players = 4 if policy is None else [policy] * 4
     t = time.perf_counter()
-    ttrsim.simulate("europe", players, games=games, seed=2, n_jobs=jobs, summary=True,
-                    batch_size=max(1000, games // 200))
+    ttrsim.simulate("europe", players, games=games, seed=2, n_jobs=jobs, summary=True)
     return games / (time.perf_counter() - t)
 
 
@@ -103,8 +102,7 @@ def run_peak(games: int, summary: bool, jobs: int) -> dict:
     ``ttrsim simulate`` run on Europe with 4 players and the default policy."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "ttrsim", "simulate", "--board", "europe", "--players", "4",
-               "--games", str(games), "--jobs", str(jobs), "--quiet", "--out", f"{tmp}/run",
-               "--batch-size", str(min(20000, max(1000, games // 100)))]
+               "--games", str(games), "--jobs", str(jobs), "--quiet", "--out", f"{tmp}/run"]
         if summary:
             cmd.append("--summary")
         t = time.perf_counter()

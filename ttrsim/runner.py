@@ -26,9 +26,7 @@ from ttrsim.actions import card_name
 from ttrsim.game import compile_board, resolve_board
 from ttrsim.policies import DEFAULT_POLICY, make_policy, policy_name
 
-__all__ = ["Run", "simulate", "load_run", "replay", "DEFAULT_BATCH_SIZE"]
-
-DEFAULT_BATCH_SIZE = 2000
+__all__ = ["Run", "simulate", "load_run", "replay", "default_batch_size"]
 EVENT_TABLES = ("games", "tickets", "routes", "tunnels", "stations")
 SUMMARY_TABLES = ("seat_summary", "ticket_summary", "route_summary", "tunnel_summary",
                   "station_summary")
@@ -45,6 +43,13 @@ IDENTITY = ("ttrsim_version", "board", "board_checksum", "players", "policies", 
 
 # ---------------------------------------------------------------------------
 # configuration
+
+def default_batch_size(games: int) -> int:
+    """Games per batch when none is given: a hundredth of the run, within 1,000..10,000.
+    Large enough that a batch's dispatch (a few milliseconds) is lost in its play, small
+    enough for a smooth progress bar, resume points and work for every worker."""
+    return min(10_000, max(1_000, games // 100))
+
 
 @dataclass(frozen=True)
 class _Config:
@@ -116,7 +121,7 @@ def _config(board, players, games, seed, batch_size, rotate, summary, max_turns)
         raise ValueError(f"games must be a positive integer, got {games!r}")
     if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
         raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    batch_size = DEFAULT_BATCH_SIZE if batch_size is None else batch_size
+    batch_size = default_batch_size(games) if batch_size is None else batch_size
     if not isinstance(batch_size, (int, np.integer)) or batch_size <= 0:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if not isinstance(max_turns, (int, np.integer)) or max_turns <= 0:
@@ -398,7 +403,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         callables or objects with ``choose``; see ``ttrsim policies``).
     games : number of games. seed : the run's seed (same seed, same tables).
     n_jobs : joblib workers (-1: all cores). The tables do not depend on it.
-    batch_size : games per call into the core (default 2000).
+    batch_size : games per call into the core (default: games / 100 within 1,000..10,000).
     rotate : seat the policies in rotation (policy k plays seat (k + game) % players), so
         each sits in each seat equally often.
     summary : keep counts aggregated in the core instead of per-event tables; memory stays
