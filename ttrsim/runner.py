@@ -321,7 +321,13 @@ class Run:
                                 "ticket_completion": s["tickets_completed_sum"]
                                 / s["tickets_kept_sum"].clip(lower=1)})
         else:
-            g = self.games.groupby("policy", observed=True)
+            games = self._tables.get("games")
+            if games is None and self.path is not None:
+                # only the columns needed: the whole games table of a large run is big
+                games = _read_table(self.path, "games", self.manifest, self.board,
+                                    columns=["policy", "win", "score", "tickets_completed",
+                                             "tickets_kept"])
+            g = games.groupby("policy", observed=True)
             out = pd.DataFrame({"games": g.size(), "win_share": g["win"].mean(),
                                 "mean_score": g["score"].mean(),
                                 "ticket_completion": g["tickets_completed"].sum()
@@ -360,9 +366,9 @@ def _write_batch(path: Path, cfg: _Config, b: int, payload: dict) -> None:
     _atomic_write(_done_marker(path, b), lambda p: p.write_text(""))
 
 
-def _read_table(path: Path, name: str, manifest: dict, board) -> pd.DataFrame:
+def _read_table(path: Path, name: str, manifest: dict, board, columns=None) -> pd.DataFrame:
     parts = [_part(path, name, b) for b in range(manifest["batches"])]
-    df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    df = pd.concat([pd.read_parquet(p, columns=columns) for p in parts], ignore_index=True)
     # Parquet keeps categories per file (an empty part keeps none): restore the run's.
     cats = _categories(_config_from_manifest(manifest, board))
     for col in df.columns.intersection(list(cats)):
