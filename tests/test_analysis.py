@@ -130,6 +130,8 @@ def fake_summary_run():
         "longest_bonus_sum": [50, 30], "station_points_sum": [0, 0], "attraction_points_sum": [0, 0],
         "tickets_kept_sum": [25, 20], "tickets_completed_sum": [20, 15],
         "turns_sum": [1000, 1000], "all_passed": [1, 1],
+        # turns: mean 100, s = 20; score minus the other's: mean +-10, s = 6
+        "turns_sq_sum": [103600, 103600], "diff_sum": [100, -100], "diff_sq_sum": [1324, 1324],
     })
     ticket_summary = pd.DataFrame({"ticket": [1, 2, 3], "offered": [20, 20, 10], "kept": [16, 10, 4],
                                    "completed": [12, 5, 1], "by_station": [1, 0, 1]})
@@ -465,7 +467,8 @@ def test_seat_advantage_summary():
     assert (r.players, r.games, r.wins, r.win_rate, r.fair_share) == (2, 10, 6, 0.6, 0.5)
     half = 1.959963984540054 * 10 / math.sqrt(10)  # s = 10 from the sums
     assert (r.score_mean, r.score_mean_low, r.score_mean_high) == pytest.approx((50, 50 - half, 50 + half))
-    assert r.score_diff == 10 and np.isnan(r.score_diff_low)
+    half = 1.959963984540054 * 6 / math.sqrt(10)
+    assert (r.score_diff, r.score_diff_low, r.score_diff_high) == pytest.approx((10, 10 - half, 10 + half))
     assert row(out, seat=1).score_diff == -10
 
 
@@ -502,4 +505,6 @@ def test_by_player_count():
     assert (out.loc[3].completion_rate, out.loc[3].turns_mean) == (0.75, 120)
     s = an.by_player_count(fake_summary_run()).set_index("players").loc[2]
     assert (s.games, s.turns_mean, s.all_passed_rate, s.tickets_kept_mean, s.score_mean) == (10, 100, 0.1, 2.25, 45)
-    assert s.completion_rate == pytest.approx(35 / 45) and np.isnan(s.turns_mean_low)
+    half = 1.959963984540054 * 20 / math.sqrt(10)
+    assert s.completion_rate == pytest.approx(35 / 45)
+    assert (s.turns_mean_low, s.turns_mean_high) == pytest.approx((100 - half, 100 + half))

@@ -91,6 +91,14 @@ def test_summary_mode_equals_counts_of_event_tables(reference):
                                tickets_completed_sum=("tickets_completed", "sum"))
     assert (seat.values == ev.values).all()
     assert s.seat_summary["score_sq_sum"].sum() == (g["score"].astype(np.int64) ** 2).sum()
+    # (players - 1) x (score minus the others' mean), per seat, and squared turns
+    n = len(POLICIES)
+    diff = n * g["score"].astype(np.int64) - g.groupby("game")["score"].transform("sum")
+    by_seat = s.seat_summary.groupby("seat")[["diff_sum", "diff_sq_sum", "turns_sq_sum"]].sum()
+    assert (by_seat.diff_sum.values == diff.groupby(g.seat).sum().values).all()
+    assert (by_seat.diff_sq_sum.values == (diff ** 2).groupby(g.seat).sum().values).all()
+    assert (by_seat.turns_sq_sum.values
+            == (g["turns"].astype(np.int64) ** 2).groupby(g.seat).sum().values).all()
     t = reference.tickets.groupby("ticket").agg(offered=("kept", "size"), kept=("kept", "sum"),
                                                 completed=("completed", "sum"),
                                                 by_station=("by_station", "sum"))

@@ -34,7 +34,7 @@ TUNNEL_OUTCOMES = ("free", "paid", "declined")
 SEAT_SUM_COLS = ("games", "wins", "score_sum", "score_sq_sum", "route_points_sum",
                  "ticket_points_sum", "longest_bonus_sum", "station_points_sum",
                  "attraction_points_sum", "tickets_kept_sum", "tickets_completed_sum",
-                 "turns_sum", "all_passed")
+                 "turns_sum", "all_passed", "turns_sq_sum", "diff_sum", "diff_sq_sum")
 _SC = {name: i for i, name in enumerate(SCORE_COLS)}
 # Manifest keys that define a run: a resumed run must match them all.
 IDENTITY = ("ttrsim_version", "board", "board_checksum", "players", "policies", "seed", "games",
@@ -228,11 +228,14 @@ def _batch_summary(cfg: _Config, res: dict) -> dict:
     flat = sc.reshape(-1, sc.shape[-1])
     turns = np.repeat(res["turns"].astype(np.int64), n)
     passed = np.repeat(res["all_passed"].astype(np.int64), n)
+    # the seat's score minus the other seats' mean, times (n - 1) to stay an integer
+    diff = (n * sc[:, :, _SC["score"]] - sc[:, :, _SC["score"]].sum(axis=1, keepdims=True)).reshape(-1)
     cols = [np.ones_like(turns), (flat[:, _SC["rank"]] == 1).astype(np.int64),
             flat[:, _SC["score"]], flat[:, _SC["score"]] ** 2, flat[:, _SC["route_points"]],
             flat[:, _SC["ticket_points"]], flat[:, _SC["longest_bonus"]],
             flat[:, _SC["station_points"]], flat[:, _SC["attraction_points"]],
-            flat[:, _SC["tickets_kept"]], flat[:, _SC["tickets_completed"]], turns, passed]
+            flat[:, _SC["tickets_kept"]], flat[:, _SC["tickets_completed"]], turns, passed,
+            turns ** 2, diff, diff ** 2]
     seat_sums = np.zeros((n * n, len(cols)), dtype=np.int64)
     np.add.at(seat_sums, cell, np.stack(cols, axis=1))
     return {"seat": seat_sums.reshape(n, n, -1), "tickets": res["ticket_counts"],

@@ -8,7 +8,6 @@ from ._tables import EVENT, SUMMARY, MissingTable, groups, keys, players_of, req
 from .stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
-    Estimate,
     as_generator,
     bootstrap_mean,
     normal_mean_interval,
@@ -57,9 +56,8 @@ def seat_advantage(
     seats in the same game, with its interval.
 
     Per-event runs: percentile bootstrap intervals over games. Summary runs: normal
-    intervals for ``score_mean`` from the sums; ``score_diff`` is the difference of the
-    seat's mean and the other seats' mean, without an interval (its variance needs the
-    within-game covariance, which the summary does not keep).
+    intervals from the sums (``score_sq_sum``; ``diff_sum`` and ``diff_sq_sum`` for
+    ``score_diff``).
     """
     group = _with_seat(by)
     mode, table = _games(run_or_games, keys(by))
@@ -82,20 +80,21 @@ def seat_advantage(
             })
         out = pd.DataFrame(rows)
     else:
-        require(table, ["seat", "games", "wins", "score_sum", "score_sq_sum"], "seat_summary")
-        sums = table.groupby(group, observed=True)[["games", "wins", "score_sum", "score_sq_sum"]].sum()
-        sums = sums.reset_index()
-        outer = sums.groupby(keys(by), observed=True) if keys(by) else None
-        all_games = outer.games.transform("sum") if outer is not None else sums.games.sum()
-        all_score = outer.score_sum.transform("sum") if outer is not None else sums.score_sum.sum()
+        cols = ["games", "wins", "score_sum", "score_sq_sum", "diff_sum", "diff_sq_sum"]
+        require(table, ["seat"] + cols, "seat_summary")
+        sums = table.groupby(group, observed=True)[cols].sum().reset_index()
         players = sums.players if "players" in sums.columns else players_of(run_or_games)
+        if players is None:
+            raise MissingTable("seat_summary has no player count: pass a run whose manifest has it")
+        players = np.asarray(players, dtype=float)
         mean = normal_mean_interval(sums.score_sum, sums.score_sq_sum, sums.games, confidence)
+        # diff_sum holds (players - 1) x the difference: scale back before the interval
+        diff = normal_mean_interval(sums.diff_sum / (players - 1),
+                                    sums.diff_sq_sum / (players - 1) ** 2, sums.games, confidence)
         out = sums[group + ["games", "wins"]].assign(
-            fair_share=1 / np.asarray(players, dtype=float) if players is not None else np.nan,
+            fair_share=1 / players,
             **_interval("score_mean", mean),
-            score_diff=mean.estimate - (all_score - sums.score_sum) / (all_games - sums.games),
-            score_diff_low=np.nan,
-            score_diff_high=np.nan,
+            **_interval("score_diff", diff),
         )
     out = out.assign(**rate_columns("win_rate", out.wins, out.games, confidence))
     out["win_excess"] = out.win_rate - out.fair_share
@@ -200,8 +199,8 @@ def by_player_count(
     tickets as independent -- tickets of one player in one game are not, so read it as a
     lower bound on the uncertainty); ``score_mean`` per player.
 
-    Summary runs take the player count from the manifest and give no interval for
-    ``turns_mean`` (the summary keeps no sum of squared turns) and no turn quartiles.
+    Summary runs take the player count from the manifest, give a normal interval for
+    ``turns_mean`` and no turn quartiles.
     """
     mode, table = _games(run_or_games, ["players"])
     rows = []
@@ -223,8 +222,8 @@ def by_player_count(
                 "score_sum": float(part.score.sum()),
             })
     else:
-        require(table, ["seat", "games", "turns_sum", "all_passed", "tickets_kept_sum",
-                        "tickets_completed_sum", "score_sum"], "seat_summary")
+        require(table, ["seat", "games", "turns_sum", "turns_sq_sum", "all_passed",
+                        "tickets_kept_sum", "tickets_completed_sum", "score_sum"], "seat_summary")
         for key, part in groups(table, ["players"]):
             # Every seat plays every game: per-game totals come from seat 0's rows.
             first = part[part.seat == part.seat.min()]
@@ -232,7 +231,8 @@ def by_player_count(
             rows.append({
                 **key,
                 "games": n,
-                **_interval("turns_mean", Estimate(first.turns_sum.sum() / n, np.nan, np.nan)),
+                **_interval("turns_mean", normal_mean_interval(
+                    first.turns_sum.sum(), first.turns_sq_sum.sum(), n, confidence)),
                 "all_passed": int(first.all_passed.sum()),
                 "tickets_kept": int(part.tickets_kept_sum.sum()),
                 "tickets_completed": int(part.tickets_completed_sum.sum()),
