@@ -9,7 +9,9 @@ Measures
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
   4. a profile: time per game split into rules, policy decisions and result collection.
 
-Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``).
+Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``);
+``--markdown`` prints the README's tables from that JSON without measuring anything.
+The memory readings need psutil (installed with the ``test`` and ``dask`` extras).
 
     python scripts/bench.py                 # full run (about 15 minutes on 2 cores)
     python scripts/bench.py --quick         # smaller counts, for a quick look
@@ -119,6 +121,42 @@ def run_peak(games: int, summary: bool, jobs: int) -> dict:
             "games_per_s": games / wall, "peak_rss_mb": peak / 2**20, "disk_mb": size / 2**20}
 
 
+def markdown(result: dict) -> str:
+    """The README's benchmark tables from a result of this script."""
+    m = result["machine"]
+    out = [f"Measured {result['date']} on {m['cpu']} ({m['cores']} cores), Python {m['python']}, "
+           f"ttrsim {m['ttrsim']}.", "",
+           "Games per second on one core (every seat plays the policy), and where a game's "
+           "time goes (rules / policy decisions / result collection):", "",
+           "| policy | board | 2 players | 4 players | profile at 4 players |",
+           "|---|---|---:|---:|---|"]
+    cells = {(r["policy"], r["board"], r["players"]): r for r in result["core"]}
+    for policy in sorted({r["policy"] for r in result["core"]}):
+        for board in BOARDS:
+            two, four = cells.get((policy, board, 2)), cells.get((policy, board, 4))
+            if not (two and four):
+                continue
+            p = four["profile_share"]
+            prof = " / ".join(f"{p[k]:.0%}" for k in ("rules", "policy", "results"))
+            out.append(f"| {policy} | {board} | {two['games_per_s']:,.0f} | "
+                       f"{four['games_per_s']:,.0f} | {prof} |")
+    if result.get("runs"):
+        out += ["", "`ttrsim simulate` of Europe, 4 players, default policy, all cores, written "
+                "to disk (`--out`):", "",
+                "| games | mode | wall time | games/s | peak memory | on disk |",
+                "|---:|---|---:|---:|---:|---:|"]
+        for r in result["runs"]:
+            mode = "summary" if r["summary"] else "per-event"
+            out.append(f"| {r['games']:,} | {mode} | {r['wall_s']:.1f} s | {r['games_per_s']:,.0f} | "
+                       f"{r['peak_rss_mb']:,.0f} MB | {r['disk_mb']:,.0f} MB |")
+    par = result.get("parallel")
+    if par:
+        out += ["", f"Parallel efficiency with {par['cores']} workers: {par['efficiency']:.0%} "
+                f"({par['games_per_s_all']:,.0f} games/s against {par['cores']} x "
+                f"{par['games_per_s_1']:,.0f} with one worker)."]
+    return "\n".join(out)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small counts (about a minute)")
@@ -127,7 +165,12 @@ def main(argv=None) -> int:
     ap.add_argument("--policies", default=",".join(sorted(REGISTRY)), help="comma-separated")
     ap.add_argument("--skip-runs", action="store_true", help="only the per-core measurements")
     ap.add_argument("--json", default=str(Path(__file__).with_name("bench.json")))
+    ap.add_argument("--markdown", action="store_true",
+                    help="print the README tables from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown(json.loads(Path(args.json).read_text())))
+        return 0
     games = args.games or (1000 if args.quick else 10000)
     run_games = args.run_games or (20000 if args.quick else 1_000_000)
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
