@@ -314,7 +314,7 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     cdef int per_route[MAX_ROUTES]       # payments of one route of each group
     cdef int n_open[MAX_ROUTES]          # open routes of each group
     cdef int i, g, w, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0
-    cdef int n_free = 0, built = 0, seat = s.current, cost = 0, n_groups = 0, c, most = 0
+    cdef int n_free = 0, built = 0, seat = s.current, cost = 0, c, reach, most = 0
     cdef const PlayerC* p = &s.p[seat]
     if s.phase != PH_TURN:
         n = legal_actions(b, s, small)           # keep masks (< 2**MAX_PENDING), draws, tunnel choices
@@ -325,25 +325,27 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     blind = can_draw_blind(s)
     total = n_face + blind
     open_routes(b, s, seat, open_)
+    memset(n_open, 0, b.n_pay_groups * sizeof(int))
+    memset(per_route, 0, b.n_pay_groups * sizeof(int))
     for c in range(b.n_colors):
         if p.hand[c] > most:
             most = p.hand[c]
-    for g in range(b.n_pay_groups):
-        if b.group_len[g] > p.trains:
-            break                               # groups come shortest first
-        n_groups = g + 1
-        n_open[g] = 0
-        per_route[g] = 0
-        # most hands pay few groups: a cheap bound first
-        c = most if b.group_color[g] == GRAY else p.hand[b.group_color[g]]
-        if c + p.hand[WILD] < b.group_len[g] or p.hand[WILD] < b.group_ferry[g]:
-            continue
-        n_open[g] = (count_bits(open_[0] & b.group_routes[g][0])
-                     + count_bits(open_[1] & b.group_routes[g][1]))
-        if n_open[g] > 0:
-            per_route[g] = count_payments(b, p.hand, b.group_len[g], b.group_color[g],
-                                          b.group_ferry[g])
-            total += n_open[g] * per_route[g]
+    for c in range(b.n_colors + 1):
+        # longest route of this colour (c = n_colors: gray) the hand and trains can pay
+        reach = (most if c == b.n_colors else p.hand[c]) + p.hand[WILD]
+        if reach > p.trains:
+            reach = p.trains
+        for g in range(b.color_groups[c], b.color_groups[c + 1]):
+            if b.group_len[g] > reach:
+                break                           # a colour's groups come shortest first
+            if p.hand[WILD] < b.group_ferry[g]:
+                continue
+            n_open[g] = (count_bits(open_[0] & b.group_routes[g][0])
+                         + count_bits(open_[1] & b.group_routes[g][1]))
+            if n_open[g] > 0:
+                per_route[g] = count_payments(b, p.hand, b.group_len[g], b.group_color[g],
+                                              b.group_ferry[g])
+                total += n_open[g] * per_route[g]
     tickets = s.tdeck_n > 0
     total += tickets
     if p.stations_left > 0:
@@ -368,7 +370,7 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     if k < blind:
         return make_action(ACT_DRAW_BLIND, 0, 0, 0)
     k -= blind
-    for g in range(n_groups):
+    for g in range(b.n_pay_groups):
         if k < n_open[g] * per_route[g]:
             n = k // per_route[g]               # the n-th open route of the group
             for w in range(2):
@@ -1297,14 +1299,18 @@ cdef class CompiledBoard:
                     raise ValueError(f"city {board.cities[x]!r} has more than {MAX_ADJ} routes")
                 c.adj[x][c.n_adj[x]] = i
                 c.n_adj[x] += 1
-        # payment groups, shortest first (sample_legal stops at the first too long)
-        groups = sorted({(c.route_len[i], c.route_color[i], c.route_ferry[i])
-                         for i in range(c.n_routes)})
+        # payment groups by colour (gray last), then length (see BoardC.color_groups)
+        groups = sorted({(c.route_color[i] if c.route_color[i] != GRAY else c.n_colors,
+                          c.route_len[i], c.route_ferry[i]) for i in range(c.n_routes)})
         c.n_pay_groups = len(groups)
-        for g, (length, color, ferry) in enumerate(groups):
+        for g, (color, length, ferry) in enumerate(groups):
             c.group_len[g] = length
-            c.group_color[g] = color
+            c.group_color[g] = color if color < c.n_colors else GRAY
             c.group_ferry[g] = ferry
+        for x in range(c.n_colors + 2):
+            c.color_groups[x] = sum(1 for key in groups if key[0] < x)
+        groups = [(length, color if color < c.n_colors else GRAY, ferry)
+                  for color, length, ferry in groups]
         for i in range(c.n_routes):
             set_bit(c.all_routes, i)
             if c.route_partner[i] >= 0:
