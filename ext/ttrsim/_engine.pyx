@@ -910,15 +910,21 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
     sc.tickets_by_station = popcount64(sc.by_station[0]) + popcount64(sc.by_station[1])
 
 
-cdef int trail_from(const BoardC* b, const GameState* s, int seat, int x, uint64_t* used) noexcept nogil:
-    cdef int i, r, y, v, best = 0
-    for i in range(b.n_adj[x]):
-        r = b.adj[x][i]
-        if s.route_owner[r] != seat or has_route(used, r):
+ctypedef struct OwnGraph:
+    # a seat's own routes as adjacency lists (the board's lists hold every route)
+    int8_t n[MAX_CITIES]
+    int16_t route[MAX_CITIES][MAX_ADJ]
+    int8_t other[MAX_CITIES][MAX_ADJ]
+
+
+cdef int trail_from(const BoardC* b, const OwnGraph* g, int x, uint64_t* used) noexcept nogil:
+    cdef int i, r, v, best = 0
+    for i in range(g.n[x]):
+        r = g.route[x][i]
+        if get_bit(used, r):
             continue
-        y = b.route_b[r] if b.route_a[r] == x else b.route_a[r]
         set_bit(used, r)
-        v = b.route_len[r] + trail_from(b, s, seat, y, used)
+        v = b.route_len[r] + trail_from(b, g, g.other[x][i], used)
         clear_bit(used, r)
         if v > best:
             best = v
@@ -932,23 +938,33 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     even, a route there would be unused and would extend it), or, when every city of the
     piece is even, walks the whole piece (an Euler circuit). So the search starts only at
     odd cities, and an all-even piece counts its total length."""
+    cdef OwnGraph g
     cdef uint64_t used[2]
     cdef uint64_t bits, odd = 0
     cdef int8_t parent[MAX_CITIES]
     cdef int piece_len[MAX_CITIES]
     cdef uint8_t piece_odd[MAX_CITIES]
-    cdef int x, w, r, v, best = 0
+    cdef int x, y, w, r, v, best = 0
     own_network(b, s, seat, parent)
     for x in range(b.n_cities):
         piece_len[x] = 0
         piece_odd[x] = 0
+        g.n[x] = 0
     for w in range(2):
         bits = s.p[seat].routes[w]
         while bits:
             r = (w << 6) + lowest_bit(bits)
             bits &= bits - 1
-            odd ^= ((<uint64_t>1) << b.route_a[r]) ^ ((<uint64_t>1) << b.route_b[r])
-            piece_len[uf_find(parent, b.route_a[r])] += b.route_len[r]
+            x = b.route_a[r]
+            y = b.route_b[r]
+            g.route[x][g.n[x]] = r
+            g.other[x][g.n[x]] = y
+            g.n[x] += 1
+            g.route[y][g.n[y]] = r
+            g.other[y][g.n[y]] = x
+            g.n[y] += 1
+            odd ^= ((<uint64_t>1) << x) ^ ((<uint64_t>1) << y)
+            piece_len[uf_find(parent, x)] += b.route_len[r]
     bits = odd
     while bits:
         x = lowest_bit(bits)
@@ -962,7 +978,7 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     while odd:
         x = lowest_bit(odd)
         odd &= odd - 1
-        v = trail_from(b, s, seat, x, used)
+        v = trail_from(b, &g, x, used)
         if v > best:
             best = v
     return best
