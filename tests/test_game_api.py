@@ -95,6 +95,31 @@ def test_determinized_copy_keeps_what_the_seat_sees_and_resamples_the_rest(moves
         assert len(others) > 1
 
 
+def test_determinized_copy_keeps_each_tickets_class_and_the_seats_own_discards():
+    # Europe: each seat was dealt 1 long + 3 regular tickets and discarded some
+    g = Game("europe", 4, seed=11)
+    choices = {0: 0b0011, 1: 0b1110, 2: 0b0111, 3: 0b1111}   # bit 0: the long ticket
+    while g.phase == "setup_tickets":
+        seat = g.current_player
+        g.apply(next(a for a in g.legal_actions() if a.kind == "keep" and a.mask == choices[seat]))
+    st = g.state()
+    long_ = set(np.flatnonzero(g.board.ticket_long).tolist())
+    n_long = [len(long_ & set(p["tickets"])) for p in st["players"]]
+    assert n_long == [1, 0, 1, 1]
+    own = set(st["players"][0]["discarded"])
+    assert len(own) == 2 and own <= set(st["removed"])
+    removed_seen = set()
+    for k in range(40):
+        cs = g.determinized(0, k).state()
+        assert cs["players"][0] == st["players"][0]
+        assert own <= set(cs["removed"])                           # seat 0 knows these
+        assert not long_ & set(cs["ticket_deck"])                   # no long ticket in the deck
+        assert [len(long_ & set(p["tickets"])) for p in cs["players"]] == n_long
+        assert len(long_ & set(cs["removed"])) == len(long_ & set(st["removed"]))
+        removed_seen.add(frozenset(set(cs["removed"]) - own))
+    assert len(removed_seen) > 1                   # others' discards and undealt longs move
+
+
 def test_observation_hides_other_hands_and_the_deck():
     g = Game("usa", 3, seed=3)
     play_some(g, 60)

@@ -151,9 +151,13 @@ class Game:
         return Game(self.board, _core=self._core.clone())
 
     def determinized(self, seat: int, seed: int) -> "Game":
-        """A copy in which what ``seat`` cannot see (deck order, other hands and tickets,
-        ticket deck order) is resampled, and the random stream reseeded: use this for
-        lookahead so that no hidden information leaks through the copy."""
+        """A copy in which what ``seat`` cannot see is resampled and the random stream
+        reseeded: use this for lookahead so that no hidden information leaks through the
+        copy. Resampled: the deck order, the other hands, the other players' tickets and
+        offers, the ticket deck, and the tickets out of the game that ``seat`` did not
+        discard itself. Every count is kept, and every ticket's place keeps its class (on
+        Europe, long or regular: their backs differ), so a player's number of long
+        tickets is kept and the ticket deck never receives a long ticket."""
         core = self._core.clone()
         core.determinize(seat, _seed64(seed))
         return Game(self.board, _core=core)

@@ -640,6 +640,7 @@ cdef void keep_tickets(const BoardC* b, GameState* s, int mask, bint initial, Ev
             p.n_tickets += 1
         elif initial and b.initial_discards_removed:
             set_bit(s.removed, t)
+            set_bit(p.discarded, t)         # known to this seat only (determinize)
         else:
             tdeck_push_bottom(s, t)
         if ev != NULL and ev.on_offer != NULL:
@@ -1033,17 +1034,38 @@ cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept 
 # ---------------------------------------------------------------------------
 # hidden information
 
+cdef inline int ticket_class(const BoardC* b, int t) noexcept nogil:
+    """1 for a long ticket on a board that deals long tickets apart (their backs differ),
+    else 0; determinize keeps each ticket slot's class."""
+    return 1 if b.deal_long > 0 and b.ticket_long[t] else 0
+
+
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil:
-    """Resample what `seat` cannot see (deck order, other hands, other players' tickets and
-    the ticket deck order) uniformly, keeping every count, and reseed the generator; a
-    lookahead on the result learns nothing hidden."""
+    """Resample what `seat` cannot see (deck order, other hands, other players' tickets,
+    offers and discards, the ticket deck, the tickets out of the game that nobody
+    discarded) uniformly, keeping every count, and reseed the generator; a lookahead on the result
+    learns nothing hidden. Tickets are resampled within their class (long or regular, see
+    ticket_class), so every slot keeps its class: the ticket deck holds no long ticket, and
+    each player keeps their number of long tickets. Tickets `seat` returned to the ticket
+    deck are resampled like the rest (the copy forgets where they are)."""
     cdef uint8_t pool[MAX_DECK]
-    cdef uint8_t tpool[MAX_TICKETS]
-    cdef int n = 0, nt = 0, i, j, t, q, k
+    cdef uint8_t slots[MAX_TICKETS]     # hidden tickets in a fixed order of their places
+    cdef uint8_t tpool[2][MAX_TICKETS]  # the same tickets by class, then shuffled
+    cdef int nt[2]
+    cdef int taken[2]
+    cdef uint64_t hidden_removed[2]
+    cdef int n = 0, ns = 0, i, j, t, q, k, c, w
     rng_seed(&s.rng, seed)
     for i in range(s.deck_n):
         pool[n] = s.deck[i]
         n += 1
+    # places of hidden tickets: other players' tickets, offers and discards, the ticket
+    # deck, and the tickets nobody discarded that are out of the game (Europe's undealt
+    # long tickets)
+    for w in range(2):
+        hidden_removed[w] = s.removed[w]
+        for q in range(s.n_players):
+            hidden_removed[w] &= ~s.p[q].discarded[w]
     for q in range(s.n_players):
         if q == seat:
             continue
@@ -1052,17 +1074,39 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
                 pool[n] = t
                 n += 1
         for t in range(b.n_tickets):
-            if has_route(s.p[q].tickets, t):
-                tpool[nt] = t
-                nt += 1
-        for i in range(s.n_pending[q]):     # undecided initial tickets of other seats
-            tpool[nt] = s.pending[q][i]
-            nt += 1
+            if get_bit(s.p[q].tickets, t):
+                slots[ns] = t
+                ns += 1
+        for i in range(s.n_pending[q]):
+            slots[ns] = s.pending[q][i]
+            ns += 1
+        for t in range(b.n_tickets):
+            if get_bit(s.p[q].discarded, t):
+                slots[ns] = t
+                ns += 1
     for i in range(s.tdeck_n):
-        tpool[nt] = s.tdeck[(s.tdeck_head + i) % MAX_TICKETS]
-        nt += 1
+        slots[ns] = s.tdeck[(s.tdeck_head + i) % MAX_TICKETS]
+        ns += 1
+    for t in range(b.n_tickets):
+        if get_bit(hidden_removed, t):
+            slots[ns] = t
+            ns += 1
+    nt[0] = 0
+    nt[1] = 0
+    for i in range(ns):
+        c = ticket_class(b, slots[i])
+        tpool[c][nt[c]] = slots[i]
+        nt[c] += 1
     shuffle_cards(s, pool, n)
-    shuffle_cards(s, tpool, nt)
+    shuffle_cards(s, tpool[0], nt[0])
+    shuffle_cards(s, tpool[1], nt[1])
+    taken[0] = 0
+    taken[1] = 0
+    for i in range(ns):                 # each place takes the next ticket of its class
+        c = ticket_class(b, slots[i])
+        slots[i] = tpool[c][taken[c]]
+        taken[c] += 1
+    # write back in the order the places were read
     j = 0
     k = 0
     for q in range(s.n_players):
@@ -1077,16 +1121,30 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
         s.p[q].tickets[0] = 0
         s.p[q].tickets[1] = 0
         for i in range(s.p[q].n_tickets):
-            set_bit(s.p[q].tickets, tpool[k])
+            set_bit(s.p[q].tickets, slots[k])
             k += 1
         for i in range(s.n_pending[q]):
-            s.pending[q][i] = tpool[k]
+            s.pending[q][i] = slots[k]
             k += 1
+        i = count_bits2(s.p[q].discarded)
+        s.p[q].discarded[0] = 0
+        s.p[q].discarded[1] = 0
+        while i > 0:
+            set_bit(s.p[q].discarded, slots[k])
+            k += 1
+            i -= 1
     for i in range(s.deck_n):
         s.deck[i] = pool[j]
         j += 1
     for i in range(s.tdeck_n):
-        s.tdeck[(s.tdeck_head + i) % MAX_TICKETS] = tpool[k]
+        s.tdeck[(s.tdeck_head + i) % MAX_TICKETS] = slots[k]
+        k += 1
+    for w in range(2):                  # out of the game: every player's discards, the rest
+        s.removed[w] = 0
+        for q in range(s.n_players):
+            s.removed[w] |= s.p[q].discarded[w]
+    while k < ns:
+        set_bit(s.removed, slots[k])
         k += 1
 
 
@@ -1173,6 +1231,9 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
                 seen[t] += 1
                 n += 1
         if n != s.p[q].n_tickets:
+            return CHK_TICKETS
+    for q in range(s.n_players):         # own discards are out of the game
+        if (s.p[q].discarded[0] & ~s.removed[0]) or (s.p[q].discarded[1] & ~s.removed[1]):
             return CHK_TICKETS
     for t in range(MAX_TICKETS):
         if has_route(s.removed, t):
@@ -1525,6 +1586,7 @@ cdef class GameCore:
                 stations_left=p.stations_left, route_points=p.route_points,
                 stations=[p.station_city[k] for k in range(MAX_STATIONS) if p.station_city[k] >= 0],
                 routes=_bits(p.routes, b.n_routes), tickets=_bits(p.tickets, b.n_tickets),
+                discarded=_bits(p.discarded, b.n_tickets),
                 n_tickets=p.n_tickets, n_routes=p.n_routes,
                 cities=[x for x in range(b.n_cities) if (p.cities >> x) & 1],
                 pending=[s.pending[q][i] for i in range(s.n_pending[q])]))

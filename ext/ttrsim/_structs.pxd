@@ -124,6 +124,7 @@ ctypedef struct PlayerC:
     uint64_t routes[2]                  # route bitset
     uint64_t cities                     # cities touched by own routes
     uint64_t tickets[2]                 # ticket bitset of tickets held
+    uint64_t discarded[2]               # own initial tickets discarded out of the game
     int n_tickets
     int n_routes
 
