@@ -10,7 +10,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
                              apply_action, check_state, game_init, legal_actions,
-                             score_game)
+                             own_network, score_game, uf_find, uf_union)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit
 from ttrsim._policy cimport Policy
@@ -143,35 +143,20 @@ cdef inline int64_t now_ns() noexcept nogil:
     return ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
-cdef inline int uf_find(int8_t* parent, int x) noexcept nogil:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
-
-
 cdef bint route_needed(const BoardC* b, const GameState* s, const ScoreC* sc, int seat,
                        int route) noexcept nogil:
     """Whether dropping `route` from the seat's final network (own routes plus the
     routes its stations borrow) breaks one of its completed tickets."""
     cdef int8_t parent[MAX_CITIES]
     cdef uint64_t bits
-    cdef int x, w, r, k, t
+    cdef int w, r, k, t
     if sc.completed[0] == 0 and sc.completed[1] == 0:
         return False
-    for x in range(b.n_cities):
-        parent[x] = x
-    for w in range(2):
-        bits = s.p[seat].routes[w]
-        while bits:
-            r = (w << 6) + lowest_bit(bits)
-            bits &= bits - 1
-            if r != route:
-                parent[uf_find(parent, b.route_a[r])] = uf_find(parent, b.route_b[r])
+    own_network(b, s, seat, parent, route)
     for k in range(MAX_STATIONS):
         r = sc.borrowed[k]
         if r >= 0:
-            parent[uf_find(parent, b.route_a[r])] = uf_find(parent, b.route_b[r])
+            uf_union(parent, b.route_a[r], b.route_b[r])
     for w in range(2):
         bits = sc.completed[w]
         while bits:

@@ -1,5 +1,5 @@
 # The rules engine: every function works on flat structs and runs without the GIL.
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int8_t, int32_t, uint64_t
 from ttrsim._structs cimport BoardC, GameState, Rng, ScoreC
 
 
@@ -57,6 +57,21 @@ cdef enum:
     TUNNEL_DECLINED = 2
 
 
+# Union-find over cities (parent[x] == x at a root), inline in every module that uses it.
+cdef inline int uf_find(int8_t* parent, int x) noexcept nogil:
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+cdef inline void uf_union(int8_t* parent, int x, int y) noexcept nogil:
+    x = uf_find(parent, x)
+    y = uf_find(parent, y)
+    if x != y:
+        parent[x] = y
+
+
 cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil
 cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexcept nogil
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil
@@ -70,6 +85,8 @@ cdef int discard_total(const GameState* s) noexcept nogil
 cdef int hand_total(const GameState* s, int seat) noexcept nogil
 cdef int popcount64(uint64_t x) noexcept nogil
 cdef bint has_route(const uint64_t* bits, int r) noexcept nogil
+cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent,
+                      int skip) noexcept nogil
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil
 cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil
 

@@ -780,21 +780,9 @@ cdef void finish_tunnel(const BoardC* b, GameState* s, bint claimed, EventSink* 
 # ---------------------------------------------------------------------------
 # final scoring
 
-cdef inline int uf_find(int8_t* parent, int x) noexcept nogil:
-    while parent[x] != x:
-        parent[x] = parent[parent[x]]
-        x = parent[x]
-    return x
-
-
-cdef inline void uf_union(int8_t* parent, int x, int y) noexcept nogil:
-    x = uf_find(parent, x)
-    y = uf_find(parent, y)
-    if x != y:
-        parent[x] = y
-
-
-cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent) noexcept nogil:
+cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent,
+                      int skip) noexcept nogil:
+    """Union-find forest of the seat's own routes, leaving out route `skip` (-1: none)."""
     cdef int x, w, r
     cdef uint64_t bits
     for x in range(b.n_cities):
@@ -804,7 +792,8 @@ cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* par
         while bits:
             r = (w << 6) + lowest_bit(bits)
             bits &= bits - 1
-            uf_union(parent, b.route_a[r], b.route_b[r])
+            if r != skip:
+                uf_union(parent, b.route_a[r], b.route_b[r])
 
 
 cdef int ticket_result(const BoardC* b, const GameState* s, int seat, int8_t* parent,
@@ -863,7 +852,7 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
     cdef uint64_t done[2]
     cdef uint64_t plain[2]
     cdef int n_st = 0, i, k, pts, best_pts, best_n, r
-    own_network(b, s, seat, base)
+    own_network(b, s, seat, base, -1)
     for k in range(MAX_STATIONS):
         sc.borrowed[k] = -1
         if k < b.stations and p.station_city[k] >= 0:
@@ -946,7 +935,7 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     cdef int piece_len[MAX_CITIES]
     cdef uint8_t piece_odd[MAX_CITIES]
     cdef int x, y, w, r, v, best = 0
-    own_network(b, s, seat, parent)
+    own_network(b, s, seat, parent, -1)
     for x in range(b.n_cities):
         piece_len[x] = 0
         piece_odd[x] = 0
