@@ -170,13 +170,15 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
     distances always fit a ring of N_BUCKETS buckets, each a bitset of cities, with an
     occupancy mask to jump to the next non-empty one. Cities whose distance dropped stay
     in their old bucket and are skipped there (already done)."""
-    cdef uint64_t bucket[N_BUCKETS]          # valid only where occ says so
+    cdef uint64_t bucket[N_BUCKETS]          # zero when empty (popping empties them)
     cdef uint64_t occ[BUCKET_WORDS]
     cdef const BoardC* b = bi.b
     cdef uint64_t done = 0, bit
-    cdef int x, y, i, r, c, k, cur = 0, p
+    cdef int x, y, i, r, k, cur = 0, p
     cdef int32_t nd
+    cdef uint64_t lt
     memset(occ, 0, sizeof(occ))
+    memset(bucket, 0, sizeof(bucket))
     for x in range(b.n_cities):
         if (sources >> x) & 1:
             dist[x] = 0
@@ -200,24 +202,19 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
         done |= bit
         if x == dst:
             return cur
+        # Relax without branches: a settled city (dist <= cur) and an unusable route
+        # (cur + INF_COST) never pass `nd < dist[y]`, so that one test decides, and it
+        # is applied by masks (it is hard to predict).
         for i in range(b.n_adj[x]):
             r = b.adj[x][i]
-            c = w[r]
-            if c >= INF_COST:
-                continue
             y = bi.nbr[x][i]
-            if (done >> y) & 1:
-                continue
-            nd = cur + c
-            if nd < dist[y]:
-                dist[y] = nd
-                pred[y] = r
-                k = nd % N_BUCKETS
-                if (occ[k >> 6] >> (k & 63)) & 1:
-                    bucket[k] |= (<uint64_t>1) << y
-                else:
-                    bucket[k] = (<uint64_t>1) << y
-                    occ[k >> 6] |= (<uint64_t>1) << (k & 63)
+            nd = cur + w[r]
+            lt = nd < dist[y]
+            dist[y] = nd if lt else dist[y]
+            pred[y] = r if lt else pred[y]
+            k = nd & (N_BUCKETS - 1)
+            bucket[k] |= lt << y
+            occ[k >> 6] |= lt << (k & 63)
     return 0 if dst < 0 else INF_COST
 
 
