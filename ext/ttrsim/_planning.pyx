@@ -261,11 +261,16 @@ cdef void own_components(const BoardC* b, const GameState* s, int seat,
                          int8_t* comp) noexcept nogil:
     """Label every city with a representative of its component in the seat's own
     network (union-find over its routes; a city it does not touch is alone)."""
-    cdef int x, r, u, v
+    cdef int x, r, u, v, wd
+    cdef uint64_t bits
     for x in range(b.n_cities):
         comp[x] = x
-    for r in range(b.n_routes):
-        if s.route_owner[r] == seat:
+    for wd in range(2):
+        # the seat's routes in index order, from its bitset (not a scan of the board)
+        bits = s.p[seat].routes[wd]
+        while bits:
+            r = wd * 64 + ctz64(bits)
+            bits &= bits - 1
             u = b.route_a[r]
             while comp[u] != u:
                 u = comp[u]
