@@ -17,7 +17,7 @@ cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds
 cdef double SURE_FAIL = 1.0 - 1e-9  # a tunnel reveal failing with this chance surely fails
 
 cdef enum:
-    N_BUCKETS = MAX_WEIGHT + 1  # Dijkstra's ring of buckets (a multiple of 64)
+    N_BUCKETS = MAX_WEIGHT + 1  # Dijkstra's ring of buckets (a power of two, >= 64)
     BUCKET_WORDS = N_BUCKETS // 64
     WILD_COST = 3             # payment cost of a wild card (a coloured card costs 1)
     KEEP_COST = 2             # extra cost of a card the rest of the plan wants
@@ -153,7 +153,7 @@ cdef inline int next_bucket(const uint64_t* occ, int p) noexcept nogil:
     if m:
         return (w << 6) + ctz64(m)
     for i in range(1, BUCKET_WORDS):
-        k = (w + i) % BUCKET_WORDS
+        k = (w + i) & (BUCKET_WORDS - 1)
         if occ[k]:
             return (k << 6) + ctz64(occ[k])
     m = occ[w] & (((<uint64_t>1) << (p & 63)) - 1)
@@ -188,10 +188,11 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
     bucket[0] = sources
     occ[0] = 1 if sources else 0
     while True:
-        p = next_bucket(occ, cur % N_BUCKETS)
+        # (cur >= 0 and N_BUCKETS a power of two: masks, not signed remainders)
+        p = next_bucket(occ, cur & (N_BUCKETS - 1))
         if p < 0:
             break
-        cur += (p - cur % N_BUCKETS + N_BUCKETS) % N_BUCKETS
+        cur += (p - cur) & (N_BUCKETS - 1)
         x = ctz64(bucket[p])
         bucket[p] &= bucket[p] - 1
         if bucket[p] == 0:
