@@ -17,7 +17,7 @@ cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds
 cdef double SURE_FAIL = 1.0 - 1e-9  # a tunnel reveal failing with this chance surely fails
 
 cdef enum:
-    N_BUCKETS = MAX_WEIGHT + 1  # Dijkstra's ring of buckets (a multiple of 64)
+    N_BUCKETS = MAX_WEIGHT + 1  # Dijkstra's ring of buckets (a power of two, >= 64)
     BUCKET_WORDS = N_BUCKETS // 64
     WILD_COST = 3             # payment cost of a wild card (a coloured card costs 1)
     KEEP_COST = 2             # extra cost of a card the rest of the plan wants
@@ -153,7 +153,7 @@ cdef inline int next_bucket(const uint64_t* occ, int p) noexcept nogil:
     if m:
         return (w << 6) + ctz64(m)
     for i in range(1, BUCKET_WORDS):
-        k = (w + i) % BUCKET_WORDS
+        k = (w + i) & (BUCKET_WORDS - 1)
         if occ[k]:
             return (k << 6) + ctz64(occ[k])
     m = occ[w] & (((<uint64_t>1) << (p & 63)) - 1)
@@ -170,13 +170,15 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
     distances always fit a ring of N_BUCKETS buckets, each a bitset of cities, with an
     occupancy mask to jump to the next non-empty one. Cities whose distance dropped stay
     in their old bucket and are skipped there (already done)."""
-    cdef uint64_t bucket[N_BUCKETS]          # valid only where occ says so
+    cdef uint64_t bucket[N_BUCKETS]          # zero when empty (popping empties them)
     cdef uint64_t occ[BUCKET_WORDS]
     cdef const BoardC* b = bi.b
     cdef uint64_t done = 0, bit
-    cdef int x, y, i, r, c, k, cur = 0, p
+    cdef int x, y, i, r, k, cur = 0, p
     cdef int32_t nd
+    cdef uint64_t lt
     memset(occ, 0, sizeof(occ))
+    memset(bucket, 0, sizeof(bucket))
     for x in range(b.n_cities):
         if (sources >> x) & 1:
             dist[x] = 0
@@ -186,10 +188,11 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
     bucket[0] = sources
     occ[0] = 1 if sources else 0
     while True:
-        p = next_bucket(occ, cur % N_BUCKETS)
+        # (cur >= 0 and N_BUCKETS a power of two: masks, not signed remainders)
+        p = next_bucket(occ, cur & (N_BUCKETS - 1))
         if p < 0:
             break
-        cur += (p - cur % N_BUCKETS + N_BUCKETS) % N_BUCKETS
+        cur += (p - cur) & (N_BUCKETS - 1)
         x = ctz64(bucket[p])
         bucket[p] &= bucket[p] - 1
         if bucket[p] == 0:
@@ -200,24 +203,19 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
         done |= bit
         if x == dst:
             return cur
+        # Relax without branches: a settled city (dist <= cur) and an unusable route
+        # (cur + INF_COST) never pass `nd < dist[y]`, so that one test decides, and it
+        # is applied by masks (it is hard to predict).
         for i in range(b.n_adj[x]):
             r = b.adj[x][i]
-            c = w[r]
-            if c >= INF_COST:
-                continue
             y = bi.nbr[x][i]
-            if (done >> y) & 1:
-                continue
-            nd = cur + c
-            if nd < dist[y]:
-                dist[y] = nd
-                pred[y] = r
-                k = nd % N_BUCKETS
-                if (occ[k >> 6] >> (k & 63)) & 1:
-                    bucket[k] |= (<uint64_t>1) << y
-                else:
-                    bucket[k] = (<uint64_t>1) << y
-                    occ[k >> 6] |= (<uint64_t>1) << (k & 63)
+            nd = cur + w[r]
+            lt = nd < dist[y]
+            dist[y] = nd if lt else dist[y]
+            pred[y] = r if lt else pred[y]
+            k = nd & (N_BUCKETS - 1)
+            bucket[k] |= lt << y
+            occ[k >> 6] |= lt << (k & 63)
     return 0 if dst < 0 else INF_COST
 
 
@@ -264,11 +262,16 @@ cdef void own_components(const BoardC* b, const GameState* s, int seat,
                          int8_t* comp) noexcept nogil:
     """Label every city with a representative of its component in the seat's own
     network (union-find over its routes; a city it does not touch is alone)."""
-    cdef int x, r, u, v
+    cdef int x, r, u, v, wd
+    cdef uint64_t bits
     for x in range(b.n_cities):
         comp[x] = x
-    for r in range(b.n_routes):
-        if s.route_owner[r] == seat:
+    for wd in range(2):
+        # the seat's routes in index order, from its bitset (not a scan of the board)
+        bits = s.p[seat].routes[wd]
+        while bits:
+            r = wd * 64 + ctz64(bits)
+            bits &= bits - 1
             u = b.route_a[r]
             while comp[u] != u:
                 u = comp[u]

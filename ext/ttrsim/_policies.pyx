@@ -7,7 +7,7 @@
 # "Hidden information"). Actions are built directly from that information and checked
 # with is_legal; if one is ever not legal, a safe legal action is played instead and
 # `fallbacks` counts it (tests require it to stay 0).
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.math cimport exp
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
@@ -83,10 +83,12 @@ def _rebuild(cls, params, spec):
 cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
+    SETUP_DEEP_BITS = 14      # the cache of third tickets: 2**14 entries (384 KiB)
 
 
 ctypedef struct SetupPath:
     uint8_t state             # 0: not known yet, 1: routes below, 2: unreachable
+    uint32_t key              # setup_deep: the three tickets (0: empty)
     uint64_t routes[2]        # routes the ticket adds to the plan
 
 
@@ -137,7 +139,9 @@ cdef class PlanningPolicy(Policy):
     cdef int32_t kw[MAX_PENDING + 1][MAX_ROUTES]
     cdef int korder[MAX_PENDING]
     cdef SetupPath* setup_paths    # per board: [(first ticket + 1) * n_tickets + ticket]
+    cdef SetupPath* setup_deep     # per board: third tickets, hashed by the three tickets
     cdef int kfirst
+    cdef int ksecond
     cdef double kbest
     cdef int kmask
     cdef int k_hand
@@ -152,9 +156,11 @@ cdef class PlanningPolicy(Policy):
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False
         self.setup_paths = NULL
+        self.setup_deep = NULL
 
     def __dealloc__(self):
         free(self.setup_paths)
+        free(self.setup_deep)
 
     def __init__(self, stations=1, tunnels=1, risk=0.3, draw=12, spec=None):
         Policy.__init__(self, spec)
@@ -223,6 +229,8 @@ cdef class PlanningPolicy(Policy):
                 self.max_points = b.route_points[i]
         free(self.setup_paths)
         self.setup_paths = <SetupPath*>calloc((b.n_tickets + 1) * b.n_tickets, sizeof(SetupPath))
+        free(self.setup_deep)
+        self.setup_deep = <SetupPath*>calloc(1 << SETUP_DEEP_BITS, sizeof(SetupPath))
         for i in range(b.n_routes):
             r = i
             j = i - 1
@@ -450,9 +458,12 @@ cdef class PlanningPolicy(Policy):
             t = s.pending[seat][slot]
             self.kplan[depth + 1] = self.kplan[depth]
             memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
-            if depth <= 1 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL:
+            if depth <= 2 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL \
+                    and self.setup_deep != NULL:
                 if depth == 0:
                     self.kfirst = t
+                elif depth == 1:
+                    self.ksecond = t
                 self.connect_setup(b, s, seat, depth, t)
             else:
                 connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
@@ -468,15 +479,24 @@ cdef class PlanningPolicy(Policy):
     cdef void connect_setup(self, const BoardC* b, const GameState* s, int seat, int depth,
                             int t) noexcept nogil:
         """connect_ticket(t) from kplan[depth] / kw[depth] into depth + 1 during the
-        initial ticket choice, for the first two tickets of a subset. The board is then
-        empty, so the path only depends on the tickets already planned (none, or the one
-        in kfirst): it is found once per board and then replayed from a cache."""
+        initial ticket choice, for the first three tickets of a subset. The board is then
+        empty, so the path only depends on the tickets already planned (none, kfirst, or
+        kfirst and ksecond): it is found once and then replayed from a cache (the third
+        tickets' cache is a hash table where a new key replaces the old)."""
         cdef int w, r, q
         cdef uint64_t bits
+        cdef uint32_t key
         cdef Plan* out = &self.kplan[depth + 1]
         cdef int32_t* wt = self.kw[depth + 1]
-        cdef SetupPath* e = &self.setup_paths[(0 if depth == 0 else self.kfirst + 1)
-                                              * b.n_tickets + t]
+        cdef SetupPath* e
+        if depth <= 1:
+            e = &self.setup_paths[(0 if depth == 0 else self.kfirst + 1) * b.n_tickets + t]
+        else:
+            key = (<uint32_t>(self.kfirst * MAX_TICKETS + self.ksecond) * MAX_TICKETS + t) + 1
+            e = &self.setup_deep[(key * 0x9E3779B1U) >> (32 - SETUP_DEEP_BITS)]
+            if e.key != key:
+                e.key = key
+                e.state = 0
         if e.state == 0:
             connect_ticket(&self.bi, &self.prm, s, seat, t, wt, out, &self.ws)
             e.state = 2 if bit_get(out.dropped, t) else 1
