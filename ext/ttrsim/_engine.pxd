@@ -72,6 +72,19 @@ cdef inline void uf_union(int8_t* parent, int x, int y) noexcept nogil:
         parent[x] = y
 
 
+cdef inline bint route_open(const BoardC* b, const GameState* s, int route, int seat) noexcept nogil:
+    """Unclaimed and not closed by the double-route rules for this seat (inline: the
+    policies' hot loops call it)."""
+    cdef int q
+    if s.route_owner[route] >= 0:
+        return False
+    q = b.route_partner[route]
+    if q >= 0 and s.route_owner[q] >= 0:
+        if s.n_players < b.double_min_players or s.route_owner[q] == seat:
+            return False
+    return True
+
+
 cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil
 cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexcept nogil
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil
@@ -79,12 +92,9 @@ cdef bint is_legal(const BoardC* b, const GameState* s, int32_t act) noexcept no
 cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil
 cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept nogil
 cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil
-cdef bint route_open(const BoardC* b, const GameState* s, int route, int seat) noexcept nogil
 cdef int count_wild_faceup(const GameState* s) noexcept nogil
 cdef int discard_total(const GameState* s) noexcept nogil
 cdef int hand_total(const GameState* s, int seat) noexcept nogil
-cdef int popcount64(uint64_t x) noexcept nogil
-cdef bint has_route(const uint64_t* bits, int r) noexcept nogil
 cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent,
                       int skip) noexcept nogil
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil

@@ -14,14 +14,6 @@ import numpy as np
 # ---------------------------------------------------------------------------
 # small helpers
 
-cdef int popcount64(uint64_t x) noexcept nogil:
-    return count_bits(x)
-
-
-cdef bint has_route(const uint64_t* bits, int r) noexcept nogil:
-    return get_bit(bits, r)
-
-
 cdef int discard_total(const GameState* s) noexcept nogil:
     cdef int t, n = 0
     for t in range(N_CARD_TYPES):
@@ -198,18 +190,6 @@ cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed)
 
 # ---------------------------------------------------------------------------
 # legality
-
-cdef bint route_open(const BoardC* b, const GameState* s, int route, int seat) noexcept nogil:
-    """Unclaimed and not closed by the double-route rules for this seat."""
-    cdef int q
-    if s.route_owner[route] >= 0:
-        return False
-    q = b.route_partner[route]
-    if q >= 0 and s.route_owner[q] >= 0:
-        if s.n_players < b.double_min_players or s.route_owner[q] == seat:
-            return False
-    return True
-
 
 cdef inline int wild_range(const int16_t* hand, int n, int c, int min_wild, int* lo) noexcept nogil:
     """Payments of n cards in colour c with at least one card of c: the wild counts
@@ -410,7 +390,7 @@ cdef int keep_masks(int n_offered, int min_keep, int kind, int32_t* out) noexcep
     if min_keep > n_offered:
         min_keep = n_offered
     for mask in range(1, 1 << n_offered):
-        if popcount64(mask) >= min_keep:
+        if count_bits(mask) >= min_keep:
             out[m] = make_action(kind, mask, 0, 0)
             m += 1
     return m
@@ -498,7 +478,7 @@ cdef bint is_legal(const BoardC* b, const GameState* s, int32_t act) noexcept no
         if n > s.n_pending[seat]:
             n = s.n_pending[seat]
         return (kind == ACT_KEEP and (act & 0xFFFF) == 0 and a > 0
-                and a < (1 << s.n_pending[seat]) and popcount64(a) >= n)
+                and a < (1 << s.n_pending[seat]) and count_bits(a) >= n)
     if s.phase == PH_SECOND_DRAW:
         if kind == ACT_DRAW_FACEUP:
             return (act & 0xFFFF) == 0 and a < N_FACEUP and s.faceup[a] >= 0 and s.faceup[a] != WILD
@@ -862,7 +842,7 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
             n_st += 1
     memcpy(parent, base, sizeof(parent))
     best_pts = ticket_result(b, s, seat, parent, plain)
-    best_n = popcount64(plain[0]) + popcount64(plain[1])
+    best_n = count_bits(plain[0]) + count_bits(plain[1])
     sc.completed[0] = plain[0]
     sc.completed[1] = plain[1]
     sc.ticket_points = best_pts
@@ -874,7 +854,7 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
                     r = opts[i][idx[i]]
                     uf_union(parent, b.route_a[r], b.route_b[r])
             pts = ticket_result(b, s, seat, parent, done)
-            k = popcount64(done[0]) + popcount64(done[1])
+            k = count_bits(done[0]) + count_bits(done[1])
             if pts > best_pts or (pts == best_pts and k > best_n):
                 best_pts = pts
                 best_n = k
@@ -895,9 +875,9 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
                 break
     sc.by_station[0] = sc.completed[0] & ~plain[0]
     sc.by_station[1] = sc.completed[1] & ~plain[1]
-    sc.tickets_completed = popcount64(sc.completed[0]) + popcount64(sc.completed[1])
+    sc.tickets_completed = count_bits(sc.completed[0]) + count_bits(sc.completed[1])
     sc.tickets_failed = p.n_tickets - sc.tickets_completed
-    sc.tickets_by_station = popcount64(sc.by_station[0]) + popcount64(sc.by_station[1])
+    sc.tickets_by_station = count_bits(sc.by_station[0]) + count_bits(sc.by_station[1])
 
 
 ctypedef struct OwnGraph:
@@ -1005,7 +985,7 @@ cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept 
             best = sc.longest
         sc.stations_built = b.stations - p.stations_left
         sc.station_points = p.stations_left * b.station_points
-        sc.attraction_points = popcount64(p.cities & b.attractions) * b.attraction_points
+        sc.attraction_points = count_bits(p.cities & b.attractions) * b.attraction_points
     for seat in range(s.n_players):
         sc = &out[seat]
         # Ruling: no bonus when nobody has claimed a route.
@@ -1214,7 +1194,7 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
             seen[t] += 1
         n = 0
         for t in range(MAX_TICKETS):
-            if has_route(s.p[q].tickets, t):
+            if get_bit(s.p[q].tickets, t):
                 if t >= b.n_tickets:
                     return CHK_TICKETS
                 seen[t] += 1
@@ -1225,7 +1205,7 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
         if (s.p[q].discarded[0] & ~s.removed[0]) or (s.p[q].discarded[1] & ~s.removed[1]):
             return CHK_TICKETS
     for t in range(MAX_TICKETS):
-        if has_route(s.removed, t):
+        if get_bit(s.removed, t):
             if t >= b.n_tickets:
                 return CHK_TICKETS
             seen[t] += 1
@@ -1431,7 +1411,7 @@ cdef class CompiledBoard:
 
 
 cdef list _bits(const uint64_t* bits, int n):
-    return [i for i in range(n) if has_route(bits, i)]
+    return [i for i in range(n) if get_bit(bits, i)]
 
 
 cdef dict score_dict(const BoardC* b, const ScoreC* sc):

@@ -7,6 +7,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
 from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_ROUTES,
                               MAX_TICKETS, N_CARD_TYPES, WILD)
+# Bit helpers: ttrsim/_bits.pxd; route_open (whether a seat may claim a route): _engine.pxd.
 
 
 cdef enum:
@@ -68,61 +69,6 @@ ctypedef struct Needs:
     int missing[N_CARD_TYPES] # want minus hand, at least 0 (before wild cards)
     int short                 # cards still to collect, wild cards counted as any colour
     int8_t color[MAX_ROUTES]  # colour each plan route is meant to be paid with
-
-
-# --- bits (inline: compiled into every module that cimports them) -------------------
-
-cdef extern from *:
-    """
-    #if defined(_MSC_VER)
-    #include <intrin.h>
-    static inline int ttr_ctz64(unsigned long long x) { unsigned long i; _BitScanForward64(&i, x); return (int)i; }
-    #else
-    static inline int ttr_ctz64(unsigned long long x) { return __builtin_ctzll(x); }
-    #endif
-    static inline int ttr_popcount64(unsigned long long x) {
-        /* SWAR count: no call into libgcc when the target lacks a popcount instruction */
-        x = x - ((x >> 1) & 0x5555555555555555ULL);
-        x = (x & 0x3333333333333333ULL) + ((x >> 2) & 0x3333333333333333ULL);
-        x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
-        return (int)((x * 0x0101010101010101ULL) >> 56);
-    }
-    """
-    int ttr_ctz64(uint64_t x) noexcept nogil        # index of the lowest set bit (x != 0)
-    int ttr_popcount64(uint64_t x) noexcept nogil
-
-
-cdef inline int ctz64(uint64_t x) noexcept nogil:
-    return ttr_ctz64(x)
-
-
-cdef inline int popcount(uint64_t x) noexcept nogil:
-    return ttr_popcount64(x)
-
-
-cdef inline bint bit_get(const uint64_t* bits, int i) noexcept nogil:
-    return (bits[i >> 6] >> (i & 63)) & 1
-
-
-cdef inline void bit_set(uint64_t* bits, int i) noexcept nogil:
-    bits[i >> 6] |= (<uint64_t>1) << (i & 63)
-
-
-cdef inline void bit_clear(uint64_t* bits, int i) noexcept nogil:
-    bits[i >> 6] &= ~((<uint64_t>1) << (i & 63))
-
-
-cdef inline bint open_for(const BoardC* b, const GameState* s, int r, int seat) noexcept nogil:
-    """Whether `seat` may claim route r as far as ownership goes: the engine's route_open
-    (unclaimed, and not closed by the double-route rules), inline for the hot loops."""
-    cdef int q
-    if s.route_owner[r] >= 0:
-        return False
-    q = b.route_partner[r]
-    if q >= 0 and s.route_owner[q] >= 0:
-        if s.n_players < b.double_min_players or s.route_owner[q] == seat:
-            return False
-    return True
 
 
 cdef inline int hand_most(const BoardC* b, const int16_t* hand) noexcept nogil:

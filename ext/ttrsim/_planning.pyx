@@ -10,7 +10,8 @@ from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport hand_total, make_action
+from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
+from ttrsim._engine cimport hand_total, make_action, route_open
 
 cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds_left
 
@@ -121,7 +122,7 @@ cdef void route_weights(const BoardInfo* bi, const PlanParams* prm, const GameSt
         if o == seat:
             w[r] = 0
         elif o < 0:
-            if b.route_len[r] <= p.trains and open_for(b, s, r, seat):
+            if b.route_len[r] <= p.trains and route_open(b, s, r, seat):
                 w[r] = bi.weight[r]
             else:
                 w[r] = INF_COST
@@ -151,14 +152,14 @@ cdef inline int next_bucket(const uint64_t* occ, int p) noexcept nogil:
     cdef int w = p >> 6, i, k
     cdef uint64_t m = occ[w] & (~(<uint64_t>0) << (p & 63))
     if m:
-        return (w << 6) + ctz64(m)
+        return (w << 6) + lowest_bit(m)
     for i in range(1, BUCKET_WORDS):
         k = (w + i) & (BUCKET_WORDS - 1)
         if occ[k]:
-            return (k << 6) + ctz64(occ[k])
+            return (k << 6) + lowest_bit(occ[k])
     m = occ[w] & (((<uint64_t>1) << (p & 63)) - 1)
     if m:
-        return (w << 6) + ctz64(m)
+        return (w << 6) + lowest_bit(m)
     return -1
 
 
@@ -193,7 +194,7 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
         if p < 0:
             break
         cur += (p - cur) & (N_BUCKETS - 1)
-        x = ctz64(bucket[p])
+        x = lowest_bit(bucket[p])
         bucket[p] &= bucket[p] - 1
         if bucket[p] == 0:
             occ[p >> 6] &= ~((<uint64_t>1) << (p & 63))
@@ -242,7 +243,7 @@ cdef bint connected_with(const BoardC* b, const GameState* s, int seat, int tick
         grown = reach
         f = reach
         while f:
-            x = ctz64(f)
+            x = lowest_bit(f)
             f &= f - 1
             for i in range(b.n_adj[x]):
                 r = b.adj[x][i]
@@ -270,7 +271,7 @@ cdef void own_components(const BoardC* b, const GameState* s, int seat,
         # the seat's routes in index order, from its bitset (not a scan of the board)
         bits = s.p[seat].routes[wd]
         while bits:
-            r = wd * 64 + ctz64(bits)
+            r = wd * 64 + lowest_bit(bits)
             bits &= bits - 1
             u = b.route_a[r]
             while comp[u] != u:
@@ -300,7 +301,7 @@ cdef int add_route(const BoardInfo* bi, const PlanParams* prm, const GameState* 
     cdef int j, q, added = 0, st_left, built
     out.cost += w[r]
     if s.route_owner[r] < 0:
-        bit_set(out.routes, r)
+        set_bit(out.routes, r)
         out.trains += b.route_len[r]
         out.claims += 1
         added = b.route_len[r]
@@ -308,7 +309,7 @@ cdef int add_route(const BoardInfo* bi, const PlanParams* prm, const GameState* 
         if q >= 0 and s.route_owner[q] < 0:
             w[q] = INF_COST             # one seat never owns both halves
     else:
-        bit_set(out.borrow, r)
+        set_bit(out.borrow, r)
         if w[r] > 1:                    # needs a new station
             out.stations += 1
             added = 1
@@ -334,15 +335,15 @@ cdef int connect_ticket(const BoardInfo* bi, const PlanParams* prm, const GameSt
     cdef int claims0 = out.claims, stations0 = out.stations
     ws.paths[t][0] = ws.paths[t][1] = 0
     if shortest_path(bi, w, a, z, ws.dist, ws.pred) >= INF_COST:
-        bit_set(out.dropped, t)
+        set_bit(out.dropped, t)
         out.points -= b.ticket_points[t]
         return -1
-    bit_set(out.tickets, t)
+    set_bit(out.tickets, t)
     out.points += b.ticket_points[t]
     x = z
     while x != a:
         r = ws.pred[x]
-        bit_set(ws.paths[t], r)
+        set_bit(ws.paths[t], r)
         if w[r] > 0:
             added += add_route(bi, prm, s, seat, r, w, out)
         x = b.route_a[r] + b.route_b[r] - x
@@ -370,15 +371,15 @@ cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState
     memcpy(ws.w, ws.base, b.n_routes * sizeof(int32_t))
     plan_clear(out)
     for t in range(b.n_tickets):
-        if not bit_get(tickets, t):
+        if not get_bit(tickets, t):
             continue
         if ws.comp[b.ticket_a[t]] == ws.comp[b.ticket_b[t]]:
-            bit_set(out.tickets, t)
+            set_bit(out.tickets, t)
             out.points += b.ticket_points[t]
             out.done_points += b.ticket_points[t]
             continue
-        if not bit_get(prev.tickets, t):
-            bit_set(out.dropped, t)
+        if not get_bit(prev.tickets, t):
+            set_bit(out.dropped, t)
             out.points -= b.ticket_points[t]
             continue
         # the old path still works if every route on it is own, open or planned, or
@@ -387,7 +388,7 @@ cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState
         for w in range(2):
             bits = ws.paths[t][w]
             while bits and usable:
-                r = w * 64 + ctz64(bits)
+                r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
                 if ws.w[r] >= INF_COST or (ws.w[r] > 1 and s.route_owner[r] >= 0):
                     usable = False
@@ -395,12 +396,12 @@ cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState
             ws.order[n] = t
             n += 1
             continue
-        bit_set(out.tickets, t)
+        set_bit(out.tickets, t)
         out.points += b.ticket_points[t]
         for w in range(2):
             bits = ws.paths[t][w]
             while bits:
-                r = w * 64 + ctz64(bits)
+                r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
                 if ws.w[r] > 0:
                     add_route(bi, prm, s, seat, r, ws.w, out)
@@ -432,9 +433,9 @@ cdef int plan_tickets(const BoardInfo* bi, const PlanParams* prm, const GameStat
     own_components(b, s, seat, ws.comp)
     plan_clear(out)
     for t in range(b.n_tickets):
-        if bit_get(tickets, t):
+        if get_bit(tickets, t):
             if ws.comp[b.ticket_a[t]] == ws.comp[b.ticket_b[t]]:
-                bit_set(out.tickets, t)
+                set_bit(out.tickets, t)
                 out.points += b.ticket_points[t]
                 out.done_points += b.ticket_points[t]
             else:
@@ -460,7 +461,7 @@ cdef int plan_tickets(const BoardInfo* bi, const PlanParams* prm, const GameStat
                 ws.added[i] = connect_ticket(bi, prm, s, seat, ws.order[i], ws.w, out, ws)
             else:
                 ws.added[i] = 0
-                bit_set(out.dropped, ws.order[i])
+                set_bit(out.dropped, ws.order[i])
                 out.points -= b.ticket_points[ws.order[i]]
         if out.trains <= budget:
             break
@@ -626,7 +627,7 @@ cdef int route_partner_open(const BoardC* b, const GameState* s, int route,
                             int seat) noexcept nogil:
     """The other half of a double route if `seat` may claim it, else -1."""
     cdef int q = b.route_partner[route]
-    if q >= 0 and open_for(b, s, q, seat) and b.route_len[q] <= s.p[seat].trains:
+    if q >= 0 and route_open(b, s, q, seat) and b.route_len[q] <= s.p[seat].trains:
         return q
     return -1
 
@@ -646,7 +647,7 @@ cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* 
     for w in range(2):
         bits = plan.routes[w]
         while bits:
-            r = w * 64 + ctz64(bits)
+            r = w * 64 + lowest_bit(bits)
             bits &= bits - 1
             q = route_partner_open(b, s, r, seat)
             g = -1
@@ -740,7 +741,7 @@ cdef int claim_payment(const BoardC* b, const GameState* s, int seat, int route,
     cdef const int16_t* hand = &s.p[seat].hand[0]
     cdef int L = b.route_len[route], f = b.route_ferry[route]
     cdef int c, c0 = 0, c1 = b.n_colors, k, cost, best = -1
-    if open_for(b, s, route, seat) == 0 or L > s.p[seat].trains or hand[WILD] < f:
+    if route_open(b, s, route, seat) == 0 or L > s.p[seat].trains or hand[WILD] < f:
         return -1
     if b.route_color[route] != GRAY:
         c0 = b.route_color[route]

@@ -13,10 +13,11 @@ from libc.stdlib cimport calloc, free
 from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
+from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
 from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, discard_total,
-                             hand_total, is_legal, legal_actions, make_action)
+                             hand_total, is_legal, legal_actions, make_action, route_open,
+                             sample_legal)
 from ttrsim._rng cimport rng_below, rng_seed
-from ttrsim._engine cimport sample_legal
 from ttrsim._policy cimport Policy
 from ttrsim._planning cimport *
 
@@ -326,24 +327,24 @@ cdef class PlanningPolicy(Policy):
             for w in range(2):
                 bits = self.plan.routes[w]
                 while bits:
-                    r = w * 64 + ctz64(bits)
+                    r = w * 64 + lowest_bit(bits)
                     bits &= bits - 1
                     q = b.route_partner[r]
                     if s.route_owner[r] == seat:
-                        bit_clear(self.plan.routes, r)
+                        clear_bit(self.plan.routes, r)
                         self.plan.trains -= b.route_len[r]
                         self.plan.claims -= 1
                     elif q >= 0 and s.route_owner[q] == seat:
                         # it took the other half of the double: the paths now use that
-                        bit_clear(self.plan.routes, r)
+                        clear_bit(self.plan.routes, r)
                         self.plan.trains -= b.route_len[r]
                         self.plan.claims -= 1
                         self.swap_in_paths(b, r, q)
-                    elif not open_for(b, s, r, seat):
+                    elif not route_open(b, s, r, seat):
                         if route_partner_open(b, s, r, seat) >= 0:
                             # another player took one half: plan on the other
-                            bit_clear(self.plan.routes, r)
-                            bit_set(self.plan.routes, q)
+                            clear_bit(self.plan.routes, r)
+                            set_bit(self.plan.routes, q)
                             self.swap_in_paths(b, r, q)
                         else:
                             repair = True
@@ -366,9 +367,9 @@ cdef class PlanningPolicy(Policy):
         """The planned tickets' paths use route q instead of its other half r."""
         cdef int t
         for t in range(b.n_tickets):
-            if bit_get(self.plan.tickets, t) and bit_get(self.ws.paths[t], r):
-                bit_clear(self.ws.paths[t], r)
-                bit_set(self.ws.paths[t], q)
+            if get_bit(self.plan.tickets, t) and get_bit(self.ws.paths[t], r):
+                clear_bit(self.ws.paths[t], r)
+                set_bit(self.ws.paths[t], q)
 
     cdef bint borrow_pending(self, const BoardC* b, const GameState* s, int seat,
                              int* city) noexcept nogil:
@@ -379,7 +380,7 @@ cdef class PlanningPolicy(Policy):
         for w in range(2):
             bits = self.plan.borrow[w]
             while bits:
-                r = w * 64 + ctz64(bits)
+                r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
                 x = b.route_a[r]
                 y = b.route_b[r]
@@ -434,7 +435,7 @@ cdef class PlanningPolicy(Policy):
         self.keep_search(b, s, seat, 0, 0, 0, n, min_keep, budget)
         for i in range(n):
             if not (self.kmask >> i) & 1:
-                bit_set(self.out_tickets, s.pending[seat][i])
+                set_bit(self.out_tickets, s.pending[seat][i])
         self.plan_valid = 0
         return make_action(ACT_KEEP, self.kmask, 0, 0)
 
@@ -448,7 +449,7 @@ cdef class PlanningPolicy(Policy):
         counted as given up."""
         cdef int k, slot, t
         cdef double v
-        if popcount(mask) >= min_keep:
+        if count_bits(mask) >= min_keep:
             v = self.keep_score(b, &self.kplan[depth], mask)
             if v > self.kbest:
                 self.kbest = v
@@ -471,7 +472,7 @@ cdef class PlanningPolicy(Policy):
             if self.kplan[depth + 1].trains > budget:
                 self.kplan[depth + 1] = self.kplan[depth]
                 memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
-                bit_set(self.kplan[depth + 1].dropped, t)
+                set_bit(self.kplan[depth + 1].dropped, t)
                 self.kplan[depth + 1].points -= b.ticket_points[t]
             self.keep_search(b, s, seat, depth + 1, k + 1, mask | (1 << slot), n,
                              min_keep, budget)
@@ -499,15 +500,15 @@ cdef class PlanningPolicy(Policy):
                 e.state = 0
         if e.state == 0:
             connect_ticket(&self.bi, &self.prm, s, seat, t, wt, out, &self.ws)
-            e.state = 2 if bit_get(out.dropped, t) else 1
+            e.state = 2 if get_bit(out.dropped, t) else 1
             e.routes[0] = out.routes[0] & ~self.kplan[depth].routes[0]
             e.routes[1] = out.routes[1] & ~self.kplan[depth].routes[1]
             return
         if e.state == 2:
-            bit_set(out.dropped, t)
+            set_bit(out.dropped, t)
             out.points -= b.ticket_points[t]
             return
-        bit_set(out.tickets, t)
+        set_bit(out.tickets, t)
         out.points += b.ticket_points[t]
         if e.routes[0] == 0 and e.routes[1] == 0:
             out.done_points += b.ticket_points[t]
@@ -515,7 +516,7 @@ cdef class PlanningPolicy(Policy):
             bits = e.routes[w]
             out.routes[w] |= bits
             while bits:
-                r = w * 64 + ctz64(bits)
+                r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
                 out.cost += wt[r]
                 out.trains += b.route_len[r]
@@ -568,7 +569,7 @@ cdef class PlanningPolicy(Policy):
         shortest_from(&self.bi, self.ws.base, sources, -1, self.ws.dist, self.ws.pred)
         own_components(b, s, seat, self.ws.comp)
         for t in range(b.n_tickets):
-            if bit_get(s.p[seat].tickets, t) or bit_get(self.out_tickets, t) or \
+            if get_bit(s.p[seat].tickets, t) or get_bit(self.out_tickets, t) or \
                     (b.deal_long > 0 and b.ticket_long[t]):
                 continue
             a = b.ticket_a[t]
@@ -661,8 +662,8 @@ cdef class PlanningPolicy(Policy):
             self.keep[t] = self.nd.want[t]
         if route < 0:
             return
-        if not (bit_get(self.plan.routes, route) or (b.route_partner[route] >= 0 and
-                                                     bit_get(self.plan.routes, b.route_partner[route]))):
+        if not (get_bit(self.plan.routes, route) or (b.route_partner[route] >= 0 and
+                                                     get_bit(self.plan.routes, b.route_partner[route]))):
             return
         c = self.nd.color[route]
         if 0 <= c < WILD:
@@ -711,7 +712,7 @@ cdef class PlanningPolicy(Policy):
             if L < min_len or L > s.p[seat].trains or s.route_owner[r] >= 0 \
                     or (b.route_tunnel[r] and not self.use_tunnels):
                 continue
-            if not open_for(b, s, r, seat):
+            if not route_open(b, s, r, seat):
                 continue
             miss = self.route_short(b, s, seat, r, &col)
             v = self.route_score(b, r, miss, mine, longest)
@@ -751,7 +752,7 @@ cdef class PlanningPolicy(Policy):
         cdef double v
         if longest:
             return L * 100.0 - miss
-        v = (b.route_points[L] + b.attraction_points * popcount(
+        v = (b.route_points[L] + b.attraction_points * count_bits(
             b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
                                      | ((<uint64_t>1) << b.route_b[r])))) / (1.0 + (miss + 1) // 2)
         if (mine >> b.route_a[r]) & 1 or (mine >> b.route_b[r]) & 1:
@@ -769,7 +770,7 @@ cdef class PlanningPolicy(Policy):
         cdef uint64_t mine = s.p[seat].cities
         own_components(b, s, seat, self.ws.comp)
         for t in range(b.n_tickets):
-            if bit_get(s.p[seat].tickets, t) and \
+            if get_bit(s.p[seat].tickets, t) and \
                     self.ws.comp[b.ticket_a[t]] != self.ws.comp[b.ticket_b[t]]:
                 self.ws.order[n] = t          # the tickets still open
                 n += 1
@@ -782,7 +783,7 @@ cdef class PlanningPolicy(Policy):
                 continue
             x = self.ws.comp[b.route_a[r]]
             y = self.ws.comp[b.route_b[r]]
-            v = b.route_points[b.route_len[r]] + b.attraction_points * popcount(
+            v = b.route_points[b.route_len[r]] + b.attraction_points * count_bits(
                 b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
                                          | ((<uint64_t>1) << b.route_b[r])))
             for i in range(n):
@@ -925,7 +926,7 @@ cdef class TicketsPolicy(PlanningPolicy):
         for w in range(2):
             bits = self.plan.routes[w]
             while bits:
-                r = w * 64 + ctz64(bits)
+                r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
                 q = route_partner_open(b, s, r, seat)
                 for i in range(2):
@@ -980,7 +981,7 @@ cdef class RoutesPolicy(PlanningPolicy):
 
     cdef double keep_score(self, const BoardC* b, const Plan* plan, int mask) noexcept nogil:
         # the fewest tickets allowed, the cheapest plan first
-        return -1000.0 * popcount(mask) - plan.cost
+        return -1000.0 * count_bits(mask) - plan.cost
 
     cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         if s.phase == PH_SECOND_DRAW:
@@ -1055,10 +1056,10 @@ cdef class GreedyPolicy(PlanningPolicy):
         changed[0] = changed[1] = 0
         for r in range(b.n_routes):
             if s.route_owner[r] != self.g_owner[r]:
-                bit_set(changed, r)
+                set_bit(changed, r)
                 q = b.route_partner[r]
                 if q >= 0:
-                    bit_set(changed, q)       # a claim may close the other half
+                    set_bit(changed, q)       # a claim may close the other half
                 if s.route_owner[r] == seat:
                     full = True
                 self.g_owner[r] = s.route_owner[r]
@@ -1072,7 +1073,7 @@ cdef class GreedyPolicy(PlanningPolicy):
         if full:
             n = 0
             for r in range(b.n_tickets):
-                if n < MAX_GREEDY_TICKETS and bit_get(s.p[seat].tickets, r) \
+                if n < MAX_GREEDY_TICKETS and get_bit(s.p[seat].tickets, r) \
                         and not ticket_connected(b, s, seat, r):
                     self.gt[n] = r
                     n += 1
@@ -1103,7 +1104,7 @@ cdef class GreedyPolicy(PlanningPolicy):
         for w in range(2):
             bits = changed[w] & self.gtree[i][w]
             while bits:
-                r = w * 64 + ctz64(bits)
+                r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
                 x = b.route_a[r]
                 y = b.route_b[r]
@@ -1112,7 +1113,7 @@ cdef class GreedyPolicy(PlanningPolicy):
                 if d2 < d:
                     d = d2
                 if d + self.bi.weight[r] <= limit:
-                    bit_set(out, r)
+                    set_bit(out, r)
 
     cdef bint ticket_distances(self, const BoardC* b, int i) noexcept nogil:
         """Distances from both ends of tracked ticket i and the routes of both trees;
@@ -1122,11 +1123,11 @@ cdef class GreedyPolicy(PlanningPolicy):
         shortest_path(&self.bi, self.ws.base, b.ticket_a[t], -1, self.da[i], self.ws.pred)
         for x in range(b.n_cities):
             if self.da[i][x] < INF_COST and self.ws.pred[x] >= 0:
-                bit_set(self.gtree[i], self.ws.pred[x])
+                set_bit(self.gtree[i], self.ws.pred[x])
         shortest_path(&self.bi, self.ws.base, b.ticket_b[t], -1, self.db[i], self.ws.pred)
         for x in range(b.n_cities):
             if self.db[i][x] < INF_COST and self.ws.pred[x] >= 0:
-                bit_set(self.gtree[i], self.ws.pred[x])
+                set_bit(self.gtree[i], self.ws.pred[x])
         self.gd[i] = self.da[i][b.ticket_b[t]]
         if self.gd[i] >= INF_COST:
             return False
@@ -1168,7 +1169,7 @@ cdef class GreedyPolicy(PlanningPolicy):
         if self.n_gt == 0 and self.want_tickets(b, s, seat):
             return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
         for r in range(b.n_routes):
-            if b.route_len[r] > s.p[seat].trains or not open_for(b, s, r, seat):
+            if b.route_len[r] > s.p[seat].trains or not route_open(b, s, r, seat):
                 continue
             if b.route_tunnel[r] and not self.use_tunnels:
                 continue
