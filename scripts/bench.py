@@ -13,7 +13,7 @@ Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``
 ``--markdown`` prints the README's tables from that JSON without measuring anything.
 The memory readings need psutil (installed with the ``test`` and ``dask`` extras).
 
-    python scripts/bench.py                 # full run (about 15 minutes on 2 cores)
+    python scripts/bench.py                 # full run (about 5 minutes on 2 cores)
     python scripts/bench.py --quick         # smaller counts, for a quick look
     python scripts/bench.py --run-games 1000000   # the 1,000,000-game runs of the targets
 """

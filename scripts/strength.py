@@ -8,7 +8,7 @@ win counts for each winner), mean score and the share of kept tickets completed.
 Prints Markdown tables (those of docs/policies.md) and writes them as JSON (``--json``,
 default ``scripts/strength.json``); ``--markdown`` prints the tables from that JSON.
 
-    python scripts/strength.py                    # 10,000 games per table (a few minutes)
+    python scripts/strength.py                    # 10,000 games per table (about a minute)
     python scripts/strength.py --games 1000       # a quick look
     python scripts/strength.py --markdown         # the tables of the last run
 """
