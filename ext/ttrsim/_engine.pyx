@@ -1012,11 +1012,12 @@ cdef inline int ticket_class(const BoardC* b, int t) noexcept nogil:
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil:
     """Resample what `seat` cannot see (deck order, other hands, other players' tickets,
     offers and discards, the ticket deck, the tickets out of the game that nobody
-    discarded) uniformly, keeping every count, and reseed the generator; a lookahead on the result
-    learns nothing hidden. Tickets are resampled within their class (long or regular, see
-    ticket_class), so every slot keeps its class: the ticket deck holds no long ticket, and
-    each player keeps their number of long tickets. Tickets `seat` returned to the ticket
-    deck are resampled like the rest (the copy forgets where they are)."""
+    discarded) uniformly, keeping every count, and reseed the generator; a lookahead on
+    the result learns nothing hidden. Tickets are resampled within their class (long or
+    regular, see ticket_class), so every place keeps its class: the ticket deck holds no
+    long ticket, and each player keeps their number of long tickets. Tickets `seat`
+    returned to the ticket deck are resampled like the rest (the copy forgets where they
+    are)."""
     cdef uint8_t pool[MAX_DECK]
     cdef uint8_t slots[MAX_TICKETS]     # hidden tickets in a fixed order of their places
     cdef uint8_t tpool[2][MAX_TICKETS]  # the same tickets by class, then shuffled
