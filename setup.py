@@ -7,6 +7,7 @@ that users can compile their own policies against them (see ``ttrsim.get_include
 """
 import glob
 import os
+import platform
 
 from Cython.Build import cythonize
 from setuptools import Extension, setup
@@ -24,6 +25,24 @@ DIRECTIVES = {
 }
 
 
+def cpu_flags():
+    """-mpopcnt when the build machine is an x86-64 whose CPU has the popcount instruction
+    (bit counts are the core's most frequent operation); nothing that could change
+    floating-point results (no -march=native: FMA contraction would alter policy
+    decisions). TTRSIM_PORTABLE=1 builds for any x86-64."""
+    if os.environ.get("TTRSIM_PORTABLE") or platform.machine().lower() not in ("x86_64", "amd64"):
+        return []
+    try:
+        with open("/proc/cpuinfo") as f:
+            info = f.read()
+    except OSError:
+        return []
+    for line in info.splitlines():
+        if line.startswith("flags") and "popcnt" in line.split(":", 1)[-1].split():
+            return ["-mpopcnt"]
+    return []
+
+
 class build_py_with_pxd(build_py):
     """Ship the .pxd files inside the package for user-compiled policies."""
 
@@ -39,7 +58,7 @@ extensions = [
     Extension(
         f"ttrsim.{name}",
         [os.path.join("ext", "ttrsim", f"{name}.pyx")],
-        extra_compile_args=["-O3"],
+        extra_compile_args=["-O3"] + cpu_flags(),
     )
     for name in MODULES
 ]

@@ -11,6 +11,10 @@ cdef extern from *:
     #else
     static inline int ttr_bits_ctz(unsigned long long x) { return __builtin_ctzll(x); }
     #endif
+    #if defined(__POPCNT__)
+    /* the build targets a CPU with a popcount instruction (setup.py adds -mpopcnt) */
+    static inline int ttr_bits_count(unsigned long long x) { return __builtin_popcountll(x); }
+    #else
     static inline int ttr_bits_count(unsigned long long x) {
         /* SWAR count: no call into libgcc when the target lacks a popcount instruction */
         x = x - ((x >> 1) & 0x5555555555555555ULL);
@@ -18,6 +22,7 @@ cdef extern from *:
         x = (x + (x >> 4)) & 0x0F0F0F0F0F0F0F0FULL;
         return (int)((x * 0x0101010101010101ULL) >> 56);
     }
+    #endif
     """
     int ttr_bits_ctz(uint64_t x) noexcept nogil      # index of the lowest set bit (x != 0)
     int ttr_bits_count(uint64_t x) noexcept nogil    # number of set bits
