@@ -283,18 +283,60 @@ cdef void open_routes(const BoardC* b, const GameState* s, int seat, uint64_t* o
             clear_bit(out, b.route_partner[r])
 
 
+cdef inline int colour_payments(int h, int w, int n, int min_wild) noexcept nogil:
+    """count_payments of n cards of one colour held h times, with w wilds held: the wild
+    counts max(n - h, min_wild) .. min(w, n - 1) (none when h == 0), plus all-wild."""
+    cdef int hi = w if w < n - 1 else n - 1
+    cdef int lo = n - h
+    if lo < min_wild:
+        lo = min_wild
+    return (hi - lo + 1 if hi >= lo else 0) + (w >= n and n >= min_wild)
+
+
+cdef inline int gray_payments(const int* held_to, int w, int n, int min_wild) noexcept nogil:
+    """count_payments(b, hand, n, GRAY, min_wild), from held_to[j] = sum over colours c of
+    min(hand[c], j). Colour c gives the wild counts max(n - h, min_wild) .. hi with
+    hi = min(w, n - 1), that is clamp(h - a, 0, hi - min_wild + 1) payments with
+    a = n - 1 - hi >= 0, which is min(h, n - min_wild) - min(h, a)."""
+    cdef int hi = w if w < n - 1 else n - 1
+    cdef int m = 0
+    if hi >= min_wild:
+        m = held_to[n - min_wild] - held_to[n - 1 - hi]
+    return m + (w >= n and n >= min_wild)
+
+
+cdef inline void fill_held_to(const BoardC* b, const int16_t* hand, int* held_to) noexcept nogil:
+    """held_to[j] = sum over colours c of min(hand[c], j), j = 0 .. MAX_LEN - 1."""
+    cdef int at_least[MAX_LEN + 1]       # colours held at least j times (j < MAX_LEN)
+    cdef int c, j, h
+    for j in range(MAX_LEN + 1):
+        at_least[j] = 0
+    for c in range(b.n_colors):
+        h = hand[c]
+        at_least[h if h < MAX_LEN else MAX_LEN] += 1
+    for j in range(MAX_LEN - 1, -1, -1):
+        at_least[j] += at_least[j + 1]
+    held_to[0] = 0
+    for j in range(1, MAX_LEN):
+        held_to[j] = held_to[j - 1] + at_least[j]
+
+
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil:
     """A uniformly random legal action: each entry of legal_actions(b, s) with the same
     probability, found by counting instead of listing (the turn's list can hold hundreds
     of payment variants). Claims are counted per payment group of routes, so the k-th
-    action counted is not the k-th listed; the set and the uniform choice are the same."""
+    action counted is not the k-th listed; the set and the uniform choice are the same.
+    The payments of a group depend only on the hand (colour_payments, gray_payments)."""
     cdef int32_t small[256]
     cdef uint64_t open_[2]
     cdef uint64_t bits
-    cdef int per_route[MAX_ROUTES]       # payments of one route of each group
-    cdef int n_open[MAX_ROUTES]          # open routes of each group
-    cdef int i, g, w, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0
-    cdef int n_free = 0, built = 0, seat = s.current, cost = 0, c, reach, most = 0
+    cdef int held_to[MAX_LEN]
+    cdef int16_t hit_group[MAX_ROUTES]   # groups with a legal claim, ascending
+    cdef int hit_weight[MAX_ROUTES]      # their claims: open routes times payments
+    cdef int hit_per[MAX_ROUTES]         # payments of one route of the group
+    cdef int n_hit = 0, per, n_o, gray_ready = 0
+    cdef int i, g, g1, w, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0
+    cdef int n_free = 0, built = 0, seat = s.current, cost = 0, c, reach, most = 0, wild
     cdef const PlayerC* p = &s.p[seat]
     if s.phase != PH_TURN:
         n = legal_actions(b, s, small)           # keep masks (< 2**MAX_PENDING), draws, tunnel choices
@@ -305,33 +347,47 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     blind = can_draw_blind(s)
     total = n_face + blind
     open_routes(b, s, seat, open_)
-    memset(n_open, 0, b.n_pay_groups * sizeof(int))
-    memset(per_route, 0, b.n_pay_groups * sizeof(int))
+    wild = p.hand[WILD]
     for c in range(b.n_colors):
         if p.hand[c] > most:
             most = p.hand[c]
     for c in range(b.n_colors + 1):
         # longest route of this colour (c = n_colors: gray) the hand and trains can pay
-        reach = (most if c == b.n_colors else p.hand[c]) + p.hand[WILD]
+        reach = (most if c == b.n_colors else p.hand[c]) + wild
         if reach > p.trains:
             reach = p.trains
-        for g in range(b.color_groups[c], b.color_groups[c + 1]):
+        g1 = b.color_groups[c + 1]
+        for g in range(b.color_groups[c], g1):
             if b.group_len[g] > reach:
                 break                           # a colour's groups come shortest first
-            if p.hand[WILD] < b.group_ferry[g]:
+            if wild < b.group_ferry[g]:
                 continue
-            n_open[g] = (count_bits(open_[0] & b.group_routes[g][0])
-                         + count_bits(open_[1] & b.group_routes[g][1]))
-            if n_open[g] > 0:
-                per_route[g] = count_payments(b, p.hand, b.group_len[g], b.group_color[g],
-                                              b.group_ferry[g])
-                total += n_open[g] * per_route[g]
+            n_o = (count_bits(open_[0] & b.group_routes[g][0])
+                   + count_bits(open_[1] & b.group_routes[g][1]))
+            if n_o == 0:
+                continue
+            if c < b.n_colors:
+                per = colour_payments(p.hand[c], wild, b.group_len[g], b.group_ferry[g])
+            else:
+                if not gray_ready:
+                    fill_held_to(b, p.hand, held_to)
+                    gray_ready = 1
+                per = gray_payments(held_to, wild, b.group_len[g], b.group_ferry[g])
+            if per > 0:
+                hit_group[n_hit] = g
+                hit_per[n_hit] = per
+                hit_weight[n_hit] = n_o * per
+                total += n_o * per
+                n_hit += 1
     tickets = s.tdeck_n > 0
     total += tickets
     if p.stations_left > 0:
         cost = station_cost(b, p)
         if hand_total(s, seat) >= cost:
-            per_city = count_payments(b, p.hand, cost, GRAY, 0)
+            if not gray_ready:
+                fill_held_to(b, p.hand, held_to)
+                gray_ready = 1
+            per_city = gray_payments(held_to, wild, cost, 0)
             if per_city > 0:
                 for i in range(s.n_players):
                     built += b.stations - s.p[i].stations_left
@@ -350,9 +406,11 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     if k < blind:
         return make_action(ACT_DRAW_BLIND, 0, 0, 0)
     k -= blind
-    for g in range(b.n_pay_groups):
-        if k < n_open[g] * per_route[g]:
-            n = k // per_route[g]               # the n-th open route of the group
+    for i in range(n_hit):
+        if k < hit_weight[i]:
+            g = hit_group[i]
+            per = hit_per[i]
+            n = k // per                        # the n-th open route of the group
             for w in range(2):
                 bits = open_[w] & b.group_routes[g][w]
                 while bits:
@@ -360,10 +418,10 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
                     bits &= bits - 1
                     if n == 0:
                         return nth_payment(b, p.hand, b.group_len[g], b.group_color[g],
-                                           b.group_ferry[g], ACT_CLAIM, r, k % per_route[g])
+                                           b.group_ferry[g], ACT_CLAIM, r, k % per)
                     n -= 1
             return -1
-        k -= n_open[g] * per_route[g]
+        k -= hit_weight[i]
     if k < tickets:
         return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
     k -= tickets
