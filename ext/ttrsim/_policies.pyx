@@ -84,7 +84,7 @@ def _rebuild(cls, params, spec):
 cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
-    SETUP_DEEP_BITS = 14      # the cache of third tickets: 2**14 entries (384 KiB)
+    SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (1.5 MiB)
 
 
 ctypedef struct SetupPath:
@@ -146,6 +146,7 @@ cdef class PlanningPolicy(Policy):
     cdef SetupPath* setup_deep     # per board: third tickets, hashed by the three tickets
     cdef int kfirst
     cdef int ksecond
+    cdef int kthird
     cdef double kbest
     cdef int kmask
     cdef int k_hand
@@ -464,12 +465,14 @@ cdef class PlanningPolicy(Policy):
             t = s.pending[seat][slot]
             self.kplan[depth + 1] = self.kplan[depth]
             memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
-            if depth <= 2 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL \
+            if depth <= 3 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL \
                     and self.setup_deep != NULL:
                 if depth == 0:
                     self.kfirst = t
                 elif depth == 1:
                     self.ksecond = t
+                elif depth == 2:
+                    self.kthird = t
                 self.connect_setup(b, s, seat, depth, t)
             else:
                 connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
@@ -485,10 +488,11 @@ cdef class PlanningPolicy(Policy):
     cdef void connect_setup(self, const BoardC* b, const GameState* s, int seat, int depth,
                             int t) noexcept nogil:
         """connect_ticket(t) from kplan[depth] / kw[depth] into depth + 1 during the
-        initial ticket choice, for the first three tickets of a subset. The board is then
-        empty, so the path only depends on the tickets already planned (none, kfirst, or
-        kfirst and ksecond): it is found once and then replayed from a cache (the third
-        tickets' cache is a hash table where a new key replaces the old)."""
+        initial ticket choice, for the first four tickets of a subset. The board is then
+        empty, so the path only depends on the tickets already planned (none, kfirst,
+        kfirst and ksecond, or those and kthird): it is found once and then replayed from
+        a cache (the third and fourth tickets' cache is a hash table where a new key
+        replaces the old)."""
         cdef int w, r, q
         cdef uint64_t bits
         cdef uint32_t key
@@ -498,7 +502,11 @@ cdef class PlanningPolicy(Policy):
         if depth <= 1:
             e = &self.setup_paths[(0 if depth == 0 else self.kfirst + 1) * b.n_tickets + t]
         else:
-            key = (<uint32_t>(self.kfirst * MAX_TICKETS + self.ksecond) * MAX_TICKETS + t) + 1
+            # the depth, then the tickets of the subset in order, 7 bits each
+            key = <uint32_t>(self.kfirst * MAX_TICKETS + self.ksecond)
+            if depth == 3:
+                key = key * MAX_TICKETS + self.kthird
+            key = ((key * MAX_TICKETS + t) | (<uint32_t>depth << 28)) + 1
             e = &self.setup_deep[(key * 0x9E3779B1U) >> (32 - SETUP_DEEP_BITS)]
             if e.key != key:
                 e.key = key
