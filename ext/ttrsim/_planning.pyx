@@ -11,7 +11,7 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport hand_total, make_action, route_open
+from ttrsim._engine cimport make_action, route_open
 
 cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds_left
 
@@ -603,7 +603,7 @@ cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil:
     the mean of the rounds at the rate it has been placing trains (with a prior of
     1.25 trains a round) and the fewest it could need (its hand size is public: it
     draws two cards a turn, and claiming takes turns too)."""
-    cdef int q, n
+    cdef int q, n, t, hand
     cdef double rounds = s.turn / <double>s.n_players, rate, left, fast, best = 1e9
     if s.last_round:
         return 0.0
@@ -612,7 +612,10 @@ cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil:
         rate = (b.trains - s.p[q].trains + 5.0) / (rounds + 4.0)
         n = s.p[q].trains - b.end_trigger
         left = n / rate
-        fast = (n - hand_total(s, q)) / 2.0
+        hand = 0
+        for t in range(N_CARD_TYPES):
+            hand += s.p[q].hand[t]
+        fast = (n - hand) / 2.0
         if fast < 0:
             fast = 0
         fast += 1 + n / 6.0

@@ -84,7 +84,7 @@ def _rebuild(cls, params, spec):
 cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
-    SETUP_DEEP_BITS = 14      # the cache of third tickets: 2**14 entries (384 KiB)
+    SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (1.5 MiB)
 
 
 ctypedef struct SetupPath:
@@ -114,7 +114,10 @@ cdef class PlanningPolicy(Policy):
     cdef PlanParams prm
     cdef BoardInfo bi
     cdef int tunnel_spare              # extra cards a planned tunnel wants, from `risk`
+    cdef int first_ge[MAX_DECK + 1]    # read_hand: first colour with at least v cards
+    cdef int most                      # read_hand: most cards of one plain colour
     cdef int16_t by_points[MAX_ROUTES] # routes by points (and attractions), most first
+    cdef double bound[MAX_ROUTES]      # score_bound of by_points[i]
     cdef int max_points                # points of the board's best-scoring route
     # per game
     cdef int seat
@@ -143,6 +146,7 @@ cdef class PlanningPolicy(Policy):
     cdef SetupPath* setup_deep     # per board: third tickets, hashed by the three tickets
     cdef int kfirst
     cdef int ksecond
+    cdef int kthird
     cdef double kbest
     cdef int kmask
     cdef int k_hand
@@ -239,6 +243,8 @@ cdef class PlanningPolicy(Policy):
                 self.by_points[j + 1] = self.by_points[j]
                 j -= 1
             self.by_points[j + 1] = r
+        for i in range(b.n_routes):
+            self.bound[i] = self.score_bound(b, self.by_points[i])
         # Spare cards a tunnel wants: the fewest that keep the chance of an unpayable
         # reveal within `risk`, on a full deck of average colour counts.
         for c in range(b.n_colors):
@@ -459,12 +465,14 @@ cdef class PlanningPolicy(Policy):
             t = s.pending[seat][slot]
             self.kplan[depth + 1] = self.kplan[depth]
             memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
-            if depth <= 2 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL \
+            if depth <= 3 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL \
                     and self.setup_deep != NULL:
                 if depth == 0:
                     self.kfirst = t
                 elif depth == 1:
                     self.ksecond = t
+                elif depth == 2:
+                    self.kthird = t
                 self.connect_setup(b, s, seat, depth, t)
             else:
                 connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
@@ -480,10 +488,11 @@ cdef class PlanningPolicy(Policy):
     cdef void connect_setup(self, const BoardC* b, const GameState* s, int seat, int depth,
                             int t) noexcept nogil:
         """connect_ticket(t) from kplan[depth] / kw[depth] into depth + 1 during the
-        initial ticket choice, for the first three tickets of a subset. The board is then
-        empty, so the path only depends on the tickets already planned (none, kfirst, or
-        kfirst and ksecond): it is found once and then replayed from a cache (the third
-        tickets' cache is a hash table where a new key replaces the old)."""
+        initial ticket choice, for the first four tickets of a subset. The board is then
+        empty, so the path only depends on the tickets already planned (none, kfirst,
+        kfirst and ksecond, or those and kthird): it is found once and then replayed from
+        a cache (the third and fourth tickets' cache is a hash table where a new key
+        replaces the old)."""
         cdef int w, r, q
         cdef uint64_t bits
         cdef uint32_t key
@@ -493,7 +502,11 @@ cdef class PlanningPolicy(Policy):
         if depth <= 1:
             e = &self.setup_paths[(0 if depth == 0 else self.kfirst + 1) * b.n_tickets + t]
         else:
-            key = (<uint32_t>(self.kfirst * MAX_TICKETS + self.ksecond) * MAX_TICKETS + t) + 1
+            # the depth, then the tickets of the subset in order, 7 bits each
+            key = <uint32_t>(self.kfirst * MAX_TICKETS + self.ksecond)
+            if depth == 3:
+                key = key * MAX_TICKETS + self.kthird
+            key = ((key * MAX_TICKETS + t) | (<uint32_t>depth << 28)) + 1
             e = &self.setup_deep[(key * 0x9E3779B1U) >> (32 - SETUP_DEEP_BITS)]
             if e.key != key:
                 e.key = key
@@ -670,26 +683,41 @@ cdef class PlanningPolicy(Policy):
             self.keep[c] -= b.route_len[route] - b.route_ferry[route]
         self.keep[WILD] -= b.route_ferry[route]
 
+    cdef void read_hand(self, const BoardC* b, const int16_t* hand) noexcept nogil:
+        """Fill self.first_ge for route_short: first_ge[v] is the first plain colour with
+        at least v cards in `hand`, for v up to the largest count (self.most), whose
+        first colour is first_ge[self.most]."""
+        cdef int c, v, top = 0
+        self.first_ge[0] = 0
+        for c in range(b.n_colors):
+            for v in range(top + 1, hand[c] + 1):
+                self.first_ge[v] = c
+            if hand[c] > top:
+                top = hand[c]
+        self.most = top
+
     cdef int route_short(self, const BoardC* b, const GameState* s, int seat, int route,
                          int* color) noexcept nogil:
-        """Cards missing to pay `route` with its best colour (wilds counted); sets *color."""
+        """Cards missing to pay `route` with its best colour (wilds counted); sets *color
+        to the first colour that misses the fewest. Needs read_hand(hand) first."""
         cdef const int16_t* hand = &s.p[seat].hand[0]
-        cdef int L = b.route_len[route], f = b.route_ferry[route], c, c0 = 0, c1 = b.n_colors
-        cdef int m, best = 1000, w_extra
+        cdef int L = b.route_len[route], f = b.route_ferry[route], c = b.route_color[route]
+        cdef int need, w_extra
         cdef int w_short = f - hand[WILD] if f > hand[WILD] else 0
         w_extra = hand[WILD] - f if hand[WILD] > f else 0
-        if b.route_color[route] != GRAY:
-            c0 = b.route_color[route]
-            c1 = c0 + 1
-        color[0] = c0
-        for c in range(c0, c1):
-            m = L - f - hand[c] - w_extra
-            if m < 0:
-                m = 0
-            if m < best:
-                best = m
-                color[0] = c
-        return best + w_short
+        need = L - f - w_extra
+        if c == GRAY:
+            # the fewest missing is need - most, else 0 from the first colour reaching need
+            if need <= 0:
+                color[0] = 0
+                return w_short
+            if need > self.most:
+                color[0] = self.first_ge[self.most]
+                return need - self.most + w_short
+            color[0] = self.first_ge[need]
+            return w_short
+        color[0] = c
+        return (need - hand[c] if need > hand[c] else 0) + w_short
 
     cdef int32_t best_route(self, const BoardC* b, const GameState* s, int seat, int min_len,
                             double horizon, bint longest, int* target_color) noexcept nogil:
@@ -704,9 +732,10 @@ cdef class PlanningPolicy(Policy):
         cdef uint64_t mine = s.p[seat].cities
         target_color[0] = -1
         self.route_rate = 0.0
+        self.read_hand(b, s.p[seat].hand)
         for i in range(b.n_routes):
             r = self.by_points[i]
-            if not longest and self.score_bound(b, r) <= best_v:
+            if not longest and self.bound[i] <= best_v:
                 break                 # routes come by score bound: none left can win
             L = b.route_len[r]
             if L < min_len or L > s.p[seat].trains or s.route_owner[r] >= 0 \
@@ -778,9 +807,6 @@ cdef class PlanningPolicy(Policy):
             if b.route_len[r] > s.p[seat].trains or (b.route_tunnel[r] and not self.use_tunnels) \
                     or not may_afford(b, s.p[seat].hand, most, r):
                 continue
-            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.pool, &a)
-            if cost < 0:
-                continue
             x = self.ws.comp[b.route_a[r]]
             y = self.ws.comp[b.route_b[r]]
             v = b.route_points[b.route_len[r]] + b.attraction_points * count_bits(
@@ -792,6 +818,12 @@ cdef class PlanningPolicy(Policy):
                 cb = self.ws.comp[b.ticket_b[t]]
                 if (ca == x and cb == y) or (ca == y and cb == x):
                     v += 2 * b.ticket_points[t]
+            # a payment costs at least one per card: skip the routes that cannot win
+            if v - 0.01 * b.route_len[r] <= best:
+                continue
+            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.pool, &a)
+            if cost < 0:
+                continue
             v -= 0.01 * cost          # same value: the cheaper payment
             if v > best:
                 best = v
@@ -1168,6 +1200,7 @@ cdef class GreedyPolicy(PlanningPolicy):
         self.refresh_distances(b, s, seat)
         if self.n_gt == 0 and self.want_tickets(b, s, seat):
             return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+        self.read_hand(b, s.p[seat].hand)
         for r in range(b.n_routes):
             if b.route_len[r] > s.p[seat].trains or not route_open(b, s, r, seat):
                 continue
