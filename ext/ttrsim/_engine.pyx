@@ -1376,13 +1376,19 @@ CHECK_MESSAGES = (
 )
 
 
+cdef uint64_t last_board_uid = 0     # CompiledBoard numbers its boards (BoardC.uid)
+
+
 cdef class CompiledBoard:
     """A loaded board (``ttrsim.maps.Board``) compiled into the core's flat arrays."""
 
     def __init__(self, board):
+        global last_board_uid
         cdef BoardC* c = &self.c
         cdef int i, x
         memset(c, 0, sizeof(BoardC))
+        last_board_uid += 1
+        c.uid = last_board_uid
         self.board = board
         c.n_cities = len(board.cities)
         c.n_routes = len(board.route_id)

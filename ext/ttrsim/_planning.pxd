@@ -91,7 +91,6 @@ cdef inline bint may_afford(const BoardC* b, const int16_t* hand, int most, int 
 
 # --- planning ------------------------------------------------------------------------
 
-cdef uint64_t board_fingerprint(const BoardC* b) noexcept nogil
 cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm) noexcept nogil
 cdef void route_weights(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
                         int seat, int32_t* w) noexcept nogil

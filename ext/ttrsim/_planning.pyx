@@ -45,33 +45,6 @@ cdef int open_weight(const BoardC* b, const PlanParams* prm, int r) noexcept nog
     return 1 if w < 1 else MAX_WEIGHT if w > MAX_WEIGHT else w
 
 
-cdef inline uint64_t mix(uint64_t h, int64_t v) noexcept nogil:
-    return (h ^ <uint64_t>v) * 0x100000001B3ULL        # FNV-1a step
-
-
-cdef uint64_t board_fingerprint(const BoardC* b) noexcept nogil:
-    """A hash of the board's routes, tickets and rule numbers: a policy keeps per-board
-    data and checks this as well as the board's address (a freed board's memory may be
-    reused by another board)."""
-    cdef uint64_t h = 0xCBF29CE484222325ULL
-    cdef int i
-    h = mix(h, b.n_cities)
-    h = mix(h, b.n_routes)
-    h = mix(h, b.n_tickets)
-    h = mix(h, b.trains)
-    h = mix(h, b.stations)
-    for i in range(b.n_routes):
-        h = mix(h, (b.route_a[i] << 24) ^ (b.route_b[i] << 16) ^ (b.route_len[i] << 8)
-                ^ ((b.route_color[i] & 0xF) << 4) ^ (b.route_tunnel[i] << 3) ^ b.route_ferry[i])
-    for i in range(b.n_tickets):
-        h = mix(h, (b.ticket_a[i] << 20) ^ (b.ticket_b[i] << 10) ^ b.ticket_points[i])
-    for i in range(MAX_LEN):
-        h = mix(h, b.route_points[i])
-    for i in range(N_CARD_TYPES):
-        h = mix(h, b.deck_count[i])
-    return h
-
-
 cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm) noexcept nogil:
     """Route weights and all-pairs shortest weights of the empty board (Floyd-Warshall;
     used to order tickets and to judge them before any route is claimed)."""

@@ -110,7 +110,7 @@ cdef class PlanningPolicy(Policy):
     cdef public long long fallbacks    # actions that had to be replaced (should stay 0)
     # per board
     cdef const BoardC* board
-    cdef uint64_t board_key            # board_fingerprint(board)
+    cdef uint64_t board_key            # board.uid (the address alone may be reused)
     cdef PlanParams prm
     cdef BoardInfo bi
     cdef int tunnel_spare              # extra cards a planned tunnel wants, from `risk`
@@ -226,7 +226,7 @@ cdef class PlanningPolicy(Policy):
         cdef int pool[N_CARD_TYPES]
         cdef int i, j, r
         self.board = b
-        self.board_key = board_fingerprint(b)
+        self.board_key = b.uid
         board_info_init(&self.bi, b, &self.prm)
         self.max_points = 0
         for i in range(MAX_LEN):
@@ -261,7 +261,7 @@ cdef class PlanningPolicy(Policy):
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
         rng_seed(&self.rng, seed)
-        if b != self.board or board_fingerprint(b) != self.board_key:
+        if b != self.board or b.uid != self.board_key:
             self.setup_board(b)
         self.seat = seat
         self.plan_valid = 0

@@ -55,6 +55,8 @@ ctypedef struct Rng:
 
 
 ctypedef struct BoardC:
+    uint64_t uid                        # unique per compiled board in a process (policies key
+                                        # their per-board data on it)
     int n_cities
     int n_routes
     int n_tickets
