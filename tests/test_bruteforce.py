@@ -7,6 +7,10 @@ trail exists exactly then); every subset is enumerated.
 Station choice: every assignment of one route (or none) to each station built is
 enumerated; the best ticket score, then the most tickets completed, must be what the
 engine reports.
+
+Needed routes: in played games, each route of a seat is dropped in turn from its final
+network (own routes plus the routes its stations borrow); it is needed exactly when a
+completed ticket of the seat is then no longer joined.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ import pytest
 
 from ttrsim import maps
 from ttrsim.game import Game
+from ttrsim.runner import simulate
 
 
 # ---------------------------------------------------------------------------
@@ -306,3 +311,55 @@ def test_station_choice_on_europe():
             check_station_choice(board, g, q, tickets[q], stations[q])
             improved += g.scores()[q]["tickets_by_station"] > 0
     assert improved > 20
+
+
+# ---------------------------------------------------------------------------
+# needed routes
+
+def check_needed(run) -> tuple[int, int]:
+    """Compare the routes table's `needed` column with a drop-one-route check of every
+    claim; returns (claims that are needed, claims of seats with a borrowed route)."""
+    board = run.board
+    route_ix = {int(i): k for k, i in enumerate(board.route_id)}
+    ticket_ix = {int(i): k for k, i in enumerate(board.ticket_id)}
+    borrowed = {key: [route_ix[int(r)] for r in grp.borrowed if r >= 0]
+                for key, grp in run.stations.groupby(["game", "seat"])}
+    t = run.tickets[run.tickets.completed]
+    completed = {key: [ticket_ix[int(i)] for i in grp.ticket]
+                 for key, grp in t.groupby(["game", "seat"])}
+    n_needed = n_borrowing = 0
+    for key, grp in run.routes.groupby(["game", "seat"]):
+        own = [route_ix[int(r)] for r in grp.route]
+        lent = borrowed.get(key, [])
+        done = completed.get(key, [])
+        for r, got in zip(own, grp.needed):
+            net = [x for x in own if x != r] + lent
+            want = any(not connected(board, net, int(board.ticket_a[i]), int(board.ticket_b[i]))
+                       for i in done)
+            assert bool(got) == want, (key, int(board.route_id[r]))
+            n_needed += want
+            n_borrowing += bool(lent)
+    return n_needed, n_borrowing
+
+
+@pytest.mark.parametrize("board,policies", [
+    ("europe", ["tickets", "tickets", "random", "tickets"]),
+    ("europe", ["tickets", "routes", "greedy"]),
+    ("usa", ["tickets", "tickets", "random", "routes", "tickets"]),
+])
+def test_needed_routes_of_played_games(board, policies):
+    run = simulate(board, policies, games=150, seed=7)
+    n_needed, n_borrowing = check_needed(run)
+    assert 0 < n_needed < len(run.routes)
+    if board == "europe":
+        assert n_borrowing > 0
+
+
+def test_needed_routes_on_dense_random_boards():
+    # loops everywhere, so many routes are not needed even on joined tickets
+    total = 0
+    for seed in range(10):
+        board = small_board(200 + seed, n_cities=8)
+        run = simulate(board, ["tickets", "random", "tickets", "random"], games=40, seed=seed)
+        total += check_needed(run)[0]
+    assert total > 0

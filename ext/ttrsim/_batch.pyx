@@ -10,9 +10,9 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
                              apply_action, check_state, game_init, legal_actions,
-                             own_network, score_game, uf_find, uf_union)
+                             score_game)
 from ttrsim._rng cimport splitmix64
-from ttrsim._bits cimport get_bit, lowest_bit
+from ttrsim._bits cimport get_bit, lowest_bit, set_bit
 from ttrsim._policy cimport Policy
 
 import numpy as np
@@ -143,40 +143,124 @@ cdef inline int64_t now_ns() noexcept nogil:
     return ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
-cdef bint route_needed(const BoardC* b, const GameState* s, const ScoreC* sc, int seat,
-                       int route) noexcept nogil:
-    """Whether dropping `route` from the seat's final network (own routes plus the
-    routes its stations borrow) breaks one of its completed tickets."""
-    cdef int8_t parent[MAX_CITIES]
+cdef void needed_routes(const BoardC* b, const GameState* s, const ScoreC* sc, int seat,
+                        uint64_t* needed) noexcept nogil:
+    """Own routes of the seat whose loss from its final network (own routes plus the
+    routes its stations borrow) breaks one of its completed tickets, as a route bitset.
+
+    Such a route is a bridge of the network that separates the two ends of a completed
+    ticket: in a depth-first tree, a tree edge into city x whose subtree no other edge
+    leaves (low[x] == tin[x]), with exactly one end of the ticket in that subtree (the
+    ticket's bit survives in the xor over the subtree of each city's ticket ends). One
+    search per seat answers every claim row; edges are told apart by index, since an own
+    and a borrowed route may join the same two cities."""
+    cdef int16_t head[MAX_CITIES]
+    cdef int16_t up[MAX_CITIES]          # arc that entered the city, -1 at a root
+    cdef int16_t it[MAX_CITIES]          # next arc of the city to look at
+    cdef int16_t stack[MAX_CITIES]
+    cdef int16_t tin[MAX_CITIES]
+    cdef int16_t low[MAX_CITIES]
+    cdef uint64_t ends[MAX_CITIES][2]    # completed tickets with an end in the city
+    cdef int16_t edge[MAX_ROUTES + MAX_STATIONS]       # own routes, then borrowed ones
+    cdef int16_t nxt[2 * (MAX_ROUTES + MAX_STATIONS)]  # arcs 2e, 2e + 1 of edge e
+    cdef int16_t to[2 * (MAX_ROUTES + MAX_STATIONS)]
     cdef uint64_t bits
-    cdef int w, r, k, t
+    cdef int n = 0, n_own, timer = 0, depth, x, y, a, e, k, w, t, root
+    needed[0] = 0
+    needed[1] = 0
     if sc.completed[0] == 0 and sc.completed[1] == 0:
-        return False
-    own_network(b, s, seat, parent, route)
+        return
+    for w in range(2):
+        bits = s.p[seat].routes[w]
+        while bits:
+            edge[n] = (w << 6) + lowest_bit(bits)
+            bits &= bits - 1
+            n += 1
+    n_own = n
     for k in range(MAX_STATIONS):
-        r = sc.borrowed[k]
-        if r >= 0:
-            uf_union(parent, b.route_a[r], b.route_b[r])
+        if sc.borrowed[k] >= 0:
+            edge[n] = sc.borrowed[k]
+            n += 1
+    for x in range(b.n_cities):
+        head[x] = -1
+        tin[x] = -1
+        ends[x][0] = 0
+        ends[x][1] = 0
     for w in range(2):
         bits = sc.completed[w]
         while bits:
-            t = (w << 6) + lowest_bit(bits)
+            k = lowest_bit(bits)
             bits &= bits - 1
-            if uf_find(parent, b.ticket_a[t]) != uf_find(parent, b.ticket_b[t]):
-                return True
-    return False
+            t = (w << 6) + k
+            ends[b.ticket_a[t]][w] ^= (<uint64_t>1) << k
+            ends[b.ticket_b[t]][w] ^= (<uint64_t>1) << k
+    for e in range(n):
+        x = b.route_a[edge[e]]
+        y = b.route_b[edge[e]]
+        to[2 * e] = y
+        nxt[2 * e] = head[x]
+        head[x] = 2 * e
+        to[2 * e + 1] = x
+        nxt[2 * e + 1] = head[y]
+        head[y] = 2 * e + 1
+    for root in range(b.n_cities):
+        if tin[root] >= 0 or head[root] < 0:
+            continue
+        tin[root] = low[root] = timer
+        timer += 1
+        up[root] = -1
+        it[root] = head[root]
+        stack[0] = root
+        depth = 1
+        while depth:
+            x = stack[depth - 1]
+            a = it[x]
+            if a >= 0:
+                it[x] = nxt[a]
+                if a == (up[x] ^ 1):
+                    continue
+                y = to[a]
+                if tin[y] < 0:
+                    tin[y] = low[y] = timer
+                    timer += 1
+                    up[y] = a
+                    it[y] = head[y]
+                    stack[depth] = y
+                    depth += 1
+                elif tin[y] < low[x]:
+                    low[x] = tin[y]
+            else:
+                depth -= 1
+                if depth == 0:
+                    break
+                y = stack[depth - 1]
+                if low[x] < low[y]:
+                    low[y] = low[x]
+                ends[y][0] ^= ends[x][0]
+                ends[y][1] ^= ends[x][1]
+                e = up[x] >> 1
+                if e < n_own and low[x] == tin[x] and (ends[x][0] | ends[x][1]):
+                    set_bit(needed, edge[e])
 
 
 cdef void finish_game_rows(const BoardC* b, const GameState* s, const ScoreC* sc,
                            Recorder* rec, Py_ssize_t c0, Py_ssize_t s0, Py_ssize_t o0) noexcept nogil:
     """Fill the columns known only at the end: needed routes, station borrowings,
     completed tickets."""
+    cdef uint64_t needed[MAX_PLAYERS][2]
+    cdef bint known[MAX_PLAYERS]
     cdef Py_ssize_t i
     cdef int32_t* row
     cdef int seat, k
+    for seat in range(MAX_PLAYERS):
+        known[seat] = False
     for i in range(c0, rec.claims.n):
         row = rec.claims.data + i * W_CLAIM
-        row[4] = route_needed(b, s, &sc[row[1]], row[1], row[2])
+        seat = row[1]
+        if not known[seat]:
+            needed_routes(b, s, &sc[seat], seat, needed[seat])
+            known[seat] = True
+        row[4] = get_bit(needed[seat], row[2])
     for i in range(s0, rec.stations.n):
         row = rec.stations.data + i * W_STATION
         seat = row[1]
