@@ -5,8 +5,8 @@
 # user-compiled, see docs/policies.md) cimport these declarations; every function reads
 # only what the seat may know (RULES.md, "Hidden information").
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
-from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_ROUTES,
-                              MAX_TICKETS, N_CARD_TYPES, WILD)
+from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_LEN,
+                              MAX_ROUTES, MAX_TICKETS, N_CARD_TYPES, WILD)
 # Bit helpers: ttrsim/_bits.pxd; route_open (whether a seat may claim a route): _engine.pxd.
 
 
@@ -34,6 +34,7 @@ ctypedef struct BoardInfo:
     int32_t weight[MAX_ROUTES]                # weight of each route while open
     int16_t dist0[MAX_CITIES][MAX_CITIES]     # shortest weights on the empty board
     int8_t nbr[MAX_CITIES][MAX_ADJ]           # city at the other end of b.adj[x][i]
+    uint64_t longer[MAX_LEN][2]               # routes longer than each number of trains
 
 
 ctypedef struct Plan:

@@ -58,6 +58,10 @@ cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm)
     for x in range(n):
         for y in range(n):
             bi.dist0[x][y] = 0 if x == y else 30000
+    memset(bi.longer, 0, sizeof(bi.longer))
+    for r in range(b.n_routes):
+        for d in range(b.route_len[r]):
+            set_bit(bi.longer[d], r)
     for r in range(b.n_routes):
         bi.weight[r] = open_weight(b, prm, r)
         x = b.route_a[r]
@@ -84,32 +88,49 @@ cdef void route_weights(const BoardInfo* bi, const PlanParams* prm, const GameSt
     """Weight of every route for `seat` now: 0 for its own routes, the open weight for
     routes it may still claim (and has the trains for), INF_COST for the rest; with
     stations, a route of another player costs a station (1 when the seat already has a
-    station at one of its ends)."""
+    station at one of its ends). Starts from the open weights and visits only the
+    routes that differ (claimed ones, closed halves of doubles, those too long)."""
     cdef const BoardC* b = bi.b
     cdef const PlayerC* p = &s.p[seat]
-    cdef int r, o, x, y
+    cdef int r, o, x, y, q, k, wd
     cdef int built = b.stations - p.stations_left
     cdef int borrow = station_weight(prm, built) if prm.stations and p.stations_left > 0 else INF_COST
-    for r in range(b.n_routes):
-        o = s.route_owner[r]
-        if o == seat:
-            w[r] = 0
-        elif o < 0:
-            if b.route_len[r] <= p.trains and route_open(b, s, r, seat):
-                w[r] = bi.weight[r]
+    cdef bint doubles_closed = s.n_players < b.double_min_players
+    cdef uint64_t owned[2]
+    cdef uint64_t bits
+    owned[0] = owned[1] = 0
+    for k in range(s.n_players):
+        owned[0] |= s.p[k].routes[0]
+        owned[1] |= s.p[k].routes[1]
+    memcpy(w, bi.weight, b.n_routes * sizeof(int32_t))
+    for wd in range(2):
+        # open routes longer than the trains left
+        bits = bi.longer[p.trains][wd] & ~owned[wd] if p.trains < MAX_LEN else 0
+        while bits:
+            w[(wd << 6) + lowest_bit(bits)] = INF_COST
+            bits &= bits - 1
+        bits = owned[wd]
+        while bits:
+            r = (wd << 6) + lowest_bit(bits)
+            bits &= bits - 1
+            o = s.route_owner[r]
+            # the open half of a claimed double, closed to this seat (route_open)
+            q = b.route_partner[r]
+            if q >= 0 and s.route_owner[q] < 0 and (doubles_closed or o == seat):
+                w[q] = INF_COST
+            if o == seat:
+                w[r] = 0
+            elif prm.stations:
+                x = b.route_a[r]
+                y = b.route_b[r]
+                if s.city_station[x] == seat or s.city_station[y] == seat:
+                    w[r] = 1
+                elif s.city_station[x] < 0 or s.city_station[y] < 0:
+                    w[r] = borrow
+                else:
+                    w[r] = INF_COST
             else:
                 w[r] = INF_COST
-        elif prm.stations:
-            x = b.route_a[r]
-            y = b.route_b[r]
-            if s.city_station[x] == seat or s.city_station[y] == seat:
-                w[r] = 1
-            elif s.city_station[x] < 0 or s.city_station[y] < 0:
-                w[r] = borrow
-            else:
-                w[r] = INF_COST
-        else:
-            w[r] = INF_COST
 
 
 cdef int shortest_path(const BoardInfo* bi, const int32_t* w, int src, int dst, int32_t* dist,
