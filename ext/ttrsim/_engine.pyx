@@ -215,9 +215,9 @@ cdef inline void colour_span(const BoardC* b, int color, int* c0, int* c1) noexc
         c1[0] = color + 1
 
 
-# payments() lists the ways to pay; count_payments() and nth_payment() give its length and
-# its k-th entry without writing it (sample_legal). All three walk the same order:
-# colours ascending, wild counts ascending, then all-wild.
+# payments() lists the ways to pay; nth_payment() gives its k-th entry without writing it,
+# and colour_payments() / gray_payments() its length in closed form (sample_legal). Both
+# walk the same order: colours ascending, wild counts ascending, then all-wild.
 
 cdef int payments(const BoardC* b, const int16_t* hand, int n, int color, int min_wild,
                   int kind, int a, int32_t* out) noexcept nogil:
@@ -232,18 +232,6 @@ cdef int payments(const BoardC* b, const int16_t* hand, int n, int color, int mi
             m += 1
     if hand[WILD] >= n and n >= min_wild:
         out[m] = make_action(kind, a, WILD, n)
-        m += 1
-    return m
-
-
-cdef inline int count_payments(const BoardC* b, const int16_t* hand, int n, int color,
-                               int min_wild) noexcept nogil:
-    """len(payments(...)) with the same arguments."""
-    cdef int c, c0, c1, lo = 0, m = 0
-    colour_span(b, color, &c0, &c1)
-    for c in range(c0, c1):
-        m += wild_range(hand, n, c, min_wild, &lo)
-    if hand[WILD] >= n and n >= min_wild:
         m += 1
     return m
 
@@ -284,7 +272,7 @@ cdef void open_routes(const BoardC* b, const GameState* s, int seat, uint64_t* o
 
 
 cdef inline int colour_payments(int h, int w, int n, int min_wild) noexcept nogil:
-    """count_payments of n cards of one colour held h times, with w wilds held: the wild
+    """len(payments(...)) of n cards of one colour held h times, with w wilds held: the wild
     counts max(n - h, min_wild) .. min(w, n - 1) (none when h == 0), plus all-wild."""
     cdef int hi = w if w < n - 1 else n - 1
     cdef int lo = n - h
@@ -294,7 +282,7 @@ cdef inline int colour_payments(int h, int w, int n, int min_wild) noexcept nogi
 
 
 cdef inline int gray_payments(const int* held_to, int w, int n, int min_wild) noexcept nogil:
-    """count_payments(b, hand, n, GRAY, min_wild), from held_to[j] = sum over colours c of
+    """len(payments(b, hand, n, GRAY, min_wild, ...)), from held_to[j] = sum over colours c of
     min(hand[c], j). Colour c gives the wild counts max(n - h, min_wild) .. hi with
     hi = min(w, n - 1), that is clamp(h - a, 0, hi - min_wild + 1) payments with
     a = n - 1 - hi >= 0, which is min(h, n - min_wild) - min(h, a)."""

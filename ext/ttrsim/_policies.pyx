@@ -143,7 +143,7 @@ cdef class PlanningPolicy(Policy):
     cdef int32_t kw[MAX_PENDING + 1][MAX_ROUTES]
     cdef int korder[MAX_PENDING]
     cdef SetupPath* setup_paths    # per board: [(first ticket + 1) * n_tickets + ticket]
-    cdef SetupPath* setup_deep     # per board: third tickets, hashed by the three tickets
+    cdef SetupPath* setup_deep     # per board: third and fourth tickets, hashed by the subset
     cdef int kfirst
     cdef int ksecond
     cdef int kthird
