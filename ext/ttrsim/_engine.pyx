@@ -874,7 +874,6 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
     cdef int16_t opts[MAX_STATIONS][MAX_ADJ]
     cdef int n_opt[MAX_STATIONS]
     cdef int idx[MAX_STATIONS]
-    cdef int cities[MAX_STATIONS]
     cdef uint64_t done[2]
     cdef uint64_t plain[2]
     cdef int n_st = 0, i, k, pts, best_pts, best_n, r
@@ -882,7 +881,6 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
     for k in range(MAX_STATIONS):
         sc.borrowed[k] = -1
         if k < b.stations and p.station_city[k] >= 0:
-            cities[n_st] = p.station_city[k]
             n_opt[n_st] = station_options(b, s, seat, p.station_city[k], opts[n_st])
             idx[n_st] = 0
             n_st += 1
