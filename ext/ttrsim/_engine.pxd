@@ -1,6 +1,6 @@
 # The rules engine: every function works on flat structs and runs without the GIL.
 from libc.stdint cimport int8_t, int32_t, uint64_t
-from ttrsim._structs cimport BoardC, GameState, Rng, ScoreC
+from ttrsim._structs cimport BoardC, GameState, N_CARD_TYPES, Rng, ScoreC
 
 
 # Action codes: kind << 24 | a << 16 | b << 8 | c.
@@ -85,6 +85,24 @@ cdef inline bint route_open(const BoardC* b, const GameState* s, int route, int 
     return True
 
 
+cdef inline int hand_total(const GameState* s, int seat) noexcept nogil:
+    """Cards in the seat's hand (inline: the planner reads every hand each turn)."""
+    cdef int t, n = 0
+    for t in range(N_CARD_TYPES):
+        n += s.p[seat].hand[t]
+    return n
+
+
+cdef inline void claimed_routes(const GameState* s, uint64_t* out) noexcept nogil:
+    """Bitset of the routes any player owns, from the players' route bitsets."""
+    cdef int q
+    out[0] = 0
+    out[1] = 0
+    for q in range(s.n_players):
+        out[0] |= s.p[q].routes[0]
+        out[1] |= s.p[q].routes[1]
+
+
 cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil
 cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexcept nogil
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil
@@ -94,7 +112,6 @@ cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept 
 cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil
 cdef int count_wild_faceup(const GameState* s) noexcept nogil
 cdef int discard_total(const GameState* s) noexcept nogil
-cdef int hand_total(const GameState* s, int seat) noexcept nogil
 cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent,
                       int skip) noexcept nogil
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil

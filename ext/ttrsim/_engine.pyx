@@ -21,13 +21,6 @@ cdef int discard_total(const GameState* s) noexcept nogil:
     return n
 
 
-cdef int hand_total(const GameState* s, int seat) noexcept nogil:
-    cdef int t, n = 0
-    for t in range(N_CARD_TYPES):
-        n += s.p[seat].hand[t]
-    return n
-
-
 cdef int count_wild_faceup(const GameState* s) noexcept nogil:
     cdef int i, n = 0
     for i in range(N_FACEUP):
@@ -253,12 +246,8 @@ cdef void open_routes(const BoardC* b, const GameState* s, int seat, uint64_t* o
     """Bitset of the routes route_open(b, s, r, seat) allows, from the owners' bitsets."""
     cdef uint64_t claimed[2]
     cdef uint64_t closers
-    cdef int q, w, r
-    claimed[0] = 0
-    claimed[1] = 0
-    for q in range(s.n_players):
-        claimed[0] |= s.p[q].routes[0]
-        claimed[1] |= s.p[q].routes[1]
+    cdef int w, r
+    claimed_routes(s, claimed)
     for w in range(2):
         out[w] = b.all_routes[w] & ~claimed[w]
     # a claimed double closes its partner to everyone below the threshold, else to its owner

@@ -11,7 +11,7 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport make_action, route_open
+from ttrsim._engine cimport claimed_routes, hand_total, make_action, route_open
 
 cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds_left
 
@@ -92,16 +92,13 @@ cdef void route_weights(const BoardInfo* bi, const PlanParams* prm, const GameSt
     routes that differ (claimed ones, closed halves of doubles, those too long)."""
     cdef const BoardC* b = bi.b
     cdef const PlayerC* p = &s.p[seat]
-    cdef int r, o, x, y, q, k, wd
+    cdef int r, o, x, y, q, wd
     cdef int built = b.stations - p.stations_left
     cdef int borrow = station_weight(prm, built) if prm.stations and p.stations_left > 0 else INF_COST
     cdef bint doubles_closed = s.n_players < b.double_min_players
     cdef uint64_t owned[2]
     cdef uint64_t bits
-    owned[0] = owned[1] = 0
-    for k in range(s.n_players):
-        owned[0] |= s.p[k].routes[0]
-        owned[1] |= s.p[k].routes[1]
+    claimed_routes(s, owned)
     memcpy(w, bi.weight, b.n_routes * sizeof(int32_t))
     for wd in range(2):
         # open routes longer than the trains left
@@ -597,7 +594,7 @@ cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil:
     the mean of the rounds at the rate it has been placing trains (with a prior of
     1.25 trains a round) and the fewest it could need (its hand size is public: it
     draws two cards a turn, and claiming takes turns too)."""
-    cdef int q, n, t, hand
+    cdef int q, n
     cdef double rounds = s.turn / <double>s.n_players, rate, left, fast, best = 1e9
     if s.last_round:
         return 0.0
@@ -606,10 +603,7 @@ cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil:
         rate = (b.trains - s.p[q].trains + 5.0) / (rounds + 4.0)
         n = s.p[q].trains - b.end_trigger
         left = n / rate
-        hand = 0
-        for t in range(N_CARD_TYPES):
-            hand += s.p[q].hand[t]
-        fast = (n - hand) / 2.0
+        fast = (n - hand_total(s, q)) / 2.0
         if fast < 0:
             fast = 0
         fast += 1 + n / 6.0
