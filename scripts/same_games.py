@@ -60,8 +60,9 @@ def run_build(tree: str, out: str, args) -> None:
     where = subprocess.run([sys.executable, "-c", "import ttrsim; print(ttrsim.__file__)"],
                            env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if where.returncode != 0:
-        sys.exit(f"cannot import ttrsim from {tree}: {where.stderr.strip().splitlines()[-1:]}"
-                 " (build it in place: python setup.py build_ext --inplace)")
+        last = (where.stderr.strip().splitlines() or ["no error text"])[-1]
+        sys.exit(f"cannot import ttrsim from {tree}: {last} "
+                 "(build it in place: python setup.py build_ext --inplace)")
     print(f"{tree}: {where.stdout.strip()}", file=sys.stderr)
     subprocess.run([sys.executable, __file__, "--play", out, "--games", str(args.games),
                     "--h2h-games", str(args.h2h_games), "--seed", str(args.seed)],
