@@ -56,14 +56,21 @@ def play_all(out: str, games: int, h2h_games: int, seed: int) -> None:
 
 
 def run_build(tree: str, out: str, args) -> None:
-    env = dict(os.environ, PYTHONPATH=str(Path(tree).resolve()))
+    root = Path(tree).resolve()
+    if not root.is_dir():
+        sys.exit(f"{tree} is not a directory: give the source tree of a build")
+    env = dict(os.environ, PYTHONPATH=str(root))
     where = subprocess.run([sys.executable, "-c", "import ttrsim; print(ttrsim.__file__)"],
                            env=env, capture_output=True, text=True, cwd=tempfile.gettempdir())
     if where.returncode != 0:
         last = (where.stderr.strip().splitlines() or ["no error text"])[-1]
         sys.exit(f"cannot import ttrsim from {tree}: {last} "
                  "(build it in place: python setup.py build_ext --inplace)")
-    print(f"{tree}: {where.stdout.strip()}", file=sys.stderr)
+    loaded = Path(where.stdout.strip()).resolve()
+    if root not in loaded.parents:
+        # an installed ttrsim would be compared instead of this tree's build
+        sys.exit(f"{tree} holds no ttrsim package: `import ttrsim` there loads {loaded}")
+    print(f"{tree}: {loaded}", file=sys.stderr)
     subprocess.run([sys.executable, __file__, "--play", out, "--games", str(args.games),
                     "--h2h-games", str(args.h2h_games), "--seed", str(args.seed)],
                    env=env, check=True, cwd=tempfile.gettempdir())
