@@ -914,20 +914,22 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
 
 
 ctypedef struct OwnGraph:
-    # a seat's own routes as adjacency lists (the board's lists hold every route)
+    # a seat's own routes as adjacency lists, each chain of routes through cities where
+    # exactly two of them meet merged into one edge (named by its first route)
     int8_t n[MAX_CITIES]
     int16_t route[MAX_CITIES][MAX_ADJ]
     int8_t other[MAX_CITIES][MAX_ADJ]
+    int16_t length[MAX_CITIES][MAX_ADJ]
 
 
-cdef int trail_from(const BoardC* b, const OwnGraph* g, int x, uint64_t* used) noexcept nogil:
+cdef int trail_from(const OwnGraph* g, int x, uint64_t* used) noexcept nogil:
     cdef int i, r, v, best = 0
     for i in range(g.n[x]):
         r = g.route[x][i]
         if get_bit(used, r):
             continue
         set_bit(used, r)
-        v = b.route_len[r] + trail_from(b, g, g.other[x][i], used)
+        v = g.length[x][i] + trail_from(g, g.other[x][i], used)
         clear_bit(used, r)
         if v > best:
             best = v
@@ -940,18 +942,24 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     either starts at a city where an odd number of the piece's routes meet (were its end
     even, a route there would be unused and would extend it), or, when every city of the
     piece is even, walks the whole piece (an Euler circuit). So the search starts only at
-    odd cities, and an all-even piece counts its total length."""
+    odd cities, and an all-even piece counts its total length. A trail that enters a
+    city where two routes meet leaves by the other or ends there, and the longest ends
+    at odd cities, so the search walks such chains as single edges."""
     cdef OwnGraph g
+    cdef int8_t deg[MAX_CITIES]
+    cdef int16_t inc[MAX_CITIES][MAX_ADJ]     # the routes at each city
     cdef uint64_t used[2]
+    cdef uint64_t seen[2]
     cdef uint64_t bits, odd = 0
     cdef int8_t parent[MAX_CITIES]
     cdef int piece_len[MAX_CITIES]
     cdef uint8_t piece_odd[MAX_CITIES]
-    cdef int x, y, w, r, v, best = 0
+    cdef int x, y, w, r, r0, v, i, total, best = 0
     own_network(b, s, seat, parent, -1)
     for x in range(b.n_cities):
         piece_len[x] = 0
         piece_odd[x] = 0
+        deg[x] = 0
         g.n[x] = 0
     for w in range(2):
         bits = s.p[seat].routes[w]
@@ -960,12 +968,10 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
             bits &= bits - 1
             x = b.route_a[r]
             y = b.route_b[r]
-            g.route[x][g.n[x]] = r
-            g.other[x][g.n[x]] = y
-            g.n[x] += 1
-            g.route[y][g.n[y]] = r
-            g.other[y][g.n[y]] = x
-            g.n[y] += 1
+            inc[x][deg[x]] = r
+            deg[x] += 1
+            inc[y][deg[y]] = r
+            deg[y] += 1
             odd ^= ((<uint64_t>1) << x) ^ ((<uint64_t>1) << y)
             piece_len[uf_find(parent, x)] += b.route_len[r]
     bits = odd
@@ -976,12 +982,42 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     for x in range(b.n_cities):
         if parent[x] == x and not piece_odd[x] and piece_len[x] > best:
             best = piece_len[x]
+    if odd == 0:
+        return best
+    # merge the chains: walk from every city where other than two routes meet
+    seen[0] = seen[1] = 0
+    for x in range(b.n_cities):
+        if deg[x] == 2:
+            continue
+        for i in range(deg[x]):
+            r0 = inc[x][i]
+            if get_bit(seen, r0):
+                continue
+            r = r0
+            y = x
+            total = 0
+            while True:
+                set_bit(seen, r)
+                total += b.route_len[r]
+                y = b.route_a[r] + b.route_b[r] - y
+                if deg[y] != 2:
+                    break
+                r = inc[y][0] if inc[y][1] == r else inc[y][1]
+            g.route[x][g.n[x]] = r0
+            g.other[x][g.n[x]] = y
+            g.length[x][g.n[x]] = total
+            g.n[x] += 1
+            if y != x:
+                g.route[y][g.n[y]] = r0
+                g.other[y][g.n[y]] = x
+                g.length[y][g.n[y]] = total
+                g.n[y] += 1
     used[0] = 0
     used[1] = 0
     while odd:
         x = lowest_bit(odd)
         odd &= odd - 1
-        v = trail_from(b, &g, x, used)
+        v = trail_from(&g, x, used)
         if v > best:
             best = v
     return best
