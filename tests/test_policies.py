@@ -10,7 +10,7 @@ import pytest
 
 from ttrsim import Game
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim._policies import decide
+from ttrsim._policies import clear_keep_memos, decide, keep_memo_entries
 from ttrsim.actions import Action
 from ttrsim.cli import main as cli_main
 from ttrsim.game import compile_board
@@ -29,6 +29,10 @@ def play(board, specs, games, seed=1, rotate=True):
     out = play_batch(cb, len(specs), policies, game_seeds(seed, games), rotate=rotate,
                      summary=True)
     return out, policies
+
+
+def same_results(a, b):
+    return all(np.array_equal(a[k], b[k]) for k in a if isinstance(a[k], np.ndarray))
 
 
 def share(out, slot, col):
@@ -297,3 +301,37 @@ def test_policy_error_names_the_turn_of_a_late_failure():
 def test_objects_without_choose_are_refused():
     with pytest.raises(TypeError, match="is not a policy"):
         make_policy(42, None)
+
+
+@pytest.mark.parametrize("board,n,spec", [("europe", 4, "tickets"), ("usa", 3, "routes"),
+                                          ("newyork", 2, "greedy")])
+def test_remembered_initial_ticket_choices_replay_the_same_games(board, n, spec):
+    """Initial ticket choices on the empty board are remembered in the process: the
+    same games played again take every choice from the memo (it gains no entry) and
+    are the same games."""
+    clear_keep_memos()
+    first, _ = play(board, [spec] * n, 300)
+    entries = keep_memo_entries()
+    assert entries > 0
+    again, _ = play(board, [spec] * n, 300)
+    assert keep_memo_entries() == entries
+    assert same_results(first, again)
+
+
+def test_remembered_choices_follow_the_policy_weights():
+    """A policy whose weights were changed (here `alpha`, set directly) does not reuse
+    choices remembered under other weights."""
+    def tuned():
+        cb = compile_board("europe")
+        policies = [make_policy("tickets", cb.board) for _ in range(2)]
+        for p in policies:
+            p.alpha = 2.0
+        return play_batch(cb, 2, policies, game_seeds(1, 200), summary=True)
+
+    clear_keep_memos()
+    default, _ = play("europe", ["tickets"] * 2, 200)
+    remembered = tuned()
+    clear_keep_memos()
+    fresh = tuned()
+    assert same_results(remembered, fresh)
+    assert not same_results(default, fresh)

@@ -10,7 +10,7 @@
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.math cimport exp
 from libc.stdlib cimport calloc, free
-from libc.string cimport memcpy, memset
+from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
@@ -85,6 +85,85 @@ cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
     SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (1.5 MiB)
+    KEEP_MEMO_BITS = 17       # initial choices remembered: 2**17 slots (1 MiB) per memo
+    KEEP_MEMO_PROBES = 16     # slots tried from a key's hash before giving up
+    KEEP_MEMO_MAX_OFFER = 6   # offers of up to this many tickets (7 bits each) are remembered
+    KEEP_MEMOS = 16           # memos kept in the process (the oldest is dropped)
+
+
+cdef extern from *:
+    """
+    static inline uint64_t ttrsim_load_relaxed(const uint64_t* p) {
+        return __atomic_load_n(p, __ATOMIC_RELAXED);
+    }
+    static inline void ttrsim_store_relaxed(uint64_t* p, uint64_t v) {
+        __atomic_store_n(p, v, __ATOMIC_RELAXED);
+    }
+    """
+    uint64_t load_relaxed "ttrsim_load_relaxed" (const uint64_t* p) noexcept nogil
+    void store_relaxed "ttrsim_store_relaxed" (uint64_t* p, uint64_t v) noexcept nogil
+
+
+cdef class KeepMemo:
+    """The initial ticket choices of one policy configuration on one board, by the
+    tickets offered. On the empty board the choice depends on nothing else, and the same
+    few tens of thousands of offers recur all through a long run, so the policies of
+    that configuration in this process share one memo. A slot holds
+    (key + 1) << 8 | kept: the offer in search order, 7 bits a ticket, with its size and
+    the fewest to keep, and the kept tickets as bits in that order. Slots are read and
+    written atomically, so threads may share a memo."""
+    cdef uint64_t* slots
+
+    def __cinit__(self):
+        self.slots = <uint64_t*>calloc(1 << KEEP_MEMO_BITS, sizeof(uint64_t))
+        if self.slots == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.slots)
+
+
+cdef dict keep_memos = {}           # configuration -> KeepMemo (insertion order: oldest first)
+
+
+def keep_memo_entries():
+    """Initial ticket choices remembered in this process, over all memos (for tests)."""
+    cdef KeepMemo memo
+    cdef Py_ssize_t i, n = 0
+    for memo in keep_memos.values():
+        for i in range(1 << KEEP_MEMO_BITS):
+            n += memo.slots[i] != 0
+    return n
+
+
+def clear_keep_memos():
+    """Forget the remembered initial ticket choices (for tests: policies then choose
+    from scratch)."""
+    keep_memos.clear()
+
+
+cdef bint empty_setup(const BoardC* b, const GameState* s, int seat) noexcept nogil:
+    """The initial ticket choice on the empty board: no route claimed, no station
+    built, the seat holding no ticket yet. (A position built by hand may differ.)"""
+    cdef int q
+    if s.phase != PH_SETUP_TICKETS or s.p[seat].n_tickets != 0:
+        return False
+    for q in range(s.n_players):
+        if s.p[q].n_routes != 0 or s.p[q].stations_left != b.stations:
+            return False
+    return True
+
+
+ctypedef struct MemoContext:
+    # everything an initial ticket choice depends on besides the offer (zeroed first,
+    # so its bytes, padding included, identify it)
+    uint64_t board            # BoardC.uid
+    double alpha
+    double sigma
+    double rounds             # rounds_left, hand size and budget at the choice
+    int hand
+    int budget
+    PlanParams prm
 
 
 ctypedef struct SetupPath:
@@ -151,6 +230,9 @@ cdef class PlanningPolicy(Policy):
     cdef int kmask
     cdef int k_hand
     cdef double k_rounds
+    cdef bint k_empty                  # the choice is made on the empty board (setup)
+    cdef KeepMemo memo                 # shared initial choices (None until the first)
+    cdef MemoContext memo_ctx          # what the memo was fetched for
     # drawing more tickets: tickets returned, and the value of a draw (cached)
     cdef uint64_t out_tickets[2]
     cdef int dv_routes
@@ -415,17 +497,17 @@ cdef class PlanningPolicy(Policy):
     cdef int32_t choose_keep(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Keep the subset of the offered tickets whose plan (with the tickets held) has
         the best keep_score. Subsets are searched depth first, adding the offered tickets
-        longest first, so each one costs a single shortest path on top of its parent."""
-        cdef int n = s.n_pending[seat], i, j, tmp, budget
+        longest first, so each one costs a single shortest path on top of its parent.
+        Initial choices on the empty board are remembered (KeepMemo)."""
+        cdef int n = s.n_pending[seat], i, j, tmp, budget, kept
         cdef int min_keep = b.initial_keep if s.phase == PH_SETUP_TICKETS else b.draw_keep
+        cdef uint64_t key = 0, e
+        cdef uint64_t* slot = NULL
         if min_keep > n:
             min_keep = n
         budget = self.budget(b, s, seat)
         self.k_hand = hand_total(s, seat)
         self.k_rounds = self.rounds(b, s)
-        plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget,
-                     &self.kplan[0], &self.ws)
-        memcpy(self.kw[0], self.ws.w, b.n_routes * sizeof(int32_t))
         for i in range(n):
             self.korder[i] = i
         for i in range(1, n):
@@ -436,14 +518,84 @@ cdef class PlanningPolicy(Policy):
                 self.korder[j + 1] = self.korder[j]
                 j -= 1
             self.korder[j + 1] = tmp
+        self.k_empty = empty_setup(b, s, seat)
+        if self.k_empty and n <= KEEP_MEMO_MAX_OFFER:
+            for i in range(n):
+                key |= (<uint64_t>s.pending[seat][self.korder[i]]) << (7 * i)
+            key |= (<uint64_t>n << (7 * KEEP_MEMO_MAX_OFFER)) | (<uint64_t>min_keep << (7 * KEEP_MEMO_MAX_OFFER + 3))
+            slot = self.memo_slot(b, key + 1, budget)
+            if slot != NULL:
+                e = load_relaxed(slot)
+                if e != 0:
+                    self.kmask = 0
+                    for i in range(n):
+                        if (e >> i) & 1:
+                            self.kmask |= 1 << self.korder[i]
+                    return self.kept(s, seat, n)
+        plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget,
+                     &self.kplan[0], &self.ws)
+        memcpy(self.kw[0], self.ws.w, b.n_routes * sizeof(int32_t))
         self.kbest = -1e18
         self.kmask = (1 << n) - 1
         self.keep_search(b, s, seat, 0, 0, 0, n, min_keep, budget)
+        if slot != NULL:
+            kept = 0
+            for i in range(n):
+                if (self.kmask >> self.korder[i]) & 1:
+                    kept |= 1 << i
+            store_relaxed(slot, ((key + 1) << 8) | <uint64_t>kept)
+        return self.kept(s, seat, n)
+
+    cdef int32_t kept(self, const GameState* s, int seat, int n) noexcept nogil:
+        """The keep action for self.kmask; the tickets given back are remembered."""
+        cdef int i
         for i in range(n):
             if not (self.kmask >> i) & 1:
                 set_bit(self.out_tickets, s.pending[seat][i])
         self.plan_valid = 0
         return make_action(ACT_KEEP, self.kmask, 0, 0)
+
+    cdef uint64_t* memo_slot(self, const BoardC* b, uint64_t tag, int budget) noexcept nogil:
+        """The memo slot holding `tag` (the key + 1), or an empty one where it goes; NULL
+        when the slots tried are all taken (or no memo could be made)."""
+        cdef MemoContext ctx
+        cdef uint64_t mask = (<uint64_t>1 << KEEP_MEMO_BITS) - 1, h, e
+        cdef int i
+        memset(&ctx, 0, sizeof(ctx))
+        ctx.board = b.uid
+        ctx.alpha = self.alpha
+        ctx.sigma = self.sigma
+        ctx.rounds = self.k_rounds
+        ctx.hand = self.k_hand
+        ctx.budget = budget
+        ctx.prm = self.prm
+        if memcmp(&ctx, &self.memo_ctx, sizeof(ctx)) != 0:
+            with gil:
+                self.fetch_memo(&ctx)
+        if self.memo is None:
+            return NULL
+        h = (tag * <uint64_t>0x9E3779B97F4A7C15) >> (64 - KEEP_MEMO_BITS)
+        for i in range(KEEP_MEMO_PROBES):
+            e = load_relaxed(&self.memo.slots[(h + i) & mask])
+            if e == 0 or (e >> 8) == tag:
+                return &self.memo.slots[(h + i) & mask]
+        return NULL
+
+    cdef void fetch_memo(self, const MemoContext* ctx) noexcept:
+        """Point self.memo at the process's memo for this class and context (made when
+        new; the oldest is dropped beyond KEEP_MEMOS)."""
+        key = (type(self), (<const char*>ctx)[:sizeof(MemoContext)])
+        try:
+            memo = keep_memos.get(key)
+            if memo is None:
+                memo = KeepMemo()
+                while len(keep_memos) >= KEEP_MEMOS:
+                    del keep_memos[next(iter(keep_memos))]
+                keep_memos[key] = memo
+            self.memo = memo
+            self.memo_ctx = ctx[0]
+        except MemoryError:
+            self.memo = None
 
     cdef inline int ticket_len(self, const BoardC* b, int t) noexcept nogil:
         return self.bi.dist0[b.ticket_a[t]][b.ticket_b[t]]
@@ -465,7 +617,7 @@ cdef class PlanningPolicy(Policy):
             t = s.pending[seat][slot]
             self.kplan[depth + 1] = self.kplan[depth]
             memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
-            if depth <= 3 and s.phase == PH_SETUP_TICKETS and self.setup_paths != NULL \
+            if depth <= 3 and self.k_empty and self.setup_paths != NULL \
                     and self.setup_deep != NULL:
                 if depth == 0:
                     self.kfirst = t
