@@ -33,7 +33,10 @@ ctypedef struct BoardInfo:
     const BoardC* b
     int32_t weight[MAX_ROUTES]                # weight of each route while open
     int16_t dist0[MAX_CITIES][MAX_CITIES]     # shortest weights on the empty board
-    int8_t nbr[MAX_CITIES][MAX_ADJ]           # city at the other end of b.adj[x][i]
+    uint64_t nbr_bits[MAX_CITIES]             # the cities next to each city
+    int16_t link[MAX_CITIES][MAX_CITIES][2]   # routes x -> y: first in b.adj[x] order,
+                                              # and the other half of a double (else the
+                                              # first again; maps allow no third route)
     uint64_t longer[MAX_LEN][2]               # routes longer than each number of trains
 
 

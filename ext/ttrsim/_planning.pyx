@@ -52,9 +52,15 @@ cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm)
     cdef int n = b.n_cities
     bi.b = b
     for x in range(n):
+        bi.nbr_bits[x] = 0
         for i in range(b.n_adj[x]):
             r = b.adj[x][i]
-            bi.nbr[x][i] = b.route_a[r] + b.route_b[r] - x
+            y = b.route_a[r] + b.route_b[r] - x
+            if not (bi.nbr_bits[x] >> y) & 1:
+                bi.nbr_bits[x] |= (<uint64_t>1) << y
+                bi.link[x][y][0] = bi.link[x][y][1] = r
+            else:
+                bi.link[x][y][1] = r
     for x in range(n):
         for y in range(n):
             bi.dist0[x][y] = 0 if x == y else 30000
@@ -165,8 +171,8 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
     cdef uint64_t bucket[N_BUCKETS]          # zero when empty (popping empties them)
     cdef uint64_t occ[BUCKET_WORDS]
     cdef const BoardC* b = bi.b
-    cdef uint64_t done = 0, bit
-    cdef int x, y, i, r, k, cur = 0, p
+    cdef uint64_t done = 0, bit, m
+    cdef int x, y, r, q, k, cur = 0, p
     cdef int32_t nd
     cdef uint64_t lt
     memset(occ, 0, sizeof(occ))
@@ -195,12 +201,19 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
         done |= bit
         if x == dst:
             return cur
-        # Relax without branches: a settled city (dist <= cur) and an unusable route
-        # (cur + INF_COST) never pass `nd < dist[y]`, so that one test decides, and it
-        # is applied by masks (it is hard to predict).
-        for i in range(b.n_adj[x]):
-            r = b.adj[x][i]
-            y = bi.nbr[x][i]
+        # Relax without branches: an unusable route (cur + INF_COST) never passes
+        # `nd < dist[y]`, so that one test decides, and it is applied by masks (it is
+        # hard to predict). Settled cities are skipped (they would never pass it), and
+        # each neighbour is relaxed once, by the lighter route of a double (the first
+        # in b.adj order on a tie): the same distances and routes as relaxing every
+        # route in b.adj order.
+        m = bi.nbr_bits[x] & ~done
+        while m:
+            y = lowest_bit(m)
+            m &= m - 1
+            r = bi.link[x][y][0]
+            q = bi.link[x][y][1]
+            r = q if w[q] < w[r] else r
             nd = cur + w[r]
             lt = nd < dist[y]
             dist[y] = nd if lt else dist[y]
