@@ -3,8 +3,9 @@
 Measures
   1. games per second on one core for each built-in policy, each board, 2 and 4 players
      (one call into the core per measurement, all seats playing that policy);
-  2. ``ttrsim.simulate`` end to end with 1 worker and with all cores, and the parallel
-     efficiency (games/s with n workers / (n x games/s with 1));
+  2. ``ttrsim simulate`` end to end with all n cores and with 1 worker playing 1/n of the
+     games (what each of the n workers plays), and the parallel efficiency
+     (games/s with n workers / (n x games/s with 1));
   3. peak memory (all processes of the run together) and wall time of a
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
   4. a profile: time per game split into rules, policy decisions and result collection.
@@ -13,7 +14,7 @@ Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``
 ``--markdown`` prints the README's tables from that JSON without measuring anything.
 The memory readings need psutil (installed with the ``test`` and ``dask`` extras).
 
-    python scripts/bench.py                 # full run (about 5 minutes on 2 cores)
+    python scripts/bench.py                 # full run (about 10 minutes on 2 cores)
     python scripts/bench.py --quick         # smaller counts, for a quick look
     python scripts/bench.py --run-games 1000000   # the 1,000,000-game runs of the targets
 """
@@ -39,7 +40,6 @@ import ttrsim
 from ttrsim._batch import game_seeds, play_batch
 from ttrsim.game import compile_board
 from ttrsim.policies import REGISTRY, make_policy
-from ttrsim.runner import default_batch_size
 
 BOARDS = ("usa", "europe", "newyork")
 
@@ -61,33 +61,33 @@ def core_rate(board: str, players: int, policy: str, games: int, repeat: int = 3
               seed: int = 1) -> dict:
     """Games/s of one call into the core on this process's core (the best of `repeat`
     timed calls on the same games: on a shared machine the slower ones measure the
-    neighbours), plus its time profile."""
+    neighbours), plus its time profile. Each call gets new policies, as each batch of a
+    run does; a first, untimed call of the same games fills what the process keeps
+    between batches (the planning policies' memo of initial ticket choices), as the
+    first batches of a long run do."""
     cb = compile_board(board)
-    pols = [make_policy(policy, cb.board) for _ in range(players)]
     seeds = game_seeds(seed, games)
-    play_batch(cb, players, pols, seeds[: max(1, games // 20)])      # warm up
+
+    def policies():
+        return [make_policy(policy, cb.board) for _ in range(players)]
+
+    play_batch(cb, players, policies(), seeds, 0, True, True)      # warm up
     dt = float("inf")
     for _ in range(max(1, repeat)):
+        pols = policies()
         t = time.perf_counter()
         out = play_batch(cb, players, pols, seeds, 0, True, True)
         dt = min(dt, time.perf_counter() - t)
     # The profile's clock reads cost time of their own: take it from a separate run.
     n_prof = max(1, games // 4)
-    prof = play_batch(cb, players, pols, seeds[:n_prof], 0, True, True, profile=True)["profile"]
+    prof = play_batch(cb, players, policies(), seeds[:n_prof], 0, True, True,
+                      profile=True)["profile"]
     total = sum(prof.values()) or 1.0
     return {"board": board, "players": players, "policy": policy, "games": games,
             "repeat": repeat, "games_per_s": games / dt,
             "turns_per_game": float(out["turns"].mean()),
             "profile_share": {k: v / total for k, v in prof.items()},
             "us_per_game": {k: 1e6 * v / n_prof for k, v in prof.items()}}
-
-
-def simulate_rate(games: int, jobs: int, policy: str | None, batch_size: int) -> float:
-    players = 4 if policy is None else [policy] * 4
-    t = time.perf_counter()
-    ttrsim.simulate("europe", players, games=games, seed=2, n_jobs=jobs, summary=True,
-                    batch_size=batch_size)
-    return games / (time.perf_counter() - t)
 
 
 def tree_rss(pid: int) -> int:
@@ -161,7 +161,8 @@ def markdown(result: dict) -> str:
     if par:
         out += ["", f"Parallel efficiency with {par['cores']} workers: {par['efficiency']:.0%} "
                 f"({par['games_per_s_all']:,.0f} games/s against {par['cores']} x "
-                f"{par['games_per_s_1']:,.0f} with one worker)."]
+                f"{par['games_per_s_1']:,.0f} with one worker playing one worker's share, "
+                f"{par['games_1']:,} games)."]
     return "\n".join(out)
 
 
@@ -200,12 +201,13 @@ def main(argv=None) -> int:
                       f"{r['turns_per_game']:6.0f}  {prof}")
     if not args.skip_runs:
         cores = os.cpu_count() or 1
-        # one worker plays a tenth of the run in batches of the run's size, so that both
-        # figures pay the same per-batch costs (fresh policies, summary tables)
-        batch = default_batch_size(run_games)
-        n = max(2000, run_games // 10)
-        one = simulate_rate(n, 1, None, batch)
-        print(f"\n## ttrsim.simulate, Europe 4p default policy, summary mode, 1 worker")
+        # One worker plays what each worker plays in the all-core run, in a fresh process
+        # too: both then pay the same start-up, per-batch costs and warm-up of what a
+        # process keeps between batches.
+        n = max(2000, run_games // cores)
+        one_run = run_peak(n, True, 1)
+        one = one_run["games_per_s"]
+        print(f"\n## ttrsim simulate, Europe 4p default policy, summary mode, 1 worker")
         print(f"{n:,} games: {one:,.0f} games/s")
         print(f"\n## ttrsim simulate of {run_games:,} games, Europe 4p default policy, all cores")
         for summary in (True, False):
@@ -217,7 +219,7 @@ def main(argv=None) -> int:
         # Efficiency on the long summary run, where worker start-up is amortised.
         alln = result["runs"][0]["games_per_s"]
         eff = alln / (cores * one)
-        result["parallel"] = {"games_1": n, "batch_size": batch, "games_per_s_1": one,
+        result["parallel"] = {"games_1": n, "games_per_s_1": one,
                               "games_all": run_games,
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
         print(f"\nparallel efficiency with {cores} workers: {eff:.0%} "
