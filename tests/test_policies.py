@@ -335,3 +335,21 @@ def test_remembered_choices_follow_the_policy_weights():
     fresh = tuned()
     assert same_results(remembered, fresh)
     assert not same_results(default, fresh)
+
+
+def test_threads_sharing_the_memo_play_the_same_games():
+    """Batches playing at once in threads (as on a threaded dask worker) share the memo
+    of initial choices and still play the games they play alone."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def batch(seed):
+        cb = compile_board("europe")
+        policies = [make_policy("tickets", cb.board) for _ in range(4)]
+        return play_batch(cb, 4, policies, game_seeds(seed, 400), summary=True)
+
+    clear_keep_memos()
+    alone = [batch(seed) for seed in (1, 2, 3, 4)]
+    clear_keep_memos()
+    with ThreadPoolExecutor(4) as pool:
+        together = list(pool.map(batch, (1, 2, 3, 4)))
+    assert all(same_results(a, b) for a, b in zip(alone, together))
