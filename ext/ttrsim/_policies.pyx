@@ -531,7 +531,7 @@ cdef class PlanningPolicy(Policy):
                     for i in range(n):
                         if (e >> i) & 1:
                             self.kmask |= 1 << self.korder[i]
-                    return self.kept(s, seat, n)
+                    return self.keep_action(s, seat, n)
         plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget,
                      &self.kplan[0], &self.ws)
         memcpy(self.kw[0], self.ws.w, b.n_routes * sizeof(int32_t))
@@ -544,9 +544,9 @@ cdef class PlanningPolicy(Policy):
                 if (self.kmask >> self.korder[i]) & 1:
                     kept |= 1 << i
             store_relaxed(slot, ((key + 1) << 8) | <uint64_t>kept)
-        return self.kept(s, seat, n)
+        return self.keep_action(s, seat, n)
 
-    cdef int32_t kept(self, const GameState* s, int seat, int n) noexcept nogil:
+    cdef int32_t keep_action(self, const GameState* s, int seat, int n) noexcept nogil:
         """The keep action for self.kmask; the tickets given back are remembered."""
         cdef int i
         for i in range(n):
