@@ -740,8 +740,9 @@ cdef int claim_payment(const BoardC* b, const GameState* s, int seat, int route,
     """Cheapest way for `seat` to pay `route` now (keep[t]: cards of type t to spare for
     the rest of the plan, or NULL). Returns the cost and sets *act, or -1 when the seat
     cannot pay. For a tunnel, a payment whose chance of needing more extra cards than
-    the hand holds exceeds `risk`, or that is sure to, is refused (pool: unseen cards;
-    risk = ACCEPT_ANY accepts every payable tunnel)."""
+    the hand holds exceeds `risk`, or that is sure to, is refused (pool: unseen cards,
+    read only for a tunnel, so NULL will do for other routes; risk = ACCEPT_ANY accepts
+    every payable tunnel)."""
     cdef const int16_t* hand = &s.p[seat].hand[0]
     cdef int L = b.route_len[route], f = b.route_ferry[route]
     cdef int c, c0 = 0, c1 = b.n_colors, k, cost, best = -1

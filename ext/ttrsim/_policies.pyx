@@ -213,9 +213,18 @@ cdef class PlanningPolicy(Policy):
     cdef int rl_turn                   # turn of the cached rounds_left
     cdef double rl_value
     # per decision (scratch)
+    cdef uint64_t decision             # counts calls of choose
+    cdef uint64_t pool_decision        # decision for which self.pool was counted
+    cdef uint64_t br_decision          # decision of the cached best_route result
+    cdef int br_min_len
+    cdef double br_horizon
+    cdef bint br_longest
+    cdef int32_t br_act
+    cdef int br_col
+    cdef double br_rate
     cdef Workspace ws
     cdef Needs nd
-    cdef int pool[N_CARD_TYPES]
+    cdef int pool[N_CARD_TYPES]        # unseen cards (see unseen)
     cdef int keep[N_CARD_TYPES]
     # ticket choice: plans and weights along the depth-first search over subsets
     cdef Plan kplan[MAX_PENDING + 1]
@@ -360,20 +369,32 @@ cdef class PlanningPolicy(Policy):
         if b != self.board:
             self.setup_board(b)
         self.seat = seat
+        self.decision += 1
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
             act = self.choose_keep(b, s, seat)
         elif s.phase == PH_TUNNEL:
             act = self.choose_tunnel(b, s, seat)
         else:
-            if s.phase == PH_TURN:
-                # (the second card of a draw needs no odds: it is never a face-up wild)
-                unknown_cards(b, s, seat, self.pool)
             act = self.play(b, s, seat)
         if act >= 0 and is_legal(b, s, act):
             return act
         if act >= 0:
             self.fallbacks += 1
         return self.fallback(b, s, seat, legal, n_legal)
+
+    cdef const int* unseen(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """The cards the seat cannot see, by type (unknown_cards), counted at their first
+        use in a decision: most decisions need no odds."""
+        if self.pool_decision != self.decision:
+            self.pool_decision = self.decision
+            unknown_cards(b, s, seat, self.pool)
+        return self.pool
+
+    cdef const int* tunnel_pool(self, const BoardC* b, const GameState* s, int seat,
+                                int route) noexcept nogil:
+        """claim_payment's `pool` for `route`: the unseen cards for a tunnel, NULL for
+        other routes (their payment needs no odds)."""
+        return self.unseen(b, s, seat) if b.route_tunnel[route] else NULL
 
     cdef double rounds(self, const BoardC* b, const GameState* s) noexcept nogil:
         """rounds_left, computed once per turn."""
@@ -810,7 +831,7 @@ cdef class PlanningPolicy(Policy):
         if slot >= 0:
             return make_action(ACT_DRAW_FACEUP, slot, 0, 0)
         if wild_slot >= 0 and not second:
-            if missing[WILD] > 0 or 2.0 * blind_useful_prob(self.pool, missing) < self.wild_value:
+            if missing[WILD] > 0 or 2.0 * blind_useful_prob(self.unseen(b, s, seat), missing) < self.wild_value:
                 return make_action(ACT_DRAW_FACEUP, wild_slot, 0, 0)
         if s.deck_n > 0 or discard_total(s) > 0:
             return make_action(ACT_DRAW_BLIND, 0, 0, 0)
@@ -877,7 +898,27 @@ cdef class PlanningPolicy(Policy):
         the seat can pay within `horizon` rounds: returns a claim of the best affordable
         one if it is also the best target, else -1 with *target_color set to the colour to
         collect (-1: none). Best = most points per turn needed, or with `longest` the
-        longest (fewest cards missing first)."""
+        longest (fewest cards missing first). A decision that asks twice (the value of a
+        ticket draw, then the turn) gets the first answer again."""
+        cdef int32_t act
+        if (self.br_decision == self.decision and min_len == self.br_min_len
+                and horizon == self.br_horizon and longest == self.br_longest):
+            target_color[0] = self.br_col
+            self.route_rate = self.br_rate
+            return self.br_act
+        act = self.scan_routes(b, s, seat, min_len, horizon, longest, target_color)
+        self.br_decision = self.decision
+        self.br_min_len = min_len
+        self.br_horizon = horizon
+        self.br_longest = longest
+        self.br_act = act
+        self.br_col = target_color[0]
+        self.br_rate = self.route_rate
+        return act
+
+    cdef int32_t scan_routes(self, const BoardC* b, const GameState* s, int seat, int min_len,
+                             double horizon, bint longest, int* target_color) noexcept nogil:
+        """best_route's search over the routes."""
         cdef int i, r, L, miss, col, best_r = -1, best_col = -1
         cdef double v, best_v = -1.0
         cdef int32_t act = -1, a
@@ -901,7 +942,7 @@ cdef class PlanningPolicy(Policy):
                 continue
             if miss == 0:
                 if claim_payment(b, s, seat, r, NULL, 1.0 if s.last_round else self.risk,
-                                 self.pool, &a) < 0:
+                                 self.tunnel_pool(b, s, seat, r), &a) < 0:
                     # a tunnel too risky for now: one more card
                     miss = 1
                     v = self.route_score(b, r, miss, mine, longest)
@@ -973,7 +1014,7 @@ cdef class PlanningPolicy(Policy):
             # a payment costs at least one per card: skip the routes that cannot win
             if v - 0.01 * b.route_len[r] <= best:
                 continue
-            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.pool, &a)
+            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r), &a)
             if cost < 0:
                 continue
             v -= 0.01 * cost          # same value: the cheaper payment
@@ -1039,7 +1080,7 @@ cdef class PlanningPolicy(Policy):
             # again and again: kept as the very last resort
             for r in range(b.n_routes):
                 if b.route_len[r] > best_len and \
-                        claim_payment(b, s, seat, r, NULL, 1.0, self.pool, &a) >= 0:
+                        claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r), &a) >= 0:
                     best_len = b.route_len[r]
                     best = a
             if best >= 0 and is_legal(b, s, best):
@@ -1051,7 +1092,7 @@ cdef class PlanningPolicy(Policy):
             if is_legal(b, s, a):
                 return a
             for r in range(b.n_routes):
-                if claim_payment(b, s, seat, r, NULL, ACCEPT_ANY, self.pool, &a) >= 0 \
+                if claim_payment(b, s, seat, r, NULL, ACCEPT_ANY, self.tunnel_pool(b, s, seat, r), &a) >= 0 \
                         and is_legal(b, s, a):
                     return a
         if n_legal > 0:
@@ -1118,7 +1159,8 @@ cdef class TicketsPolicy(PlanningPolicy):
                     if cand < 0 or not may_afford(b, s.p[seat].hand, most, cand):
                         continue
                     self.keep_without(b, cand)
-                    cost = claim_payment(b, s, seat, cand, self.keep, self.risk, self.pool, &a)
+                    cost = claim_payment(b, s, seat, cand, self.keep, self.risk,
+                                          self.tunnel_pool(b, s, seat, cand), &a)
                     if cost < 0:
                         continue
                     pri = 16 * b.route_len[cand] + (8 if q < 0 else 0) - cost
@@ -1361,7 +1403,7 @@ cdef class GreedyPolicy(PlanningPolicy):
             v = self.route_value(b, r)
             cost = -1
             if may_afford(b, s.p[seat].hand, most, r):
-                cost = claim_payment(b, s, seat, r, NULL, risk, self.pool, &a)
+                cost = claim_payment(b, s, seat, r, NULL, risk, self.tunnel_pool(b, s, seat, r), &a)
             if cost >= 0:
                 if v > best:
                     best = v
