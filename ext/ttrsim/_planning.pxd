@@ -7,6 +7,7 @@
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
 from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_LEN,
                               MAX_ROUTES, MAX_TICKETS, N_CARD_TYPES, WILD)
+from ttrsim._engine cimport route_open
 # Bit helpers: ttrsim/_bits.pxd; route_open (whether a seat may claim a route): _engine.pxd.
 
 
@@ -93,6 +94,16 @@ cdef inline bint may_afford(const BoardC* b, const int16_t* hand, int most, int 
     return (most if c == GRAY else hand[c]) + hand[WILD] >= b.route_len[r]
 
 
+cdef inline int route_partner_open(const BoardC* b, const GameState* s, int route,
+                                   int seat) noexcept nogil:
+    """The other half of a double route if `seat` may claim it, else -1 (inline: the
+    policies ask it for every planned route each turn)."""
+    cdef int q = b.route_partner[route]
+    if q >= 0 and route_open(b, s, q, seat) and b.route_len[q] <= s.p[seat].trains:
+        return q
+    return -1
+
+
 # --- planning ------------------------------------------------------------------------
 
 cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm) noexcept nogil
@@ -128,8 +139,6 @@ cdef double reveal_fail_prob(const int* pool, const GameState* s, int color,
                              int spare) noexcept nogil
 cdef double blind_useful_prob(const int* pool, const int* missing) noexcept nogil
 cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil
-cdef int route_partner_open(const BoardC* b, const GameState* s, int route,
-                            int seat) noexcept nogil
 
 cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* plan,
                      int tunnel_spare, Needs* nd) noexcept nogil

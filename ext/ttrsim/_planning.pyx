@@ -627,15 +627,6 @@ cdef double rounds_left(const BoardC* b, const GameState* s) noexcept nogil:
     return best if best > 0 else 0.0
 
 
-cdef int route_partner_open(const BoardC* b, const GameState* s, int route,
-                            int seat) noexcept nogil:
-    """The other half of a double route if `seat` may claim it, else -1."""
-    cdef int q = b.route_partner[route]
-    if q >= 0 and route_open(b, s, q, seat) and b.route_len[q] <= s.p[seat].trains:
-        return q
-    return -1
-
-
 cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* plan,
                      int tunnel_spare, Needs* nd) noexcept nogil:
     """Cards the plan's remaining routes need. Coloured routes want their colour; gray

@@ -7,6 +7,7 @@
 # "Hidden information"). Actions are built directly from that information and checked
 # with is_legal; if one is ever not legal, a safe legal action is played instead and
 # `fallbacks` counts it (tests require it to stay 0).
+cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.math cimport exp
 from libc.stdlib cimport calloc, free
@@ -311,6 +312,7 @@ cdef class PlanningPolicy(Policy):
         return (_rebuild, (type(self), self.params, self.spec))
 
     # --- game and board --------------------------------------------------------------
+    @cython.final
     cdef void setup_board(self, const BoardC* b) noexcept nogil:
         """Per-board data, computed when the policy meets a board it has not just played."""
         cdef int c, spare, avg = 0
@@ -382,6 +384,7 @@ cdef class PlanningPolicy(Policy):
             self.fallbacks += 1
         return self.fallback(b, s, seat, legal, n_legal)
 
+    @cython.final
     cdef const int* unseen(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """The cards the seat cannot see, by type (unknown_cards), counted at their first
         use in a decision: most decisions need no odds."""
@@ -390,12 +393,14 @@ cdef class PlanningPolicy(Policy):
             unknown_cards(b, s, seat, self.pool)
         return self.pool
 
+    @cython.final
     cdef const int* tunnel_pool(self, const BoardC* b, const GameState* s, int seat,
                                 int route) noexcept nogil:
         """claim_payment's `pool` for `route`: the unseen cards for a tunnel, NULL for
         other routes (their payment needs no odds)."""
         return self.unseen(b, s, seat) if b.route_tunnel[route] else NULL
 
+    @cython.final
     cdef double rounds(self, const BoardC* b, const GameState* s) noexcept nogil:
         """rounds_left, computed once per turn."""
         if s.turn != self.rl_turn:
@@ -409,6 +414,7 @@ cdef class PlanningPolicy(Policy):
         return -1
 
     # --- the plan ---------------------------------------------------------------------
+    @cython.final
     cdef int budget(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Trains a plan may use: all trains left, fewer when the game will end before the
         cards for them can be drawn."""
@@ -419,6 +425,7 @@ cdef class PlanningPolicy(Policy):
         cards = hand_total(s, seat) + 1.6 * self.rounds(b, s)
         return trains if cards > trains else <int>cards
 
+    @cython.final
     cdef void refresh_plan(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Keep the plan current: drop the routes the seat has claimed; repair the plan
         when another player took a planned route (or a station went up where one was
@@ -472,6 +479,7 @@ cdef class PlanningPolicy(Policy):
         self.seen_stations = stations
         self.seen_own_stations = s.p[seat].stations_left
 
+    @cython.final
     cdef void swap_in_paths(self, const BoardC* b, int r, int q) noexcept nogil:
         """The planned tickets' paths use route q instead of its other half r."""
         cdef int t
@@ -480,6 +488,7 @@ cdef class PlanningPolicy(Policy):
                 clear_bit(self.ws.paths[t], r)
                 set_bit(self.ws.paths[t], q)
 
+    @cython.final
     cdef bint borrow_pending(self, const BoardC* b, const GameState* s, int seat,
                              int* city) noexcept nogil:
         """A planned borrowed route that still needs a station: sets *city to an end of it
@@ -515,6 +524,7 @@ cdef class PlanningPolicy(Policy):
         return (plan.done_points + (2.0 * p - 1.0) * (plan.points - plan.done_points)
                 - self.alpha * (plan.trains + 2 * plan.claims))
 
+    @cython.final
     cdef int32_t choose_keep(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Keep the subset of the offered tickets whose plan (with the tickets held) has
         the best keep_score. Subsets are searched depth first, adding the offered tickets
@@ -567,6 +577,7 @@ cdef class PlanningPolicy(Policy):
             store_relaxed(slot, ((key + 1) << 8) | <uint64_t>kept)
         return self.keep_action(s, seat, n)
 
+    @cython.final
     cdef int32_t keep_action(self, const GameState* s, int seat, int n) noexcept nogil:
         """The keep action for self.kmask; the tickets given back are remembered."""
         cdef int i
@@ -576,6 +587,7 @@ cdef class PlanningPolicy(Policy):
         self.plan_valid = 0
         return make_action(ACT_KEEP, self.kmask, 0, 0)
 
+    @cython.final
     cdef uint64_t* memo_slot(self, const BoardC* b, uint64_t tag, int budget) noexcept nogil:
         """The memo slot holding `tag` (the key + 1), or an empty one where it goes; NULL
         when the slots tried are all taken (or no memo could be made)."""
@@ -602,6 +614,7 @@ cdef class PlanningPolicy(Policy):
                 return &self.memo.slots[(h + i) & mask]
         return NULL
 
+    @cython.final
     cdef void fetch_memo(self, const MemoContext* ctx) noexcept:
         """Point self.memo at the process's memo for this class and context (made when
         new; the oldest is dropped beyond KEEP_MEMOS)."""
@@ -618,9 +631,11 @@ cdef class PlanningPolicy(Policy):
         except MemoryError:
             self.memo = None
 
+    @cython.final
     cdef inline int ticket_len(self, const BoardC* b, int t) noexcept nogil:
         return self.bi.dist0[b.ticket_a[t]][b.ticket_b[t]]
 
+    @cython.final
     cdef void keep_search(self, const BoardC* b, const GameState* s, int seat, int depth,
                           int start, int mask, int n, int min_keep, int budget) noexcept nogil:
         """Score `mask` (planned in kplan[depth] over weights kw[depth]), then extend it by
@@ -658,6 +673,7 @@ cdef class PlanningPolicy(Policy):
             self.keep_search(b, s, seat, depth + 1, k + 1, mask | (1 << slot), n,
                              min_keep, budget)
 
+    @cython.final
     cdef void connect_setup(self, const BoardC* b, const GameState* s, int seat, int depth,
                             int t) noexcept nogil:
         """connect_ticket(t) from kplan[depth] / kw[depth] into depth + 1 during the
@@ -712,6 +728,7 @@ cdef class PlanningPolicy(Policy):
                 if q >= 0:
                     wt[q] = INF_COST
 
+    @cython.final
     cdef double finish_odds(self, int claims, int trains, int hand, double rounds) noexcept nogil:
         """Chance of finishing a plan of `claims` routes and `trains` trains in `rounds`
         (logistic in the turns it needs: a claim each, a turn per two cards missing)."""
@@ -720,6 +737,7 @@ cdef class PlanningPolicy(Policy):
             need = claims
         return 1.0 / (1.0 + exp((need - rounds) / self.sigma))
 
+    @cython.final
     cdef bint want_tickets(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Draw more tickets (the plan being done): enough trains remain and the best of
         the tickets drawn is expected to bring `draw_gain` points more than spending the
@@ -735,6 +753,7 @@ cdef class PlanningPolicy(Policy):
             self.dv_value = self.draw_value_estimate(b, s, seat)
         return self.dv_value >= self.draw_gain
 
+    @cython.final
     cdef double draw_value_estimate(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Expected gain of a ticket draw over playing for route points. Every ticket the
         seat may draw (not its own, not one it returned, no long ticket when those are
@@ -796,6 +815,7 @@ cdef class PlanningPolicy(Policy):
             total += comb
         return e / total - rate
 
+    @cython.final
     cdef void path_to_network(self, const BoardC* b, int x, int* trains, int* claims,
                               int* points) noexcept nogil:
         """Add the trains, claims and route points of the path found from the own
@@ -810,6 +830,7 @@ cdef class PlanningPolicy(Policy):
             x = b.route_a[r] + b.route_b[r] - x
 
     # --- cards --------------------------------------------------------------------------
+    @cython.final
     cdef int32_t draw_card(self, const BoardC* b, const GameState* s, int seat,
                            const int* missing, bint second) noexcept nogil:
         """Draw toward `missing` (cards wanted by type): a face-up card of a wanted colour
@@ -841,6 +862,7 @@ cdef class PlanningPolicy(Policy):
             return make_action(ACT_DRAW_FACEUP, wild_slot, 0, 0)
         return -1
 
+    @cython.final
     cdef void keep_without(self, const BoardC* b, int route) noexcept nogil:
         """self.keep = cards the plan wants, minus those meant for `route` itself."""
         cdef int t, c
@@ -856,6 +878,7 @@ cdef class PlanningPolicy(Policy):
             self.keep[c] -= b.route_len[route] - b.route_ferry[route]
         self.keep[WILD] -= b.route_ferry[route]
 
+    @cython.final
     cdef void read_hand(self, const BoardC* b, const int16_t* hand) noexcept nogil:
         """Fill self.first_ge for route_short: first_ge[v] is the first plain colour with
         at least v cards in `hand`, for v up to the largest count (self.most), whose
@@ -869,6 +892,7 @@ cdef class PlanningPolicy(Policy):
                 top = hand[c]
         self.most = top
 
+    @cython.final
     cdef int route_short(self, const BoardC* b, const GameState* s, int seat, int route,
                          int* color) noexcept nogil:
         """Cards missing to pay `route` with its best colour (wilds counted); sets *color
@@ -892,6 +916,7 @@ cdef class PlanningPolicy(Policy):
         color[0] = c
         return (need - hand[c] if need > hand[c] else 0) + w_short
 
+    @cython.final
     cdef int32_t best_route(self, const BoardC* b, const GameState* s, int seat, int min_len,
                             double horizon, bint longest, int* target_color) noexcept nogil:
         """Route points without tickets. Considers the open routes of at least `min_len`
@@ -916,6 +941,7 @@ cdef class PlanningPolicy(Policy):
         self.br_rate = self.route_rate
         return act
 
+    @cython.final
     cdef int32_t scan_routes(self, const BoardC* b, const GameState* s, int seat, int min_len,
                              double horizon, bint longest, int* target_color) noexcept nogil:
         """best_route's search over the routes."""
@@ -961,10 +987,12 @@ cdef class PlanningPolicy(Policy):
         target_color[0] = best_col
         return -1
 
+    @cython.final
     cdef inline double score_bound(self, const BoardC* b, int r) noexcept nogil:
         """Upper bound of route_score(r) (no card missing, both ends new attractions)."""
         return 1.1 * (b.route_points[b.route_len[r]] + 2 * b.attraction_points)
 
+    @cython.final
     cdef inline double route_score(self, const BoardC* b, int r, int miss, uint64_t mine,
                                    bint longest) noexcept nogil:
         """best_route's value of route r with `miss` cards missing: route points (and new
@@ -981,6 +1009,7 @@ cdef class PlanningPolicy(Policy):
             v *= 1.1
         return v
 
+    @cython.final
     cdef int32_t final_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """The seat's last turn: the claim worth most now, counting the route's points,
         new tourist attractions and the tickets it completes (-value becomes +value).
@@ -1023,6 +1052,7 @@ cdef class PlanningPolicy(Policy):
                 act = a
         return act
 
+    @cython.final
     cdef int32_t collect(self, const BoardC* b, const GameState* s, int seat,
                          int color) noexcept nogil:
         """Draw toward one colour (and wilds); the second card of the turn follows the
@@ -1035,6 +1065,7 @@ cdef class PlanningPolicy(Policy):
         return self.draw_card(b, s, seat, miss, s.phase == PH_SECOND_DRAW)
 
     # --- tunnels and the fallback --------------------------------------------------------
+    @cython.final
     cdef int32_t choose_tunnel(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Pay the extra cards when the hand can, with as few wilds as possible."""
         cdef const int16_t* hand = &s.p[seat].hand[0]
@@ -1050,6 +1081,7 @@ cdef class PlanningPolicy(Policy):
                 return make_action(ACT_TUNNEL_PAY, 0, 0, k)
         return make_action(ACT_TUNNEL_DECLINE, 0, 0, 0)
 
+    @cython.final
     cdef int32_t fallback(self, const BoardC* b, const GameState* s, int seat,
                           const int32_t* legal, int n_legal) noexcept nogil:
         """Never stall: draw a card if possible, else claim the longest route the hand
@@ -1127,6 +1159,7 @@ cdef class TicketsPolicy(PlanningPolicy):
             return self.draw_card(b, s, seat, self.nd.missing, True)
         return self.turn(b, s, seat)
 
+    @cython.final
     cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         cdef int w, r, q, cand, i, cost, pri, best_pri = -1000000, city, col, most
         cdef int32_t a, act = -1
@@ -1214,6 +1247,7 @@ cdef class RoutesPolicy(PlanningPolicy):
             return self.collect(b, s, seat, self.target)
         return self.turn(b, s, seat)
 
+    @cython.final
     cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         cdef int col, min_len = self.min_len
         cdef double horizon = self.rounds(b, s)
@@ -1270,6 +1304,7 @@ cdef class GreedyPolicy(PlanningPolicy):
         memset(self.g0, 0, sizeof(self.g0))
         memset(self.g_owner, -1, sizeof(self.g_owner))
 
+    @cython.final
     cdef void refresh_distances(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Distances from both ends of every unfinished ticket. Redone in full when the
         tickets changed or the seat claimed a route; when other players claimed, only
@@ -1319,6 +1354,7 @@ cdef class GreedyPolicy(PlanningPolicy):
                     continue              # slot i now holds another ticket: check it
             i += 1
 
+    @cython.final
     cdef void near_routes(self, const BoardC* b, int i, const uint64_t* changed,
                           uint64_t* out) noexcept nogil:
         """The routes of `changed` through which ticket i had a path within SLACK of its
@@ -1341,6 +1377,7 @@ cdef class GreedyPolicy(PlanningPolicy):
                 if d + self.bi.weight[r] <= limit:
                     set_bit(out, r)
 
+    @cython.final
     cdef bint ticket_distances(self, const BoardC* b, int i) noexcept nogil:
         """Distances from both ends of tracked ticket i and the routes of both trees;
         False when its cities cannot be joined any more."""
@@ -1361,6 +1398,7 @@ cdef class GreedyPolicy(PlanningPolicy):
             self.g0[t] = self.gd[i]
         return True
 
+    @cython.final
     cdef double route_value(self, const BoardC* b, int r) noexcept nogil:
         """Route points plus ticket progress if the seat owned route r."""
         cdef int i, t, x = b.route_a[r], y = b.route_b[r]
@@ -1381,6 +1419,7 @@ cdef class GreedyPolicy(PlanningPolicy):
             return self.collect(b, s, seat, self.target)
         return self.turn(b, s, seat)
 
+    @cython.final
     cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         cdef int r, cost, col, best_col = -1, miss
         cdef int32_t a, act = -1
