@@ -57,37 +57,55 @@ def machine() -> dict:
             "platform": platform.platform(), "ttrsim": ttrsim.__version__}
 
 
-def core_rate(board: str, players: int, policy: str, games: int, repeat: int = 3,
-              seed: int = 1) -> dict:
-    """Games/s of one call into the core on this process's core (the best of `repeat`
-    timed calls on the same games: on a shared machine the slower ones measure the
-    neighbours), plus its time profile. Each call gets new policies, as each batch of a
-    run does; a first, untimed call of the same games fills what the process keeps
-    between batches (the planning policies' memo of initial ticket choices), as the
-    first batches of a long run do."""
-    cb = compile_board(board)
+def core_rates(configs, games: int, repeat: int = 3, seed: int = 1, log=None) -> list[dict]:
+    """Games/s of one call into the core on this process's core, for each (board, players,
+    policy) of `configs`, plus its time profile. Each call gets new policies, as each
+    batch of a run does; a first, untimed call of the same games fills what the process
+    keeps between batches (the planning policies' memo of initial ticket choices), as
+    the first batches of a long run do. The timed calls go round all configurations
+    `repeat` times and the best of each counts: on a shared machine a burst of load from
+    elsewhere then spoils one round of a few configurations, not every call of one.
+    `log` (a function of one string), if given, hears of each round."""
+    boards = {board: compile_board(board) for board, _, _ in configs}
     seeds = game_seeds(seed, games)
 
-    def policies():
-        return [make_policy(policy, cb.board) for _ in range(players)]
-
-    play_batch(cb, players, policies(), seeds, 0, True, True)      # warm up
-    dt = float("inf")
-    for _ in range(max(1, repeat)):
-        pols = policies()
+    def call(board, players, policy, n=games, profile=False):
+        pols = [make_policy(policy, boards[board].board) for _ in range(players)]
         t = time.perf_counter()
-        out = play_batch(cb, players, pols, seeds, 0, True, True)
-        dt = min(dt, time.perf_counter() - t)
-    # The profile's clock reads cost time of their own: take it from a separate run.
-    n_prof = max(1, games // 4)
-    prof = play_batch(cb, players, policies(), seeds[:n_prof], 0, True, True,
-                      profile=True)["profile"]
-    total = sum(prof.values()) or 1.0
-    return {"board": board, "players": players, "policy": policy, "games": games,
-            "repeat": repeat, "games_per_s": games / dt,
-            "turns_per_game": float(out["turns"].mean()),
-            "profile_share": {k: v / total for k, v in prof.items()},
-            "us_per_game": {k: 1e6 * v / n_prof for k, v in prof.items()}}
+        out = play_batch(boards[board], players, pols, seeds[:n], 0, True, True,
+                         profile=profile)
+        return time.perf_counter() - t, out
+
+    for cfg in configs:
+        call(*cfg)                                              # warm up
+    best = {cfg: float("inf") for cfg in configs}
+    turns = {}
+    for i in range(max(1, repeat)):
+        if log is not None:
+            log(f"timed round {i + 1} of {max(1, repeat)}")
+        for cfg in configs:
+            dt, out = call(*cfg)
+            best[cfg] = min(best[cfg], dt)
+            turns[cfg] = float(out["turns"].mean())
+    rows = []
+    for cfg in configs:
+        # The profile's clock reads cost time of their own: take it from a separate run.
+        n_prof = max(1, games // 4)
+        prof = call(*cfg, n=n_prof, profile=True)[1]["profile"]
+        total = sum(prof.values()) or 1.0
+        board, players, policy = cfg
+        rows.append({"board": board, "players": players, "policy": policy, "games": games,
+                     "repeat": repeat, "games_per_s": games / best[cfg],
+                     "turns_per_game": turns[cfg],
+                     "profile_share": {k: v / total for k, v in prof.items()},
+                     "us_per_game": {k: 1e6 * v / n_prof for k, v in prof.items()}})
+    return rows
+
+
+def core_rate(board: str, players: int, policy: str, games: int, repeat: int = 3,
+              seed: int = 1) -> dict:
+    """core_rates of a single configuration."""
+    return core_rates([(board, players, policy)], games, repeat, seed)[0]
 
 
 def tree_rss(pid: int) -> int:
@@ -190,15 +208,15 @@ def main(argv=None) -> int:
           f"({result['machine']['cores']} cores)\n")
     print("## games per second, one core (profile: share of time in rules / policy / results)")
     print(f"{'policy':10s} {'board':8s} {'players':>7s} {'games/s':>10s} {'turns':>6s}  profile")
-    for policy in args.policies.split(","):
-        for board in BOARDS:
-            for players in (2, 4):
-                r = core_rate(board, players, policy, games, args.repeat)
-                result["core"].append(r)
-                p = r["profile_share"]
-                prof = " / ".join(f"{p.get(k, 0):.0%}" for k in ("rules", "policy", "results"))
-                print(f"{policy:10s} {board:8s} {players:7d} {r['games_per_s']:10,.0f} "
-                      f"{r['turns_per_game']:6.0f}  {prof}")
+    configs = [(board, players, policy) for policy in args.policies.split(",")
+               for board in BOARDS for players in (2, 4)]
+    for r in core_rates(configs, games, args.repeat,
+                        log=lambda msg: print(msg, file=sys.stderr, flush=True)):
+        result["core"].append(r)
+        p = r["profile_share"]
+        prof = " / ".join(f"{p.get(k, 0):.0%}" for k in ("rules", "policy", "results"))
+        print(f"{r['policy']:10s} {r['board']:8s} {r['players']:7d} {r['games_per_s']:10,.0f} "
+              f"{r['turns_per_game']:6.0f}  {prof}")
     if not args.skip_runs:
         cores = os.cpu_count() or 1
         # One worker plays what each worker plays in the all-core run, in a fresh process
