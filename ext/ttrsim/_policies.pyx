@@ -852,7 +852,8 @@ cdef class PlanningPolicy(Policy):
         if slot >= 0:
             return make_action(ACT_DRAW_FACEUP, slot, 0, 0)
         if wild_slot >= 0 and not second:
-            if missing[WILD] > 0 or 2.0 * blind_useful_prob(self.unseen(b, s, seat), missing) < self.wild_value:
+            if missing[WILD] > 0 or \
+                    2.0 * blind_useful_prob(self.unseen(b, s, seat), missing) < self.wild_value:
                 return make_action(ACT_DRAW_FACEUP, wild_slot, 0, 0)
         if s.deck_n > 0 or discard_total(s) > 0:
             return make_action(ACT_DRAW_BLIND, 0, 0, 0)
@@ -1043,7 +1044,8 @@ cdef class PlanningPolicy(Policy):
             # a payment costs at least one per card: skip the routes that cannot win
             if v - 0.01 * b.route_len[r] <= best:
                 continue
-            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r), &a)
+            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r),
+                                 &a)
             if cost < 0:
                 continue
             v -= 0.01 * cost          # same value: the cheaper payment
@@ -1112,7 +1114,8 @@ cdef class PlanningPolicy(Policy):
             # again and again: kept as the very last resort
             for r in range(b.n_routes):
                 if b.route_len[r] > best_len and \
-                        claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r), &a) >= 0:
+                        claim_payment(b, s, seat, r, NULL, 1.0,
+                                      self.tunnel_pool(b, s, seat, r), &a) >= 0:
                     best_len = b.route_len[r]
                     best = a
             if best >= 0 and is_legal(b, s, best):
@@ -1124,7 +1127,8 @@ cdef class PlanningPolicy(Policy):
             if is_legal(b, s, a):
                 return a
             for r in range(b.n_routes):
-                if claim_payment(b, s, seat, r, NULL, ACCEPT_ANY, self.tunnel_pool(b, s, seat, r), &a) >= 0 \
+                # (ACCEPT_ANY asks for no odds: no unseen cards needed)
+                if claim_payment(b, s, seat, r, NULL, ACCEPT_ANY, NULL, &a) >= 0 \
                         and is_legal(b, s, a):
                     return a
         if n_legal > 0:
@@ -1442,7 +1446,8 @@ cdef class GreedyPolicy(PlanningPolicy):
             v = self.route_value(b, r)
             cost = -1
             if may_afford(b, s.p[seat].hand, most, r):
-                cost = claim_payment(b, s, seat, r, NULL, risk, self.tunnel_pool(b, s, seat, r), &a)
+                cost = claim_payment(b, s, seat, r, NULL, risk,
+                                     self.tunnel_pool(b, s, seat, r), &a)
             if cost >= 0:
                 if v > best:
                     best = v
