@@ -65,6 +65,8 @@ def core_rates(configs, games: int, repeat: int = 3, seed: int = 1, log=None) ->
     the first batches of a long run do. The timed calls go round all configurations
     `repeat` times and the best of each counts: on a shared machine a burst of load from
     elsewhere then spoils one round of a few configurations, not every call of one.
+    (The warm-ups must all stay in the process: the built-in planning policies make one
+    memo per policy and board, nine in all, of the sixteen a process keeps.)
     `log` (a function of one string), if given, hears of each round."""
     boards = {board: compile_board(board) for board, _, _ in configs}
     seeds = game_seeds(seed, games)
@@ -197,7 +199,8 @@ def main(argv=None) -> int:
     ap.add_argument("--games", type=int, default=None, help="games per core measurement")
     ap.add_argument("--run-games", type=int, default=None, help="games of the end-to-end runs")
     ap.add_argument("--repeat", type=int, default=3,
-                    help="timed calls per core measurement; the best counts (default 3)")
+                    help="timed rounds through the per-core measurements; the best of "
+                         "each counts (default 3)")
     ap.add_argument("--policies", default=",".join(sorted(REGISTRY)), help="comma-separated")
     ap.add_argument("--skip-runs", action="store_true", help="only the per-core measurements")
     ap.add_argument("--run-repeat", type=int, default=2,
