@@ -10,7 +10,7 @@ import pytest
 
 from ttrsim import Game
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim._policies import clear_keep_memos, decide, keep_memo_entries
+from ttrsim._policies import clear_keep_memos, decide, draw_values, keep_memo_entries
 from ttrsim.actions import Action
 from ttrsim.cli import main as cli_main
 from ttrsim.game import compile_board
@@ -193,6 +193,33 @@ def test_decide_returns_legal_actions_in_every_phase():
             phases.add(g.phase)
             g.apply(a)
     assert {"setup_tickets", "turn", "second_draw"} <= phases
+
+
+def test_draw_value_bound_never_falls_below_the_estimate():
+    """The planning policies skip the paths of a ticket-draw estimate when a cheaper
+    bound already shows the draw does not pay; the bound must hold at every position
+    (checked along tickets games on every board), and must often be usable."""
+    n = finite = conclusive = 0
+    for board in ("usa", "europe", "newyork"):
+        for seed in range(20):
+            players = 2 + seed % 3
+            g = Game(board, players, seed=seed)
+            policies = [make_policy("tickets", g.board) for _ in range(players)]
+            k = 0
+            while not g.is_over():
+                if g.phase == "turn" and k % 3 == 0:
+                    try:
+                        bound, estimate = draw_values(make_policy("tickets", g.board), g, seed)
+                    except ValueError:              # no route yet: nothing to value
+                        bound = None
+                    if bound is not None:
+                        n += 1
+                        finite += np.isfinite(bound)
+                        conclusive += bound < 0
+                        assert bound >= estimate - 1e-9, (board, seed, g.turn, bound, estimate)
+                k += 1
+                g.apply(decide(policies[g.current_player], g, seed=seed, start=False))
+    assert n > 1000 and finite > 0.8 * n and conclusive > 0.7 * n
 
 
 # --- registry, specs, CLI ------------------------------------------------------------

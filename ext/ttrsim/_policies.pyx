@@ -9,7 +9,7 @@
 # `fallbacks` counts it (tests require it to stay 0).
 cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
-from libc.math cimport exp
+from libc.math cimport INFINITY, exp
 from libc.stdlib cimport calloc, free
 from libc.string cimport memcmp, memcpy, memset
 
@@ -82,6 +82,8 @@ def _rebuild(cls, params, spec):
     return obj
 
 
+cdef double BOUND_MARGIN = 1e-6   # far above the rounding of a sum of ticket values
+
 cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
@@ -90,6 +92,7 @@ cdef enum:
     KEEP_MEMO_PROBES = 16     # slots tried from a key's hash before giving up
     KEEP_MEMO_MAX_OFFER = 6   # offers of up to this many tickets (7 bits each) are remembered
     KEEP_MEMOS = 16           # memos kept in the process (the oldest is dropped)
+    BOUND_POINTS = 100        # draw_value_bound counts values up to this many points
 
 
 cdef extern from *:
@@ -199,6 +202,7 @@ cdef class PlanningPolicy(Policy):
     cdef int16_t by_points[MAX_ROUTES] # routes by points (and attractions), most first
     cdef double bound[MAX_ROUTES]      # score_bound of by_points[i]
     cdef int max_points                # points of the board's best-scoring route
+    cdef int max_ticket                # points of the board's most valuable ticket
     # per game
     cdef int seat
     cdef Plan plan
@@ -322,6 +326,10 @@ cdef class PlanningPolicy(Policy):
         self.board_key = b.uid
         board_info_init(&self.bi, b, &self.prm)
         self.max_points = 0
+        self.max_ticket = 0
+        for i in range(b.n_tickets):
+            if b.ticket_points[i] > self.max_ticket:
+                self.max_ticket = b.ticket_points[i]
         for i in range(MAX_LEN):
             if b.route_points[i] > self.max_points:
                 self.max_points = b.route_points[i]
@@ -750,32 +758,37 @@ cdef class PlanningPolicy(Policy):
         if s.p[seat].n_routes >= self.dv_routes + 2 or s.p[seat].n_tickets != self.dv_tickets:
             self.dv_routes = s.p[seat].n_routes
             self.dv_tickets = s.p[seat].n_tickets
-            self.dv_value = self.draw_value_estimate(b, s, seat)
+            self.dv_value = self.draw_value_estimate(b, s, seat, True)
         return self.dv_value >= self.draw_gain
 
     @cython.final
-    cdef double draw_value_estimate(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+    cdef double draw_value_estimate(self, const BoardC* b, const GameState* s, int seat,
+                                    bint bounded) noexcept nogil:
         """Expected gain of a ticket draw over playing for route points. Every ticket the
-        seat may draw (not its own, not one it returned, no long ticket when those are
-        dealt apart; tickets other players hold cannot be told apart and count too) is
-        joined to the own network by the cheapest paths from its two cities (one
-        multi-source Dijkstra) and valued at its points weighted by the odds of finishing
-        in time, plus the points of the routes on the way, minus the points the turns
-        it takes would bring at the best rate of route points per turn (rate). The
-        result is the expected best of a draw, less one turn at that rate."""
-        cdef int t, n = 0, i, j, k, a, z, tr, cl, pts, col, hand = hand_total(s, seat)
-        cdef double rounds = self.rounds(b, s), v, p, e = 0.0, comb, total, rate, turns
+        seat may draw (drawable) is joined to the own network by the cheapest paths from
+        its two cities (one multi-source Dijkstra) and valued at its points weighted by
+        the odds of finishing in time, plus the points of the routes on the way, minus
+        the points the turns it takes would bring at the best rate of route points per
+        turn (rate). The result is the expected best of a draw, less one turn at that
+        rate. With `bounded`, when draw_value_bound already shows that a draw does not
+        pay (most turns), that bound is returned instead: the decision is the same,
+        without the paths."""
+        cdef int t, n = 0, a, z, tr, cl, pts, col, hand = hand_total(s, seat)
+        cdef double rounds = self.rounds(b, s), v, p, rate, turns, bound
         cdef uint64_t sources = s.p[seat].cities
         if sources == 0:
             return 0.0
         self.best_route(b, s, seat, 1, rounds, False, &col)
         rate = self.route_rate
+        if bounded:
+            bound = self.draw_value_bound(b, s, seat, rate, rounds, hand)
+            if bound < self.draw_gain - BOUND_MARGIN:
+                return bound
         route_weights(&self.bi, &self.prm, s, seat, self.ws.base)
         shortest_from(&self.bi, self.ws.base, sources, -1, self.ws.dist, self.ws.pred)
         own_components(b, s, seat, self.ws.comp)
         for t in range(b.n_tickets):
-            if get_bit(s.p[seat].tickets, t) or get_bit(self.out_tickets, t) or \
-                    (b.deal_long > 0 and b.ticket_long[t]):
+            if not self.drawable(b, s, seat, t):
                 continue
             a = b.ticket_a[t]
             z = b.ticket_b[t]
@@ -794,10 +807,111 @@ cdef class PlanningPolicy(Policy):
                 v = b.ticket_points[t] * (2.0 * p - 1.0) + pts - rate * turns
             self.dv_scores[n] = v
             n += 1
+        return self.expected_best(b, n) - rate if n > 0 else -1e9
+
+    @cython.final
+    cdef double draw_value_bound(self, const BoardC* b, const GameState* s, int seat,
+                                 double rate, double rounds, int hand) noexcept nogil:
+        """An upper bound of draw_value_estimate from the board alone (no weights, no
+        Dijkstra, no sorting); +inf when none is found.
+
+        A path that joins a city to the own network ends at the first own city it meets,
+        so every route on it counts: it has at least as many routes as the fewest from
+        an own city on the whole board (hop, by breadth-first search), and at least as
+        many trains. Each route adds its points less `rate` times its turns, at most F,
+        the best over route lengths. When F <= 0, a ticket is worth at most
+        P * (2p - 1) + F per route (p: finish_odds of that many routes and trains), and
+        never less than the -P of an unreachable one; one whose cities are both own is
+        worth at most P. Each value is then rounded up to whole points, where counting
+        sorts them. The expected best is monotone in each value, so the bound holds."""
+        cdef int t, n = 0, a, z, x, L, cl, level = 0, k, j, top = self.max_ticket, above
+        cdef int hop[MAX_CITIES]
+        cdef int count[2 * BOUND_POINTS + 1]  # values by whole points, from -top
+        cdef double odds[2 * MAX_CITIES]      # finish_odds(cl, cl, ...) by cl (< 0: not yet)
+        cdef uint64_t mine = s.p[seat].cities, seen = mine, frontier = mine, grown, bits
+        cdef double F = -INFINITY, f, v, P, none, none_before = 1.0, e = 0.0
+        if self.sigma <= 0 or top > BOUND_POINTS:
+            return INFINITY
+        for L in range(1, MAX_LEN):
+            if b.route_points[L] > 0:
+                f = b.route_points[L] - rate * (1.0 + 0.5 * L)
+                if f > F:
+                    F = f
+        if F > 0:
+            return INFINITY                   # a longer path could be worth more
+        for x in range(b.n_cities):
+            hop[x] = 2 * MAX_CITIES           # unreachable
+        while frontier:
+            grown = 0
+            bits = frontier
+            while bits:
+                x = lowest_bit(bits)
+                bits &= bits - 1
+                hop[x] = level
+                grown |= self.bi.nbr_bits[x]
+            frontier = grown & ~seen
+            seen |= grown
+            level += 1
+        for x in range(2 * MAX_CITIES):
+            odds[x] = -1.0
+        for x in range(2 * top + 1):
+            count[x] = 0
+        for t in range(b.n_tickets):
+            if not self.drawable(b, s, seat, t):
+                continue
+            a = b.ticket_a[t]
+            z = b.ticket_b[t]
+            P = b.ticket_points[t]
+            if (mine >> a) & 1 and (mine >> z) & 1:
+                v = P
+            else:
+                cl = hop[a] + hop[z]
+                if cl >= 2 * MAX_CITIES:
+                    v = -P
+                else:
+                    if odds[cl] < 0:
+                        odds[cl] = self.finish_odds(cl, cl, hand, rounds)
+                    v = P * (2.0 * odds[cl] - 1.0) + cl * F
+                    if v < -P:
+                        v = -P
+            x = <int>v                        # rounded up (toward zero, then up)
+            if x < v:
+                x += 1
+            count[x + top] += 1
+            n += 1
         if n == 0:
             return -1e9
-        # expected maximum of k drawn without replacement: the i-th best is the best
-        # drawn with probability C(n-1-i, k-1) / C(n, k)
+        # The best of k drawn is among the `above` highest values unless all k come from
+        # the n - above others: chance C(n - above, k) / C(n, k).
+        k = b.draw_tickets if b.draw_tickets < n else n
+        above = 0
+        for x in range(2 * top, -1, -1):
+            if count[x] == 0:
+                continue
+            above += count[x]
+            none = 1.0
+            for j in range(k):
+                none *= (n - above - j) / <double>(n - j) if n - above - j > 0 else 0.0
+            e += (x - top) * (none_before - none)
+            none_before = none
+        return e - rate
+
+    @cython.final
+    cdef inline bint drawable(self, const BoardC* b, const GameState* s, int seat,
+                              int t) noexcept nogil:
+        """Whether a ticket draw could bring ticket t: not the seat's own, not one it gave
+        back, no long ticket when those are dealt apart (tickets other players hold
+        cannot be told apart and count too)."""
+        return not (get_bit(s.p[seat].tickets, t) or get_bit(self.out_tickets, t)
+                    or (b.deal_long > 0 and b.ticket_long[t]))
+
+    @cython.final
+    cdef double expected_best(self, const BoardC* b, int n) noexcept nogil:
+        """Expected best of the b.draw_tickets values drawn without replacement from
+        dv_scores[0..n-1] (sorted in place): the i-th best is the best drawn with
+        probability C(n-1-i, k-1) / C(n, k) (n > 0)."""
+        cdef int i, j, k
+        cdef double v, comb, e = 0.0, total = 0.0
         for i in range(1, n):
             v = self.dv_scores[i]
             j = i - 1
@@ -806,14 +920,13 @@ cdef class PlanningPolicy(Policy):
                 j -= 1
             self.dv_scores[j + 1] = v
         k = b.draw_tickets if b.draw_tickets < n else n
-        total = 0.0
         for i in range(n - k + 1):
             comb = 1.0
             for j in range(k - 1):       # C(n-1-i, k-1), up to a common factor
                 comb *= (n - 1 - i - j) / <double>(j + 1)
             e += comb * self.dv_scores[i]
             total += comb
-        return e / total - rate
+        return e / total
 
     @cython.final
     cdef void path_to_network(self, const BoardC* b, int x, int* trains, int* claims,
@@ -1460,3 +1573,27 @@ cdef class GreedyPolicy(PlanningPolicy):
         if act >= 0 and (best >= self.claim_share * self.max_points or s.last_round):
             return act
         return self.collect(b, s, seat, best_col)
+
+
+def draw_values(PlanningPolicy policy, game, uint64_t seed=0):
+    """(bound, estimate): draw_value_bound and the full draw_value_estimate of a ticket
+    draw for the seat to act in the current position of `game`, after the policy starts
+    a game for that seat with `seed`. The bound is +inf when the position gives none. A
+    tool for tests: the bound only replaces the estimate when it is below draw_gain, so
+    it must never be below the estimate."""
+    core = getattr(game, "_core", game)
+    cdef CompiledBoard cb = core.cb
+    cdef bytes data = core.state_bytes()
+    cdef GameState s
+    cdef int seat, col
+    cdef double rounds
+    memcpy(&s, <const char*>data, sizeof(GameState))
+    seat = s.current
+    policy.start_game(&cb.c, &s, seat, seed)
+    if s.p[seat].cities == 0:
+        raise ValueError("the seat has no route yet: a ticket draw is not valued")
+    rounds = policy.rounds(&cb.c, &s)
+    policy.best_route(&cb.c, &s, seat, 1, rounds, False, &col)
+    return (policy.draw_value_bound(&cb.c, &s, seat, policy.route_rate, rounds,
+                                    hand_total(&s, seat)),
+            policy.draw_value_estimate(&cb.c, &s, seat, False))
