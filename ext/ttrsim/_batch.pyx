@@ -9,7 +9,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
-                             apply_action, check_state, game_init, legal_actions,
+                             apply_action, apply_legal, check_state, game_init, legal_actions,
                              score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit, set_bit
@@ -19,6 +19,7 @@ import numpy as np
 
 from ttrsim._engine import CHECK_MESSAGES
 from ttrsim._policy import PolicyError
+from ttrsim._policies import PlanningPolicy
 
 # event row layouts (int32 columns)
 CLAIM_COLS = ("game", "seat", "route", "turn", "needed")
@@ -400,8 +401,12 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     if len(policies) != n_players or len(set(map(id, policies))) != n_players:
         raise ValueError("play_batch needs one distinct Policy instance per seat")
     cdef bint wants_list[MAX_PLAYERS]
+    cdef bint checked[MAX_PLAYERS]      # its actions have passed is_legal (not rechecked)
     for k in range(n_players):
         wants_list[k] = (<Policy?>policies[k]).needs_legal
+        # the built-in planning policies check every action they return (with `check`,
+        # for tests, the engine checks them again all the same)
+        checked[k] = isinstance(policies[k], PlanningPolicy) and not check
     cdef Policy p0 = policies[0], p1 = policies[1]
     cdef Policy p2 = policies[2] if n_players > 2 else None
     cdef Policy p3 = policies[3] if n_players > 3 else None
@@ -477,7 +482,9 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                         status = 1
                         bad_seat = seat
                         break
-                    if apply_action(b, &s, act, &sink) != 0:
+                    if checked[slot_of_seat[seat]]:
+                        apply_legal(b, &s, act, &sink)
+                    elif apply_action(b, &s, act, &sink) != 0:
                         status = 2
                         bad_seat = seat
                         break

@@ -108,6 +108,7 @@ cdef int legal_actions(const BoardC* b, const GameState* s, int32_t* out) noexce
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil
 cdef bint is_legal(const BoardC* b, const GameState* s, int32_t act) noexcept nogil
 cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil
+cdef void apply_legal(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil
 cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept nogil
 cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil
 cdef int count_wild_faceup(const GameState* s) noexcept nogil

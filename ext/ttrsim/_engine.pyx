@@ -666,11 +666,18 @@ cdef void keep_tickets(const BoardC* b, GameState* s, int mask, bint initial, Ev
 cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil:
     """Play one action of the player to act. Returns 0, or -1 (state untouched) when the
     action is not legal."""
+    if not is_legal(b, s, act):
+        return -1
+    apply_legal(b, s, act, ev)
+    return 0
+
+
+cdef void apply_legal(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil:
+    """apply_action of an action known to be legal (is_legal has accepted it): the batch
+    loop plays the built-in planning policies' actions so, as they check their own."""
     cdef int kind = action_kind(act), a = action_a(act), c = action_b(act), k = action_c(act)
     cdef int seat = s.current, i, n, extra, card
     cdef PlayerC* p = &s.p[seat]
-    if not is_legal(b, s, act):
-        return -1
     if kind != ACT_PASS and s.phase == PH_TURN:
         s.passes = 0
     if s.phase == PH_SETUP_TICKETS:
@@ -679,15 +686,15 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
         if s.current >= s.n_players:
             s.current = 0
             s.phase = PH_TURN
-        return 0
+        return
     if s.phase == PH_KEEP_TICKETS:
         keep_tickets(b, s, a, False, ev)
         end_turn(b, s)
-        return 0
+        return
     if s.phase == PH_SECOND_DRAW:
         take_card(b, s, a if kind == ACT_DRAW_FACEUP else -1)
         end_turn(b, s)
-        return 0
+        return
     if s.phase == PH_TUNNEL:
         if kind == ACT_TUNNEL_PAY:
             pay_cards(s, s.t_color, s.t_extra, k)
@@ -695,7 +702,7 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
         else:
             finish_tunnel(b, s, False, ev)
         end_turn(b, s)
-        return 0
+        return
     # PH_TURN
     if kind == ACT_PASS:
         s.passes += 1
@@ -703,9 +710,9 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
             s.ended_by_passes = 1
             s.turn += 1
             s.phase = PH_OVER
-            return 0
+            return
         end_turn(b, s)
-        return 0
+        return
     if kind == ACT_DRAW_FACEUP or kind == ACT_DRAW_BLIND:
         take_card(b, s, a if kind == ACT_DRAW_FACEUP else -1)
         # A face-up wild taken first is the whole turn; ruling: with no legal second
@@ -714,7 +721,7 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
             end_turn(b, s)
         else:
             s.phase = PH_SECOND_DRAW
-        return 0
+        return
     if kind == ACT_DRAW_TICKETS:
         n = b.draw_tickets
         if n > s.tdeck_n:
@@ -723,7 +730,7 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
             s.pending[seat][i] = tdeck_pop(s)
         s.n_pending[seat] = n
         s.phase = PH_KEEP_TICKETS
-        return 0
+        return
     if kind == ACT_STATION:
         n = station_cost(b, p)
         pay_cards(s, c, n, k)
@@ -733,14 +740,14 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
         if ev != NULL and ev.on_station != NULL:
             ev.on_station(ev.ctx, s, seat, a)
         end_turn(b, s)
-        return 0
+        return
     # ACT_CLAIM
     n = b.route_len[a]
     if not b.route_tunnel[a]:
         pay_cards(s, c, n, k)
         complete_claim(b, s, a, ev)
         end_turn(b, s)
-        return 0
+        return
     # Tunnel: the cards played are set aside, then up to 3 cards are revealed.
     p.hand[WILD] -= k
     if c != WILD:
@@ -764,7 +771,6 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
         end_turn(b, s)
     else:
         s.phase = PH_TUNNEL
-    return 0
 
 
 cdef void finish_tunnel(const BoardC* b, GameState* s, bint claimed, EventSink* ev) noexcept nogil:

@@ -6,7 +6,8 @@
 # tickets, the face-up row, the board, public counts and the discards (RULES.md,
 # "Hidden information"). Actions are built directly from that information and checked
 # with is_legal; if one is ever not legal, a safe legal action is played instead and
-# `fallbacks` counts it (tests require it to stay 0).
+# `fallbacks` counts it (tests require it to stay 0). Since the planning policies only
+# return checked actions, the batch loop applies them without checking them again.
 cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.math cimport INFINITY, exp
@@ -1201,8 +1202,10 @@ cdef class PlanningPolicy(Policy):
                           const int32_t* legal, int n_legal) noexcept nogil:
         """Never stall: draw a card if possible, else claim the longest route the hand
         pays, else build a station, else draw tickets, else pass (or, when that is not
-        legal, attempt a tunnel sure to fail). Built from the state and
-        checked with is_legal (the engine gives no list: needs_legal is False)."""
+        legal, attempt a tunnel sure to fail). Built from the state and checked with
+        is_legal (the engine gives no list: needs_legal is False), like every action
+        choose returns: the batch loop does not check them again (-1 and an error if no
+        legal action is found, which the rules never allow)."""
         cdef int i, r, x, best_len = 0
         cdef int32_t a, best = -1
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
@@ -1210,7 +1213,9 @@ cdef class PlanningPolicy(Policy):
             if is_legal(b, s, a):
                 return a
         elif s.phase == PH_TUNNEL:
-            return make_action(ACT_TUNNEL_DECLINE, 0, 0, 0)
+            a = make_action(ACT_TUNNEL_DECLINE, 0, 0, 0)
+            if is_legal(b, s, a):
+                return a
         else:
             a = make_action(ACT_DRAW_BLIND, 0, 0, 0)
             if is_legal(b, s, a):
@@ -1246,7 +1251,12 @@ cdef class PlanningPolicy(Policy):
                     return a
         if n_legal > 0:
             return legal[0]
-        return make_action(ACT_PASS, 0, 0, 0)
+        a = make_action(ACT_PASS, 0, 0, 0)
+        if is_legal(b, s, a):
+            return a
+        with gil:
+            self.error = PolicyError("its fallback found no legal action")
+        return -1
 
 
 cdef class TicketsPolicy(PlanningPolicy):
