@@ -177,6 +177,15 @@ ctypedef struct SetupPath:
     uint64_t routes[2]        # routes the ticket adds to the plan
 
 
+cdef inline double per_turn(int points, int miss, bint near) noexcept nogil:
+    """best_route's value of a route worth `points` with `miss` cards missing: points per
+    turn needed, 10% more when it touches the own network (`near`: longest-trail bonus)."""
+    cdef double v = points / (1.0 + (miss + 1) // 2)
+    if near:
+        v *= 1.1
+    return v
+
+
 cdef class PlanningPolicy(Policy):
     """Machinery shared by the planning policies (``tickets``, ``routes``, ``greedy``):
     the ticket plan, ticket choice, card draws, tunnels and the never-stall fallback.
@@ -1062,16 +1071,28 @@ cdef class PlanningPolicy(Policy):
         """best_route's search over the routes."""
         cdef int i, r, L, miss, col, best_r = -1, best_col = -1
         cdef double v, best_v = -1.0
+        cdef double top[MAX_LEN]      # the best route_score a route of each length can have
         cdef int32_t act = -1, a
         cdef uint64_t mine = s.p[seat].cities
         target_color[0] = -1
         self.route_rate = 0.0
         self.read_hand(b, s.p[seat].hand)
+        if not longest:
+            # a route of length L misses at least L - most - wilds cards (route_short), and
+            # per_turn grows with the points and shrinks with the cards missing, also in
+            # floating point: a route whose top is no better than the best so far is
+            # skipped unread, as it would lose anyway
+            for L in range(1, MAX_LEN):
+                miss = L - self.most - s.p[seat].hand[WILD]
+                top[L] = per_turn(b.route_points[L] + 2 * b.attraction_points,
+                                  miss if miss > 0 else 0, True)
         for i in range(b.n_routes):
             r = self.by_points[i]
             if not longest and self.bound[i] <= best_v:
                 break                 # routes come by score bound: none left can win
             L = b.route_len[r]
+            if not longest and top[L] <= best_v:
+                continue
             if L < min_len or L > s.p[seat].trains or s.route_owner[r] >= 0 \
                     or (b.route_tunnel[r] and not self.use_tunnels):
                 continue
@@ -1114,15 +1135,12 @@ cdef class PlanningPolicy(Policy):
         tourist attractions) per turn needed, 10% more when it touches the own network
         (longest-trail bonus); with `longest`, its length first."""
         cdef int L = b.route_len[r]
-        cdef double v
         if longest:
             return L * 100.0 - miss
-        v = (b.route_points[L] + b.attraction_points * count_bits(
+        return per_turn(b.route_points[L] + b.attraction_points * count_bits(
             b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
-                                     | ((<uint64_t>1) << b.route_b[r])))) / (1.0 + (miss + 1) // 2)
-        if (mine >> b.route_a[r]) & 1 or (mine >> b.route_b[r]) & 1:
-            v *= 1.1
-        return v
+                                     | ((<uint64_t>1) << b.route_b[r]))), miss,
+            (mine >> b.route_a[r]) & 1 or (mine >> b.route_b[r]) & 1)
 
     @cython.final
     cdef int32_t final_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
