@@ -88,7 +88,7 @@ cdef double BOUND_MARGIN = 1e-6   # far above the rounding of a sum of ticket va
 cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
-    SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (1.5 MiB)
+    SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (2.5 MiB)
     KEEP_MEMO_BITS = 17       # initial choices remembered: 2**17 slots (1 MiB) per memo
     KEEP_MEMO_PROBES = 16     # slots tried from a key's hash before giving up
     KEEP_MEMO_MAX_OFFER = 6   # offers of up to this many tickets (7 bits each) are remembered
@@ -175,6 +175,7 @@ ctypedef struct SetupPath:
     uint8_t state             # 0: not known yet, 1: routes below, 2: unreachable
     uint32_t key              # setup_deep: the three tickets (0: empty)
     uint64_t routes[2]        # routes the ticket adds to the plan
+    uint64_t path[2]          # the whole path (Workspace.paths), planned routes included
 
 
 cdef inline double per_turn(int points, int miss, bint near) noexcept nogil:
@@ -489,13 +490,89 @@ cdef class PlanningPolicy(Policy):
             full = repair_plan(&self.bi, &self.prm, s, seat, s.p[seat].tickets, &self.tmp_plan,
                                self.budget(b, s, seat), &self.plan, &self.ws) < 0
         if full:
-            plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets,
-                         self.budget(b, s, seat), &self.plan, &self.ws)
+            self.plan_afresh(b, s, seat)
             self.plan_valid = 1
         self.seen_claims = claims
         self.seen_tickets = s.p[seat].n_tickets
         self.seen_stations = stations
         self.seen_own_stations = s.p[seat].stations_left
+
+    @cython.final
+    cdef void plan_afresh(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """plan_tickets of the seat's tickets within budget(). While the board is still
+        empty (no route claimed, no station built: the first turns), every path it would
+        search is one the initial ticket choices have searched on the same board, so
+        they are replayed from connect_setup's caches, in plan_tickets' own order (each
+        ticket given up over the budget replans the rest): the same plan, fewer
+        searches."""
+        cdef int n = 0, i, j, t, d, worst, q
+        cdef int budget = self.budget(b, s, seat)
+        cdef int16_t tmp
+        cdef Plan* out
+        cdef bint empty = (s.p[seat].trains == b.trains and s.p[seat].n_tickets <= MAX_PENDING
+                           and self.setup_paths != NULL and self.setup_deep != NULL)
+        for q in range(s.n_players):
+            if s.p[q].n_routes != 0 or s.p[q].stations_left != b.stations:
+                empty = False
+        if not empty:
+            plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget, &self.plan,
+                         &self.ws)
+            return
+        # no ticket is joined yet: all of them, longest first (plan_tickets' sort)
+        for t in range(b.n_tickets):
+            if get_bit(s.p[seat].tickets, t):
+                self.ws.order[n] = t
+                self.ws.on[n] = 1
+                n += 1
+        for i in range(1, n):
+            tmp = self.ws.order[i]
+            j = i - 1
+            while j >= 0 and self.ticket_len(b, self.ws.order[j]) < self.ticket_len(b, tmp):
+                self.ws.order[j + 1] = self.ws.order[j]
+                j -= 1
+            self.ws.order[j + 1] = tmp
+        route_weights(&self.bi, &self.prm, s, seat, self.kw[0])
+        plan_clear(&self.kplan[0])
+        while True:
+            d = 0
+            for i in range(n):
+                self.ws.added[i] = 0
+                if not self.ws.on[i]:
+                    continue
+                t = self.ws.order[i]
+                self.kplan[d + 1] = self.kplan[d]
+                memcpy(self.kw[d + 1], self.kw[d], b.n_routes * sizeof(int32_t))
+                if d == 0:
+                    self.kfirst = t
+                elif d == 1:
+                    self.ksecond = t
+                elif d == 2:
+                    self.kthird = t
+                if d <= 3:
+                    self.connect_setup(b, s, seat, d, t)
+                else:
+                    connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[d + 1],
+                                   &self.kplan[d + 1], &self.ws)
+                self.ws.added[i] = self.kplan[d + 1].trains - self.kplan[d].trains
+                d += 1
+            out = &self.kplan[d]
+            for i in range(n):
+                if not self.ws.on[i]:
+                    set_bit(out.dropped, self.ws.order[i])
+                    out.points -= b.ticket_points[self.ws.order[i]]
+            if out.trains <= budget:
+                break
+            # give up the ticket with the fewest points per train it adds
+            worst = -1
+            for i in range(n):
+                if self.ws.on[i] and self.ws.added[i] > 0:
+                    if worst < 0 or (b.ticket_points[self.ws.order[i]] * self.ws.added[worst]
+                                     <= b.ticket_points[self.ws.order[worst]] * self.ws.added[i]):
+                        worst = i
+            if worst < 0:
+                break
+            self.ws.on[worst] = 0
+        self.plan = out[0]
 
     @cython.final
     cdef void swap_in_paths(self, const BoardC* b, int r, int q) noexcept nogil:
@@ -699,7 +776,7 @@ cdef class PlanningPolicy(Policy):
         empty, so the path only depends on the tickets already planned (none, kfirst,
         kfirst and ksecond, or those and kthird): it is found once and then replayed from
         a cache (the third and fourth tickets' cache is a hash table where a new key
-        replaces the old)."""
+        replaces the old). Also used by plan_afresh while the board is still empty."""
         cdef int w, r, q
         cdef uint64_t bits
         cdef uint32_t key
@@ -723,7 +800,11 @@ cdef class PlanningPolicy(Policy):
             e.state = 2 if get_bit(out.dropped, t) else 1
             e.routes[0] = out.routes[0] & ~self.kplan[depth].routes[0]
             e.routes[1] = out.routes[1] & ~self.kplan[depth].routes[1]
+            e.path[0] = self.ws.paths[t][0]
+            e.path[1] = self.ws.paths[t][1]
             return
+        self.ws.paths[t][0] = e.path[0]
+        self.ws.paths[t][1] = e.path[1]
         if e.state == 2:
             set_bit(out.dropped, t)
             out.points -= b.ticket_points[t]
