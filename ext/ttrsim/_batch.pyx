@@ -19,7 +19,7 @@ import numpy as np
 
 from ttrsim._engine import CHECK_MESSAGES
 from ttrsim._policy import PolicyError
-from ttrsim._policies import PlanningPolicy
+from ttrsim._policies import PlanningPolicy, RandomPolicy
 
 # event row layouts (int32 columns)
 CLAIM_COLS = ("game", "seat", "route", "turn", "needed")
@@ -401,12 +401,13 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     if len(policies) != n_players or len(set(map(id, policies))) != n_players:
         raise ValueError("play_batch needs one distinct Policy instance per seat")
     cdef bint wants_list[MAX_PLAYERS]
-    cdef bint checked[MAX_PLAYERS]      # its actions have passed is_legal (not rechecked)
+    cdef bint checked[MAX_PLAYERS]      # its actions are known legal (not checked again)
     for k in range(n_players):
         wants_list[k] = (<Policy?>policies[k]).needs_legal
-        # the built-in planning policies check every action they return (with `check`,
-        # for tests, the engine checks them again all the same)
-        checked[k] = isinstance(policies[k], PlanningPolicy) and not check
+        # the built-in planning policies check every action they return with is_legal,
+        # and `random` draws its actions from the legal set (sample_legal); with `check`,
+        # for tests, the engine checks them all the same
+        checked[k] = isinstance(policies[k], (PlanningPolicy, RandomPolicy)) and not check
     cdef Policy p0 = policies[0], p1 = policies[1]
     cdef Policy p2 = policies[2] if n_players > 2 else None
     cdef Policy p3 = policies[3] if n_players > 3 else None

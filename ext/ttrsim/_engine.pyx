@@ -673,8 +673,9 @@ cdef int apply_action(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
 
 
 cdef void apply_legal(const BoardC* b, GameState* s, int32_t act, EventSink* ev) noexcept nogil:
-    """apply_action of an action known to be legal (is_legal has accepted it): the batch
-    loop plays the built-in planning policies' actions so, as they check their own."""
+    """apply_action of an action known to be legal: the batch loop plays the built-in
+    policies' actions so (the planning policies check theirs with is_legal, `random`
+    draws from the legal set)."""
     cdef int kind = action_kind(act), a = action_a(act), c = action_b(act), k = action_c(act)
     cdef int seat = s.current, i, n, extra, card
     cdef PlayerC* p = &s.p[seat]
