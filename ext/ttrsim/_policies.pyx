@@ -908,9 +908,9 @@ cdef class PlanningPolicy(Policy):
 
         A path that joins a city to the own network ends at the first own city it meets,
         so every route on it counts: it has at least as many routes as the fewest from
-        an own city on the whole board (hop, by breadth-first search), and at least as
-        many trains. Each route adds its points less `rate` times its turns, at most F,
-        the best over route lengths. When F <= 0, a ticket is worth at most
+        an own city on the whole board (hop, by breadth-first search), and at least one
+        train per route. Each route adds its points less `rate` times its turns, at most
+        F, the best over route lengths. When F <= 0, a ticket is worth at most
         P * (2p - 1) + F per route (p: finish_odds of that many routes and trains), and
         never less than the -P of an unreachable one; one whose cities are both own is
         worth at most P. Each value is then rounded up to whole points, where counting
