@@ -40,6 +40,7 @@ import ttrsim
 from ttrsim._batch import game_seeds, play_batch
 from ttrsim.game import compile_board
 from ttrsim.policies import REGISTRY, make_policy
+from ttrsim.runner import default_batch_size
 
 BOARDS = ("usa", "europe", "newyork")
 
@@ -127,12 +128,14 @@ def tree_rss(pid: int) -> int:
     return total
 
 
-def run_peak(games: int, summary: bool, jobs: int) -> dict:
+def run_peak(games: int, summary: bool, jobs: int, batch_size: int | None = None) -> dict:
     """Wall time and peak memory (sum over the process tree, sampled every 50 ms) of one
     ``ttrsim simulate`` run on Europe with 4 players and the default policy."""
     with tempfile.TemporaryDirectory() as tmp:
         cmd = [sys.executable, "-m", "ttrsim", "simulate", "--board", "europe", "--players", "4",
                "--games", str(games), "--jobs", str(jobs), "--quiet", "--out", f"{tmp}/run"]
+        if batch_size is not None:
+            cmd += ["--batch-size", str(batch_size)]
         if summary:
             cmd.append("--summary")
         t = time.perf_counter()
@@ -188,6 +191,7 @@ def markdown(result: dict) -> str:
                 f"({par['games_per_s_all']:,.0f} games/s against {par['cores']} x "
                 f"{par['games_per_s_1']:,.0f} with one worker playing one worker's share, "
                 f"{par['games_1']:,} games"
+                + (f" in batches of {par['batch_size']:,}" if "batch_size" in par else "")
                 + (f", the fastest of {len(par['ones'])} runs" if len(par.get("ones", ())) > 1
                    else "") + ")."]
     return "\n".join(out)
@@ -233,14 +237,14 @@ def main(argv=None) -> int:
     if not args.skip_runs:
         cores = os.cpu_count() or 1
         # One worker plays what each worker plays in the all-core run, in a fresh process
-        # too: both then pay the same start-up, per-batch costs and warm-up of what a
-        # process keeps between batches.
+        # too and in batches of the same size: both then pay the same start-up, per-batch
+        # costs and warm-up of what a process keeps between batches.
         # The two runs alternate, `run_repeat` times each, and the fastest of each counts
         # (on a shared machine one long run can lose a tenth to load from elsewhere).
         n = max(2000, run_games // cores)
         ones, alls = [], []
         for _ in range(max(1, args.run_repeat)):
-            ones.append(run_peak(n, True, 1))
+            ones.append(run_peak(n, True, 1, default_batch_size(run_games)))
             alls.append(run_peak(run_games, True, -1))
         one = max(r["games_per_s"] for r in ones)
         print(f"\n## ttrsim simulate, Europe 4p default policy, summary mode, 1 worker")
@@ -263,6 +267,7 @@ def main(argv=None) -> int:
         alln = result["runs"][0]["games_per_s"]
         eff = alln / (cores * one)
         result["parallel"] = {"games_1": n, "games_per_s_1": one,
+                              "batch_size": default_batch_size(run_games),
                               "ones": [round(r["games_per_s"]) for r in ones],
                               "games_all": run_games,
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
