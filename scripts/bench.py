@@ -10,8 +10,9 @@ Measures
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
   4. a profile: time per game split into rules, policy decisions and result collection.
 
-Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``);
-``--markdown`` prints the README's tables from that JSON without measuring anything.
+Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
+``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
+prints the README's tables from ``scripts/bench.json`` without measuring anything.
 The memory readings need psutil (installed with the ``test`` and ``dask`` extras).
 
     python scripts/bench.py                 # full run (about 13 minutes on 2 cores)
@@ -210,15 +211,23 @@ def main(argv=None) -> int:
     ap.add_argument("--run-repeat", type=int, default=2,
                     help="one-worker and all-core summary runs, alternated; the fastest of "
                          "each counts (default 2)")
-    ap.add_argument("--json", default=str(Path(__file__).with_name("bench.json")))
+    ap.add_argument("--json", help="where to write the result, or for --markdown read it "
+                                   "(default scripts/bench.json; scripts/bench-partial.json "
+                                   "for a smaller run than the full one, which leaves the "
+                                   "README's figures be)")
     ap.add_argument("--markdown", action="store_true",
                     help="print the README tables from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
+    games = args.games or (1000 if args.quick else 10000)
+    run_games = args.run_games or (20000 if args.quick else 1_000_000)
+    partial = (args.skip_runs or games != 10000 or run_games != 1_000_000
+               or args.policies != ap.get_default("policies"))
+    if args.json is None:
+        name = "bench-partial.json" if partial and not args.markdown else "bench.json"
+        args.json = str(Path(__file__).with_name(name))
     if args.markdown:
         print(markdown(json.loads(Path(args.json).read_text())))
         return 0
-    games = args.games or (1000 if args.quick else 10000)
-    run_games = args.run_games or (20000 if args.quick else 1_000_000)
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
 
     print(f"# ttrsim {ttrsim.__version__} on {result['machine']['cpu']} "

@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     ap.add_argument("second", nargs="?", help="directory of the second build")
     ap.add_argument("--games", type=int, default=1000, help="games per table compared")
     ap.add_argument("--h2h-games", type=int, default=10_000,
-                    help="2-player tickets games per board for the win share")
+                    help="2-player tickets games per board for the win share (0: none)")
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--play", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     if differ:
         print("the builds play different games: the head-to-head share is not implied")
         return 1
-    for board in BOARDS:
+    for board in BOARDS if args.h2h_games > 0 else ():
         rank, slot = a[f"h2h/{board}/rank"], a[f"h2h/{board}/slot"]
         first, second = (float((rank[slot == k] == 1).mean()) for k in (0, 1))
         print(f"{board}: tickets wins {first:.1%} (first build) and {second:.1%} (second "

@@ -88,7 +88,7 @@ cdef double BOUND_MARGIN = 1e-6   # far above the rounding of a sum of ticket va
 cdef enum:
     SETUP_MARGIN = 9          # 1/9 of the trains stay out of the initial tickets' budget
     MIN_ROUNDS_TICKETS = 5    # rounds the game should still last to draw more tickets
-    SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (2.5 MiB)
+    SETUP_DEEP_BITS = 16      # the cache of third and fourth tickets: 2**16 entries (1.5 MiB)
     KEEP_MEMO_BITS = 17       # initial choices remembered: 2**17 slots (1 MiB) per memo
     KEEP_MEMO_PROBES = 16     # slots tried from a key's hash before giving up
     KEEP_MEMO_MAX_OFFER = 6   # offers of up to this many tickets (7 bits each) are remembered
@@ -172,10 +172,10 @@ ctypedef struct MemoContext:
 
 
 ctypedef struct SetupPath:
-    uint8_t state             # 0: not known yet, 1: routes below, 2: unreachable
+    uint8_t state             # 0: not known yet, 1: path below, 2: unreachable
     uint32_t key              # setup_deep: the three tickets (0: empty)
-    uint64_t routes[2]        # routes the ticket adds to the plan
-    uint64_t path[2]          # the whole path (Workspace.paths), planned routes included
+    uint64_t path[2]          # the whole path (Workspace.paths); on the empty board, the
+                              # routes it adds to the plan are those not planned already
 
 
 cdef inline double per_turn(int points, int miss, bint near) noexcept nogil:
@@ -798,8 +798,6 @@ cdef class PlanningPolicy(Policy):
         if e.state == 0:
             connect_ticket(&self.bi, &self.prm, s, seat, t, wt, out, &self.ws)
             e.state = 2 if get_bit(out.dropped, t) else 1
-            e.routes[0] = out.routes[0] & ~self.kplan[depth].routes[0]
-            e.routes[1] = out.routes[1] & ~self.kplan[depth].routes[1]
             e.path[0] = self.ws.paths[t][0]
             e.path[1] = self.ws.paths[t][1]
             return
@@ -811,10 +809,12 @@ cdef class PlanningPolicy(Policy):
             return
         set_bit(out.tickets, t)
         out.points += b.ticket_points[t]
-        if e.routes[0] == 0 and e.routes[1] == 0:
+        # the routes of the path not planned yet are those it adds (planned ones weigh
+        # 0, their other halves can not be on it)
+        if (e.path[0] & ~out.routes[0]) == 0 and (e.path[1] & ~out.routes[1]) == 0:
             out.done_points += b.ticket_points[t]
         for w in range(2):
-            bits = e.routes[w]
+            bits = e.path[w] & ~out.routes[w]
             out.routes[w] |= bits
             while bits:
                 r = w * 64 + lowest_bit(bits)
