@@ -23,11 +23,11 @@ TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 
          [("newyork", n) for n in (2, 3, 4)]
 
 
-def play(board, specs, games, seed=1, rotate=True):
+def play(board, specs, games, seed=1, rotate=True, check=False):
     cb = compile_board(board)
     policies = [make_policy(s, cb.board) for s in specs]
     out = play_batch(cb, len(specs), policies, game_seeds(seed, games), rotate=rotate,
-                     summary=True)
+                     summary=True, check=check)
     return out, policies
 
 
@@ -43,10 +43,12 @@ def share(out, slot, col):
 @pytest.mark.parametrize("board,n", TABLES)
 def test_every_policy_plays_complete_legal_games(board, n):
     """Each built-in policy (and the variants of its parameters) plays full games at
-    this table, alone and mixed with the others, with no illegal action (play_batch
-    raises on one), no game cut at the turn limit, no game ended by everyone passing,
-    and no action of its own making that had to be replaced (fallbacks). Over the
-    tables, each policy plays thousands of games."""
+    this table, alone and mixed with the others, with no illegal action (with `check`,
+    play_batch checks every action and the state after it, and raises), no game cut at
+    the turn limit, no game ended by everyone passing, and no action of its own making
+    that had to be replaced (fallbacks). Over the tables, each policy plays thousands
+    of games. The same games are then played without `check`, where the built-in
+    policies' actions are applied unchecked: the results must be the same."""
     variants = {"europe": ["tickets:stations=0", "tickets:tunnels=0", "tickets:risk=1",
                            "greedy:risk=0", "routes:risk=1"]}.get(board, [])
     mixes = [[p] * n for p in BUILT_IN] + [[BUILT_IN[(i + k) % 4] for i in range(n)]
@@ -54,10 +56,12 @@ def test_every_policy_plays_complete_legal_games(board, n):
     mixes += [[v] + [DEFAULT_POLICY] * (n - 1) for v in variants]
     for i, specs in enumerate(mixes):
         k = 1000 if len(set(specs)) == 1 else 400       # alone / mixed or a variant
-        out, policies = play(board, specs, 2 * k if board == "newyork" else k, seed=100 * n + i)
+        games = 2 * k if board == "newyork" else k
+        out, policies = play(board, specs, games, seed=100 * n + i, check=True)
         assert not out["truncated"].any()
         assert "random" in specs or not out["all_passed"].any()
         assert all(getattr(p, "fallbacks", 0) == 0 for p in policies)
+        assert same_results(out, play(board, specs, games, seed=100 * n + i)[0])
 
 
 @pytest.mark.parametrize("board", ["usa", "europe", "newyork"])
