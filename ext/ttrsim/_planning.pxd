@@ -120,6 +120,8 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
                        int32_t* dist, int16_t* pred) noexcept nogil
 cdef int add_route(const BoardInfo* bi, const PlanParams* prm, const GameState* s, int seat,
                    int r, int32_t* w, Plan* out) noexcept nogil
+cdef void sort_longest_first(const BoardInfo* bi, int16_t* order, int n) noexcept nogil
+cdef int least_worth(const BoardC* b, const Workspace* ws, int n) noexcept nogil
 cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
                      int seat, const uint64_t* tickets, const Plan* prev, int budget,
                      Plan* out, Workspace* ws) noexcept nogil

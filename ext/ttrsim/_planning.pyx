@@ -356,6 +356,34 @@ cdef int connect_ticket(const BoardInfo* bi, const PlanParams* prm, const GameSt
     return added
 
 
+cdef void sort_longest_first(const BoardInfo* bi, int16_t* order, int n) noexcept nogil:
+    """Order tickets longest first: insertion sort (stable) on the empty-board distance."""
+    cdef const BoardC* b = bi.b
+    cdef int i, j
+    cdef int16_t tmp
+    for i in range(1, n):
+        tmp = order[i]
+        j = i - 1
+        while j >= 0 and (bi.dist0[b.ticket_a[order[j]]][b.ticket_b[order[j]]]
+                          < bi.dist0[b.ticket_a[tmp]][b.ticket_b[tmp]]):
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = tmp
+
+
+cdef int least_worth(const BoardC* b, const Workspace* ws, int n) noexcept nogil:
+    """The ticket to give up when a plan is over its budget: among ws.order[0..n-1] still
+    on and adding trains (ws.added), the one with the fewest points per train it adds
+    (the last on a tie); -1 if none."""
+    cdef int i, worst = -1
+    for i in range(n):
+        if ws.on[i] and ws.added[i] > 0:
+            if worst < 0 or (b.ticket_points[ws.order[i]] * ws.added[worst]
+                             <= b.ticket_points[ws.order[worst]] * ws.added[i]):
+                worst = i
+    return worst
+
+
 cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
                      int seat, const uint64_t* tickets, const Plan* prev, int budget,
                      Plan* out, Workspace* ws) noexcept nogil:
@@ -366,8 +394,7 @@ cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState
     plan stable. Returns the cost, or -1 when the repaired plan needs more than
     `budget` trains (then plan from scratch)."""
     cdef const BoardC* b = bi.b
-    cdef int n = 0, i, j, t, w, r
-    cdef int16_t tmp
+    cdef int n = 0, i, t, w, r
     cdef uint64_t bits
     cdef bint usable
     own_components(b, s, seat, ws.comp)
@@ -409,14 +436,7 @@ cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState
                 bits &= bits - 1
                 if ws.w[r] > 0:
                     add_route(bi, prm, s, seat, r, ws.w, out)
-    for i in range(1, n):
-        tmp = ws.order[i]
-        j = i - 1
-        while j >= 0 and (bi.dist0[b.ticket_a[ws.order[j]]][b.ticket_b[ws.order[j]]]
-                          < bi.dist0[b.ticket_a[tmp]][b.ticket_b[tmp]]):
-            ws.order[j + 1] = ws.order[j]
-            j -= 1
-        ws.order[j + 1] = tmp
+    sort_longest_first(bi, ws.order, n)
     for i in range(n):
         connect_ticket(bi, prm, s, seat, ws.order[i], ws.w, out, ws)
     return -1 if out.trains > budget else out.cost
@@ -431,8 +451,7 @@ cdef int plan_tickets(const BoardInfo* bi, const PlanParams* prm, const GameStat
     first. While the plan needs more than `budget` trains, the ticket that adds the
     most trains per point is given up (out.dropped)."""
     cdef const BoardC* b = bi.b
-    cdef int n = 0, i, j, t, worst
-    cdef int16_t tmp
+    cdef int n = 0, i, t, worst
     cdef Plan done                    # the tickets already connected
     own_components(b, s, seat, ws.comp)
     plan_clear(out)
@@ -446,15 +465,7 @@ cdef int plan_tickets(const BoardInfo* bi, const PlanParams* prm, const GameStat
                 ws.order[n] = t
                 ws.on[n] = 1
                 n += 1
-    # longest first (insertion sort on the empty-board distance)
-    for i in range(1, n):
-        tmp = ws.order[i]
-        j = i - 1
-        while j >= 0 and (bi.dist0[b.ticket_a[ws.order[j]]][b.ticket_b[ws.order[j]]]
-                          < bi.dist0[b.ticket_a[tmp]][b.ticket_b[tmp]]):
-            ws.order[j + 1] = ws.order[j]
-            j -= 1
-        ws.order[j + 1] = tmp
+    sort_longest_first(bi, ws.order, n)
     route_weights(bi, prm, s, seat, ws.base)
     done = out[0]
     while True:
@@ -469,13 +480,7 @@ cdef int plan_tickets(const BoardInfo* bi, const PlanParams* prm, const GameStat
                 out.points -= b.ticket_points[ws.order[i]]
         if out.trains <= budget:
             break
-        # give up the ticket with the fewest points per train it adds
-        worst = -1
-        for i in range(n):
-            if ws.on[i] and ws.added[i] > 0:
-                if worst < 0 or (b.ticket_points[ws.order[i]] * ws.added[worst]
-                                 <= b.ticket_points[ws.order[worst]] * ws.added[i]):
-                    worst = i
+        worst = least_worth(b, ws, n)
         if worst < 0:
             break
         ws.on[worst] = 0

@@ -505,12 +505,10 @@ cdef class PlanningPolicy(Policy):
         they are replayed from connect_setup's caches, in plan_tickets' own order (each
         ticket given up over the budget replans the rest): the same plan, fewer
         searches."""
-        cdef int n = 0, i, j, t, d, worst, q
+        cdef int n = 0, i, t, d, worst, q
         cdef int budget = self.budget(b, s, seat)
-        cdef int16_t tmp
         cdef Plan* out
-        cdef bint empty = (s.p[seat].trains == b.trains and s.p[seat].n_tickets <= MAX_PENDING
-                           and self.setup_paths != NULL and self.setup_deep != NULL)
+        cdef bint empty = s.p[seat].trains == b.trains and s.p[seat].n_tickets <= MAX_PENDING
         for q in range(s.n_players):
             if s.p[q].n_routes != 0 or s.p[q].stations_left != b.stations:
                 empty = False
@@ -524,13 +522,7 @@ cdef class PlanningPolicy(Policy):
                 self.ws.order[n] = t
                 self.ws.on[n] = 1
                 n += 1
-        for i in range(1, n):
-            tmp = self.ws.order[i]
-            j = i - 1
-            while j >= 0 and self.ticket_len(b, self.ws.order[j]) < self.ticket_len(b, tmp):
-                self.ws.order[j + 1] = self.ws.order[j]
-                j -= 1
-            self.ws.order[j + 1] = tmp
+        sort_longest_first(&self.bi, self.ws.order, n)
         route_weights(&self.bi, &self.prm, s, seat, self.kw[0])
         plan_clear(&self.kplan[0])
         while True:
@@ -539,20 +531,7 @@ cdef class PlanningPolicy(Policy):
                 self.ws.added[i] = 0
                 if not self.ws.on[i]:
                     continue
-                t = self.ws.order[i]
-                self.kplan[d + 1] = self.kplan[d]
-                memcpy(self.kw[d + 1], self.kw[d], b.n_routes * sizeof(int32_t))
-                if d == 0:
-                    self.kfirst = t
-                elif d == 1:
-                    self.ksecond = t
-                elif d == 2:
-                    self.kthird = t
-                if d <= 3:
-                    self.connect_setup(b, s, seat, d, t)
-                else:
-                    connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[d + 1],
-                                   &self.kplan[d + 1], &self.ws)
+                self.extend_kplan(b, s, seat, d, self.ws.order[i], True)
                 self.ws.added[i] = self.kplan[d + 1].trains - self.kplan[d].trains
                 d += 1
             out = &self.kplan[d]
@@ -562,13 +541,7 @@ cdef class PlanningPolicy(Policy):
                     out.points -= b.ticket_points[self.ws.order[i]]
             if out.trains <= budget:
                 break
-            # give up the ticket with the fewest points per train it adds
-            worst = -1
-            for i in range(n):
-                if self.ws.on[i] and self.ws.added[i] > 0:
-                    if worst < 0 or (b.ticket_points[self.ws.order[i]] * self.ws.added[worst]
-                                     <= b.ticket_points[self.ws.order[worst]] * self.ws.added[i]):
-                        worst = i
+            worst = least_worth(b, &self.ws, n)
             if worst < 0:
                 break
             self.ws.on[worst] = 0
@@ -746,20 +719,7 @@ cdef class PlanningPolicy(Policy):
         for k in range(start, n):
             slot = self.korder[k]
             t = s.pending[seat][slot]
-            self.kplan[depth + 1] = self.kplan[depth]
-            memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
-            if depth <= 3 and self.k_empty and self.setup_paths != NULL \
-                    and self.setup_deep != NULL:
-                if depth == 0:
-                    self.kfirst = t
-                elif depth == 1:
-                    self.ksecond = t
-                elif depth == 2:
-                    self.kthird = t
-                self.connect_setup(b, s, seat, depth, t)
-            else:
-                connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
-                               &self.kplan[depth + 1], &self.ws)
+            self.extend_kplan(b, s, seat, depth, t, self.k_empty)
             if self.kplan[depth + 1].trains > budget:
                 self.kplan[depth + 1] = self.kplan[depth]
                 memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
@@ -767,6 +727,26 @@ cdef class PlanningPolicy(Policy):
                 self.kplan[depth + 1].points -= b.ticket_points[t]
             self.keep_search(b, s, seat, depth + 1, k + 1, mask | (1 << slot), n,
                              min_keep, budget)
+
+    @cython.final
+    cdef void extend_kplan(self, const BoardC* b, const GameState* s, int seat, int depth,
+                           int t, bint empty) noexcept nogil:
+        """kplan[depth + 1] / kw[depth + 1]: kplan[depth] with ticket t joined, through
+        connect_setup's caches when the board is `empty` (first four tickets), else by
+        connect_ticket."""
+        self.kplan[depth + 1] = self.kplan[depth]
+        memcpy(self.kw[depth + 1], self.kw[depth], b.n_routes * sizeof(int32_t))
+        if depth <= 3 and empty and self.setup_paths != NULL and self.setup_deep != NULL:
+            if depth == 0:
+                self.kfirst = t
+            elif depth == 1:
+                self.ksecond = t
+            elif depth == 2:
+                self.kthird = t
+            self.connect_setup(b, s, seat, depth, t)
+        else:
+            connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
+                           &self.kplan[depth + 1], &self.ws)
 
     @cython.final
     cdef void connect_setup(self, const BoardC* b, const GameState* s, int seat, int depth,
