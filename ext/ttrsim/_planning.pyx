@@ -178,11 +178,13 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
     memset(occ, 0, sizeof(occ))
     memset(bucket, 0, sizeof(bucket))
     for x in range(b.n_cities):
-        if (sources >> x) & 1:
-            dist[x] = 0
-            pred[x] = -1
-        else:
-            dist[x] = INF_COST
+        dist[x] = INF_COST
+    m = sources
+    while m:
+        x = lowest_bit(m)
+        m &= m - 1
+        dist[x] = 0
+        pred[x] = -1
     bucket[0] = sources
     occ[0] = 1 if sources else 0
     while True:

@@ -1220,8 +1220,9 @@ cdef class PlanningPolicy(Policy):
                 self.ws.order[n] = t          # the tickets still open
                 n += 1
         for r in range(b.n_routes):
+            # claim_payment refuses closed routes too: skip them before valuing them
             if b.route_len[r] > s.p[seat].trains or (b.route_tunnel[r] and not self.use_tunnels) \
-                    or not may_afford(b, s.p[seat].hand, most, r):
+                    or not may_afford(b, s.p[seat].hand, most, r) or not route_open(b, s, r, seat):
                 continue
             x = self.ws.comp[b.route_a[r]]
             y = self.ws.comp[b.route_b[r]]
