@@ -17,6 +17,10 @@ cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds
 
 cdef double SURE_FAIL = 1.0 - 1e-9  # a tunnel reveal failing with this chance surely fails
 
+cdef int8_t CITY_IDS[MAX_CITIES]    # 0, 1, 2, ...: every city alone (own_components)
+for _x in range(MAX_CITIES):
+    CITY_IDS[_x] = _x
+
 cdef enum:
     N_BUCKETS = MAX_WEIGHT + 1  # Dijkstra's ring of buckets (a power of two, >= 64)
     BUCKET_WORDS = N_BUCKETS // 64
@@ -271,8 +275,7 @@ cdef void own_components(const BoardC* b, const GameState* s, int seat,
     network (union-find over its routes; a city it does not touch is alone)."""
     cdef int x, r, u, v, wd
     cdef uint64_t bits
-    for x in range(b.n_cities):
-        comp[x] = x
+    memcpy(comp, CITY_IDS, b.n_cities)
     for wd in range(2):
         # the seat's routes in index order, from its bitset (not a scan of the board)
         bits = s.p[seat].routes[wd]
@@ -287,7 +290,11 @@ cdef void own_components(const BoardC* b, const GameState* s, int seat,
                 v = comp[v]
             if u != v:
                 comp[u] = v
-    for x in range(b.n_cities):
+    # only cities on own routes were joined; every other city is its own root
+    bits = s.p[seat].cities
+    while bits:
+        x = lowest_bit(bits)
+        bits &= bits - 1
         u = x
         while comp[u] != u:
             u = comp[u]
