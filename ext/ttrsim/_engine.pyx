@@ -946,12 +946,13 @@ cdef int trail_from(const OwnGraph* g, int x, uint64_t* used) noexcept nogil:
 cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept nogil:
     """Longest trail (each route at most once, cities may repeat) in a seat's own routes,
     by exact depth-first search. A longest trail in a connected piece of the network
-    either starts at a city where an odd number of the piece's routes meet (were its end
-    even, a route there would be unused and would extend it), or, when every city of the
-    piece is even, walks the whole piece (an Euler circuit). So the search starts only at
-    odd cities, and an all-even piece counts its total length. A trail that enters a
-    city where two routes meet leaves by the other or ends there, and the longest ends
-    at odd cities, so the search walks such chains as single edges."""
+    either runs between two cities where an odd number of the piece's routes meet (were
+    an end even, a route there would be unused and would extend it), or, when every city
+    of the piece is even, walks the whole piece (an Euler circuit). So the search starts
+    only at odd cities, but not at a piece's last one (a longest trail from it was found
+    from its other end), and an all-even piece counts its total length. A trail that
+    enters a city where two routes meet leaves by the other or ends there, and the
+    longest ends at odd cities, so the search walks such chains as single edges."""
     cdef OwnGraph g
     cdef int8_t deg[MAX_CITIES]
     cdef int16_t inc[MAX_CITIES][MAX_ADJ]     # the routes at each city
@@ -985,7 +986,7 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     while bits:
         x = lowest_bit(bits)
         bits &= bits - 1
-        piece_odd[uf_find(parent, x)] = 1
+        piece_odd[uf_find(parent, x)] += 1
     for x in range(b.n_cities):
         if parent[x] == x and not piece_odd[x] and piece_len[x] > best:
             best = piece_len[x]
@@ -1024,6 +1025,10 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     while odd:
         x = lowest_bit(odd)
         odd &= odd - 1
+        y = uf_find(parent, x)
+        piece_odd[y] -= 1
+        if piece_odd[y] == 0:
+            continue        # the piece's last odd city: its trails were walked from the other end
         v = trail_from(&g, x, used)
         if v > best:
             best = v
