@@ -1028,7 +1028,7 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
         y = uf_find(parent, x)
         piece_odd[y] -= 1
         if piece_odd[y] == 0:
-            continue        # the piece's last odd city: its trails were walked from the other end
+            continue        # its piece's last odd city: see the docstring
         v = trail_from(&g, x, used)
         if v > best:
             best = v

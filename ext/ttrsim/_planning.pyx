@@ -20,6 +20,7 @@ cdef double SURE_FAIL = 1.0 - 1e-9  # a tunnel reveal failing with this chance s
 cdef int8_t CITY_IDS[MAX_CITIES]    # 0, 1, 2, ...: every city alone (own_components)
 for _x in range(MAX_CITIES):
     CITY_IDS[_x] = _x
+del _x
 
 cdef enum:
     N_BUCKETS = MAX_WEIGHT + 1  # Dijkstra's ring of buckets (a power of two, >= 64)
