@@ -46,21 +46,27 @@ cdef class RandomPolicy(Policy):
         return (_rebuild, (type(self), {}, self.spec))
 
 
+cdef CompiledBoard copy_position(game, GameState* s):
+    """Copy the current position of `game` (a ``ttrsim.Game`` or its core) into s; return
+    its compiled board."""
+    core = getattr(game, "_core", game)
+    cdef bytes data = core.state_bytes()
+    memcpy(s, <const char*>data, sizeof(GameState))
+    return core.cb
+
+
 def decide(Policy policy, game, uint64_t seed=0, bint start=True):
     """The action code `policy` (any compiled ``Policy``, or a ``PyPolicy``) chooses in
     the current position of `game` (a ``ttrsim.Game`` or its core), for the seat to act.
     With `start` (default) the policy first starts a game for that seat with `seed`, as
     the batch loop does. A tool for tests and for debugging policies: the position is
     copied, the game is not changed."""
-    core = getattr(game, "_core", game)
-    cdef CompiledBoard cb = core.cb
-    cdef bytes data = core.state_bytes()
     cdef GameState s
+    cdef CompiledBoard cb = copy_position(game, &s)
     cdef int n, seat
     cdef int32_t act
     buf = np.empty(MAX_ACTIONS, dtype=np.int32)
     cdef int32_t[::1] legal = buf
-    memcpy(&s, <const char*>data, sizeof(GameState))
     n = legal_actions(&cb.c, &s, &legal[0])
     if n == 0:
         raise ValueError("the game is over")
@@ -1671,13 +1677,10 @@ def draw_values(PlanningPolicy policy, game, uint64_t seed=0):
     a game for that seat with `seed`. The bound is +inf when the position gives none. A
     tool for tests: the bound only replaces the estimate when it is below draw_gain, so
     it must never be below the estimate."""
-    core = getattr(game, "_core", game)
-    cdef CompiledBoard cb = core.cb
-    cdef bytes data = core.state_bytes()
     cdef GameState s
+    cdef CompiledBoard cb = copy_position(game, &s)
     cdef int seat, col
     cdef double rounds
-    memcpy(&s, <const char*>data, sizeof(GameState))
     seat = s.current
     policy.start_game(&cb.c, &s, seat, seed)
     if s.p[seat].cities == 0:
