@@ -218,6 +218,7 @@ cdef class PlanningPolicy(Policy):
     cdef int most                      # read_hand: most cards of one plain colour
     cdef int16_t by_points[MAX_ROUTES] # routes by points (and attractions), most first
     cdef double bound[MAX_ROUTES]      # score_bound of by_points[i]
+    cdef int16_t len_end[MAX_ROUTES]   # first index after i in by_points of another length
     cdef int max_points                # points of the board's best-scoring route
     cdef int max_ticket                # points of the board's most valuable ticket
     # per game
@@ -363,6 +364,12 @@ cdef class PlanningPolicy(Policy):
             self.by_points[j + 1] = r
         for i in range(b.n_routes):
             self.bound[i] = self.score_bound(b, self.by_points[i])
+        for i in range(b.n_routes - 1, -1, -1):
+            if i + 1 < b.n_routes and (b.route_len[self.by_points[i + 1]]
+                                       == b.route_len[self.by_points[i]]):
+                self.len_end[i] = self.len_end[i + 1]
+            else:
+                self.len_end[i] = i + 1
         # Spare cards a tunnel wants: the fewest that keep the chance of an unpayable
         # reveal within `risk`, on a full deck of average colour counts.
         for c in range(b.n_colors):
@@ -1153,15 +1160,18 @@ cdef class PlanningPolicy(Policy):
                 miss = L - self.most - s.p[seat].hand[WILD]
                 top[L] = per_turn(b.route_points[L] + 2 * b.attraction_points,
                                   miss if miss > 0 else 0, True)
-        for i in range(b.n_routes):
+        i = 0
+        while i < b.n_routes:
             r = self.by_points[i]
             if not longest and self.bound[i] <= best_v:
                 break                 # routes come by score bound: none left can win
             L = b.route_len[r]
-            if not longest and top[L] <= best_v:
+            if (not longest and top[L] <= best_v) or L < min_len or L > s.p[seat].trains:
+                # the routes up to len_end[i] have the same length: all skipped alike
+                i = self.len_end[i]
                 continue
-            if L < min_len or L > s.p[seat].trains or s.route_owner[r] >= 0 \
-                    or (b.route_tunnel[r] and not self.use_tunnels):
+            i += 1
+            if s.route_owner[r] >= 0 or (b.route_tunnel[r] and not self.use_tunnels):
                 continue
             if not route_open(b, s, r, seat):
                 continue
