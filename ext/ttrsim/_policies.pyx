@@ -16,9 +16,9 @@ from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, discard_total,
-                             hand_total, is_legal, legal_actions, make_action, route_open,
-                             sample_legal)
+from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, claimed_routes,
+                             discard_total, hand_total, is_legal, legal_actions, make_action,
+                             route_open, sample_legal)
 from ttrsim._rng cimport rng_below, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._planning cimport *
@@ -1224,44 +1224,56 @@ cdef class PlanningPolicy(Policy):
         """The seat's last turn: the claim worth most now, counting the route's points,
         new tourist attractions and the tickets it completes (-value becomes +value).
         -1 when it cannot claim anything."""
-        cdef int r, t, i, n = 0, cost, x, y, ca, cb
+        cdef int r, i, w, n = 0, cost, x, y
         cdef int most = hand_most(b, s.p[seat].hand)
         cdef int32_t a, act = -1
         cdef double v, best = -1.0
         cdef uint64_t mine = s.p[seat].cities
+        cdef uint64_t cand[2]
+        cdef int8_t ca[MAX_TICKETS]           # the components of the open tickets' ends
+        cdef int8_t cb[MAX_TICKETS]
+        cdef int tv[MAX_TICKETS]              # and what joining them gains
         own_components(b, s, seat, self.ws.comp)
-        for t in range(b.n_tickets):
-            if get_bit(s.p[seat].tickets, t) and \
-                    self.ws.comp[b.ticket_a[t]] != self.ws.comp[b.ticket_b[t]]:
-                self.ws.order[n] = t          # the tickets still open
+        for i in range(b.n_tickets):
+            if get_bit(s.p[seat].tickets, i) and \
+                    self.ws.comp[b.ticket_a[i]] != self.ws.comp[b.ticket_b[i]]:
+                ca[n] = self.ws.comp[b.ticket_a[i]]
+                cb[n] = self.ws.comp[b.ticket_b[i]]
+                tv[n] = 2 * b.ticket_points[i]
                 n += 1
-        for r in range(b.n_routes):
-            # claim_payment refuses closed routes too: skip them before valuing them
-            if b.route_len[r] > s.p[seat].trains or (b.route_tunnel[r] and not self.use_tunnels) \
-                    or not may_afford(b, s.p[seat].hand, most, r) or not route_open(b, s, r, seat):
-                continue
-            x = self.ws.comp[b.route_a[r]]
-            y = self.ws.comp[b.route_b[r]]
-            v = b.route_points[b.route_len[r]] + b.attraction_points * count_bits(
-                b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
-                                         | ((<uint64_t>1) << b.route_b[r])))
-            for i in range(n):
-                t = self.ws.order[i]
-                ca = self.ws.comp[b.ticket_a[t]]
-                cb = self.ws.comp[b.ticket_b[t]]
-                if (ca == x and cb == y) or (ca == y and cb == x):
-                    v += 2 * b.ticket_points[t]
-            # a payment costs at least one per card: skip the routes that cannot win
-            if v - 0.01 * b.route_len[r] <= best:
-                continue
-            cost = claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r),
-                                 &a)
-            if cost < 0:
-                continue
-            v -= 0.01 * cost          # same value: the cheaper payment
-            if v > best:
-                best = v
-                act = a
+        # the unclaimed routes within the trains left, in index order
+        claimed_routes(s, cand)
+        for w in range(2):
+            cand[w] = self.bi.longer[0][w] & ~cand[w]
+            if s.p[seat].trains < MAX_LEN:
+                cand[w] &= ~self.bi.longer[s.p[seat].trains][w]
+        for w in range(2):
+            while cand[w]:
+                r = (w << 6) + lowest_bit(cand[w])
+                cand[w] &= cand[w] - 1
+                # claim_payment refuses closed routes too: skip them before valuing them
+                if (b.route_tunnel[r] and not self.use_tunnels) \
+                        or not may_afford(b, s.p[seat].hand, most, r) or not route_open(b, s, r, seat):
+                    continue
+                x = self.ws.comp[b.route_a[r]]
+                y = self.ws.comp[b.route_b[r]]
+                v = b.route_points[b.route_len[r]] + b.attraction_points * count_bits(
+                    b.attractions & ~mine & (((<uint64_t>1) << b.route_a[r])
+                                             | ((<uint64_t>1) << b.route_b[r])))
+                for i in range(n):
+                    if (ca[i] == x and cb[i] == y) or (ca[i] == y and cb[i] == x):
+                        v += tv[i]
+                # a payment costs at least one per card: skip the routes that cannot win
+                if v - 0.01 * b.route_len[r] <= best:
+                    continue
+                cost = claim_payment(b, s, seat, r, NULL, 1.0, self.tunnel_pool(b, s, seat, r),
+                                     &a)
+                if cost < 0:
+                    continue
+                v -= 0.01 * cost          # same value: the cheaper payment
+                if v > best:
+                    best = v
+                    act = a
         return act
 
     @cython.final
