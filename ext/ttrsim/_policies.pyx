@@ -1396,7 +1396,7 @@ cdef class TicketsPolicy(PlanningPolicy):
 
     @cython.final
     cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        cdef int w, r, q, cand, i, cost, pri, best_pri = -1000000, city, col, most
+        cdef int w, r, q, cand, i, cost, pri, best_pri = -1000000, city, col, most, cap
         cdef int32_t a, act = -1
         cdef uint64_t bits
         cdef double horizon = self.rounds(b, s)
@@ -1415,9 +1415,13 @@ cdef class TicketsPolicy(PlanningPolicy):
             if col >= 0:
                 return self.collect(b, s, seat, col)
         # 1. a planned route it can pay: longest first, single routes before doubles
+        #    (none longer than its most cards of a colour plus wilds: see may_afford)
         most = hand_most(b, s.p[seat].hand)
+        cap = most + s.p[seat].hand[WILD]
         for w in range(2):
             bits = self.plan.routes[w]
+            if cap < MAX_LEN:
+                bits &= ~self.bi.longer[cap][w]
             while bits:
                 r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
