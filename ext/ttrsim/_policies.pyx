@@ -463,7 +463,8 @@ cdef class PlanningPolicy(Policy):
         when another player took a planned route (or a station went up where one was
         planned); plan from scratch when the seat's tickets or stations changed."""
         cdef int q, claims = 0, stations = 0, w, r, t
-        cdef uint64_t bits
+        cdef uint64_t bits, dbl
+        cdef uint64_t owned[2]
         cdef bint full = (not self.plan_valid or s.p[seat].n_tickets != self.seen_tickets
                           or s.p[seat].stations_left != self.seen_own_stations)
         cdef bint repair = False
@@ -472,8 +473,16 @@ cdef class PlanningPolicy(Policy):
             stations += s.p[q].stations_left
         if not full and (claims != self.seen_claims or stations != self.seen_stations):
             repair = stations != self.seen_stations and (self.plan.borrow[0] or self.plan.borrow[1])
+            claimed_routes(s, owned)
             for w in range(2):
-                bits = self.plan.routes[w]
+                # only a planned route claimed, or whose other half was, needs a look
+                bits = self.plan.routes[w] & owned[w]
+                dbl = self.plan.routes[w] & self.bi.doubles[w] & ~bits
+                while dbl:
+                    r = w * 64 + lowest_bit(dbl)
+                    dbl &= dbl - 1
+                    if s.route_owner[b.route_partner[r]] >= 0:
+                        bits |= (<uint64_t>1) << (r & 63)
                 while bits:
                     r = w * 64 + lowest_bit(bits)
                     bits &= bits - 1
