@@ -5,8 +5,8 @@
 # user-compiled, see docs/policies.md) cimport these declarations; every function reads
 # only what the seat may know (RULES.md, "Hidden information").
 from libc.stdint cimport int8_t, int16_t, int32_t, uint8_t, uint64_t
-from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_LEN,
-                              MAX_ROUTES, MAX_TICKETS, N_CARD_TYPES, WILD)
+from ttrsim._structs cimport (BoardC, GameState, GRAY, MAX_ADJ, MAX_CITIES, MAX_COLORS,
+                              MAX_LEN, MAX_ROUTES, MAX_TICKETS, N_CARD_TYPES, WILD)
 from ttrsim._engine cimport route_open
 # Bit helpers: ttrsim/_bits.pxd; route_open (whether a seat may claim a route): _engine.pxd.
 
@@ -78,11 +78,13 @@ ctypedef struct Needs:
 
 
 cdef inline int hand_most(const BoardC* b, const int16_t* hand) noexcept nogil:
-    """The largest count of one plain colour in a hand."""
-    cdef int c, most = 0
-    for c in range(b.n_colors):
-        if hand[c] > most:
-            most = hand[c]
+    """The largest count of one plain colour in a hand. It reads all MAX_COLORS counts
+    (those beyond the board's colours are 0): a fixed-length max the compiler turns into
+    a few vector instructions."""
+    cdef int c
+    cdef int16_t most = 0
+    for c in range(MAX_COLORS):
+        most = hand[c] if hand[c] > most else most
     return most
 
 
