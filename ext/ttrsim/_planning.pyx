@@ -708,11 +708,9 @@ cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* 
         if L > 0:
             nd.want[best] += L
     nd.short = 0
-    for c in range(b.n_colors):
+    for c in range(MAX_COLORS):         # all eight: a fixed length the compiler vectorises
         nd.missing[c] = nd.want[c] - hand[c] if nd.want[c] > hand[c] else 0
         nd.short += nd.missing[c]
-    for c in range(b.n_colors, WILD):
-        nd.missing[c] = 0
     nd.missing[WILD] = nd.want[WILD] - hand[WILD] if nd.want[WILD] > hand[WILD] else 0
     spare_w = hand[WILD] - nd.want[WILD]
     if spare_w > 0:
