@@ -39,7 +39,6 @@ ctypedef struct BoardInfo:
                                               # and the other half of a double (else the
                                               # first again; maps allow no third route)
     uint64_t longer[MAX_LEN][2]               # routes longer than each number of trains
-    uint64_t doubles[2]                       # routes that are half of a double
 
 
 ctypedef struct Plan:

@@ -70,12 +70,9 @@ cdef void board_info_init(BoardInfo* bi, const BoardC* b, const PlanParams* prm)
         for y in range(n):
             bi.dist0[x][y] = 0 if x == y else 30000
     memset(bi.longer, 0, sizeof(bi.longer))
-    bi.doubles[0] = bi.doubles[1] = 0
     for r in range(b.n_routes):
         for d in range(b.route_len[r]):
             set_bit(bi.longer[d], r)
-        if b.route_partner[r] >= 0:
-            set_bit(bi.doubles, r)
     for r in range(b.n_routes):
         bi.weight[r] = open_weight(b, prm, r)
         x = b.route_a[r]

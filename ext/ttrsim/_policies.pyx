@@ -477,7 +477,7 @@ cdef class PlanningPolicy(Policy):
             for w in range(2):
                 # only a planned route claimed, or whose other half was, needs a look
                 bits = self.plan.routes[w] & owned[w]
-                dbl = self.plan.routes[w] & self.bi.doubles[w] & ~bits
+                dbl = self.plan.routes[w] & b.double_routes[w] & ~bits
                 while dbl:
                     r = w * 64 + lowest_bit(dbl)
                     dbl &= dbl - 1
@@ -1253,7 +1253,7 @@ cdef class PlanningPolicy(Policy):
         # the unclaimed routes within the trains left, in index order
         claimed_routes(s, cand)
         for w in range(2):
-            cand[w] = self.bi.longer[0][w] & ~cand[w]
+            cand[w] = b.all_routes[w] & ~cand[w]
             if s.p[seat].trains < MAX_LEN:
                 cand[w] &= ~self.bi.longer[s.p[seat].trains][w]
         for w in range(2):
