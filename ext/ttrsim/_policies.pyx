@@ -1262,7 +1262,8 @@ cdef class PlanningPolicy(Policy):
                 cand[w] &= cand[w] - 1
                 # claim_payment refuses closed routes too: skip them before valuing them
                 if (b.route_tunnel[r] and not self.use_tunnels) \
-                        or not may_afford(b, s.p[seat].hand, most, r) or not route_open(b, s, r, seat):
+                        or not may_afford(b, s.p[seat].hand, most, r) \
+                        or not route_open(b, s, r, seat):
                     continue
                 x = self.ws.comp[b.route_a[r]]
                 y = self.ws.comp[b.route_b[r]]
