@@ -76,6 +76,11 @@ ctypedef struct Needs:
     int8_t color[MAX_ROUTES]  # colour each plan route is meant to be paid with
 
 
+cdef inline uint64_t longer_than(const BoardInfo* bi, int n, int w) noexcept nogil:
+    """Word w of the bitset of routes longer than n (none when n reaches MAX_LEN)."""
+    return bi.longer[n][w] if n < MAX_LEN else 0
+
+
 cdef inline int hand_most(const BoardC* b, const int16_t* hand) noexcept nogil:
     """The largest count of one plain colour in a hand. It reads all MAX_COLORS counts
     (those beyond the board's colours are 0): a fixed-length max the compiler turns into

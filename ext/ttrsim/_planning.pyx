@@ -113,7 +113,7 @@ cdef void route_weights(const BoardInfo* bi, const PlanParams* prm, const GameSt
     memcpy(w, bi.weight, b.n_routes * sizeof(int32_t))
     for wd in range(2):
         # open routes longer than the trains left
-        bits = bi.longer[p.trains][wd] & ~owned[wd] if p.trains < MAX_LEN else 0
+        bits = longer_than(bi, p.trains, wd) & ~owned[wd]
         while bits:
             w[(wd << 6) + lowest_bit(bits)] = INF_COST
             bits &= bits - 1

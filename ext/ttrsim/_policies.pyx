@@ -1253,9 +1253,7 @@ cdef class PlanningPolicy(Policy):
         # the unclaimed routes within the trains left, in index order
         claimed_routes(s, cand)
         for w in range(2):
-            cand[w] = b.all_routes[w] & ~cand[w]
-            if s.p[seat].trains < MAX_LEN:
-                cand[w] &= ~self.bi.longer[s.p[seat].trains][w]
+            cand[w] = b.all_routes[w] & ~cand[w] & ~longer_than(&self.bi, s.p[seat].trains, w)
         for w in range(2):
             while cand[w]:
                 r = (w << 6) + lowest_bit(cand[w])
@@ -1429,9 +1427,7 @@ cdef class TicketsPolicy(PlanningPolicy):
         most = hand_most(b, s.p[seat].hand)
         cap = most + s.p[seat].hand[WILD]
         for w in range(2):
-            bits = self.plan.routes[w]
-            if cap < MAX_LEN:
-                bits &= ~self.bi.longer[cap][w]
+            bits = self.plan.routes[w] & ~longer_than(&self.bi, cap, w)
             while bits:
                 r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
