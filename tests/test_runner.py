@@ -142,6 +142,26 @@ def test_summary_run_round_trip(tmp_path):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
 
 
+def test_policy_summary_is_the_same_from_memory_disk_and_summary_mode(tmp_path):
+    # a run read from disk sums the games table a part at a time
+    spec = dict(board="newyork", players=["tickets", "random"], games=400, seed=5, batch_size=75)
+    events = simulate(**spec)
+    simulate(**spec, out=tmp_path / "e")
+    on_disk = load_run(tmp_path / "e")
+    counted = simulate(**spec, summary=True)
+    g = events.games.groupby("policy", observed=True)
+    expected = pd.DataFrame({"games": g.size(), "win_share": g["win"].mean(),
+                             "mean_score": g["score"].mean(),
+                             "ticket_completion": g["tickets_completed"].sum()
+                             / g["tickets_kept"].sum()})
+    assert list(expected.index) == ["random", "tickets"] and (expected.games == 400).all()
+    for run in (events, on_disk, counted):
+        got = run.summary()
+        pd.testing.assert_frame_equal(got.reset_index(drop=True), expected.reset_index(drop=True))
+        assert list(got.index.astype(str)) == ["random", "tickets"]
+    assert "games" not in on_disk._tables           # summed without loading the table
+
+
 def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
     args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "60000",
             "--batch-size", "1000", "--seed", "4", "--quiet"]

@@ -319,23 +319,18 @@ class Run:
         """Per policy: games, win share, mean score, ticket completion rate."""
         if self.manifest["summary"]:
             s = self.seat_summary.groupby("policy", observed=True).sum(numeric_only=True)
-            out = pd.DataFrame({"games": s["games"], "win_share": s["wins"] / s["games"],
-                                "mean_score": s["score_sum"] / s["games"],
-                                "ticket_completion": s["tickets_completed_sum"]
-                                / s["tickets_kept_sum"].clip(lower=1)})
+        elif "games" in self._tables or self.path is None:
+            s = _policy_sums(self.games)
         else:
-            games = self._tables.get("games")
-            if games is None and self.path is not None:
-                # only the columns needed: the whole games table of a large run is big
-                games = _read_table(self.path, "games", self.manifest, self.board,
-                                    columns=["policy", "win", "score", "tickets_completed",
-                                             "tickets_kept"])
-            g = games.groupby("policy", observed=True)
-            out = pd.DataFrame({"games": g.size(), "win_share": g["win"].mean(),
-                                "mean_score": g["score"].mean(),
-                                "ticket_completion": g["tickets_completed"].sum()
-                                / g["tickets_kept"].sum().clip(lower=1)})
-        return out
+            # a part at a time, so memory does not grow with the run (a 1,000,000-game
+            # games table would take hundreds of MB just for these five sums)
+            parts = [_policy_sums(pd.read_parquet(_part(self.path, "games", b), columns=_SUMMED))
+                     for b in range(self.manifest["batches"])]
+            s = pd.concat(parts).groupby(level=0, observed=True).sum()
+        return pd.DataFrame({"games": s["games"], "win_share": s["wins"] / s["games"],
+                             "mean_score": s["score_sum"] / s["games"],
+                             "ticket_completion": s["tickets_completed_sum"]
+                             / s["tickets_kept_sum"].clip(lower=1)})
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -369,14 +364,25 @@ def _write_batch(path: Path, cfg: _Config, b: int, payload: dict) -> None:
     _atomic_write(_done_marker(path, b), lambda p: p.write_text(""))
 
 
-def _read_table(path: Path, name: str, manifest: dict, board, columns=None) -> pd.DataFrame:
+def _read_table(path: Path, name: str, manifest: dict, board) -> pd.DataFrame:
     parts = [_part(path, name, b) for b in range(manifest["batches"])]
-    df = pd.concat([pd.read_parquet(p, columns=columns) for p in parts], ignore_index=True)
+    df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
     # Parquet keeps categories per file (an empty part keeps none): restore the run's.
     cats = _categories(_config_from_manifest(manifest, board))
     for col in df.columns.intersection(list(cats)):
         df[col] = df[col].astype(object).astype(cats[col])
     return df
+
+
+_SUMMED = ["policy", "win", "score", "tickets_completed", "tickets_kept"]
+
+
+def _policy_sums(games: pd.DataFrame) -> pd.DataFrame:
+    """Per policy the sums behind ``Run.summary``, from a games table (columns ``_SUMMED``)."""
+    g = games.groupby("policy", observed=True)
+    return pd.DataFrame({"games": g.size(), "wins": g["win"].sum(), "score_sum": g["score"].sum(),
+                         "tickets_completed_sum": g["tickets_completed"].sum(),
+                         "tickets_kept_sum": g["tickets_kept"].sum()})
 
 
 def _read_summary(path: Path, cfg: _Config) -> dict:
