@@ -55,8 +55,35 @@ def machine() -> dict:
                 break
     except OSError:
         pass
+    import joblib
+    import pandas as pd
+
     return {"cpu": cpu, "cores": os.cpu_count(), "python": platform.python_version(),
-            "platform": platform.platform(), "ttrsim": ttrsim.__version__}
+            "platform": platform.platform(), "ttrsim": ttrsim.__version__,
+            "numpy": np.__version__, "pandas": pd.__version__, "joblib": joblib.__version__,
+            **source()}
+
+
+def source() -> dict:
+    """The git commit of the source tree measured, and whether the code that decides the
+    speed (the core, the package, the build files) differs from it; empty outside a git
+    checkout. Only that code counts: a run rewrites scripts/bench.json itself."""
+    root = Path(__file__).resolve().parent.parent
+
+    def git(*args):
+        return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True,
+                              timeout=30)
+    try:
+        top = git("rev-parse", "--show-toplevel")
+        if top.returncode != 0 or Path(top.stdout.strip()).resolve() != root:
+            return {}
+        head = git("rev-parse", "--short", "HEAD")
+        diff = git("diff", "--quiet", "HEAD", "--", "ext", "ttrsim", "setup.py", "pyproject.toml")
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    if head.returncode != 0 or diff.returncode not in (0, 1):
+        return {}
+    return {"commit": head.stdout.strip(), "modified": diff.returncode == 1}
 
 
 def core_rates(configs, games: int, repeat: int = 3, seed: int = 1, log=None) -> list[dict]:
@@ -156,8 +183,10 @@ def run_peak(games: int, summary: bool, jobs: int, batch_size: int | None = None
 def markdown(result: dict) -> str:
     """The README's benchmark tables from a result of this script."""
     m = result["machine"]
+    commit = (f" at {m['commit']}" + (" with local changes" if m["modified"] else "")
+              if m.get("commit") else "")
     out = [f"Measured {result['date']} on {m['cpu']} ({m['cores']} cores), Python {m['python']}, "
-           f"ttrsim {m['ttrsim']}.", "",
+           f"ttrsim {m['ttrsim']}{commit}.", "",
            "Games per second on one core (every seat plays the policy), and where a game's "
            "time goes (rules / policy decisions / result collection):", "",
            "| policy | board | 2 players | 4 players | profile at 4 players |",
