@@ -146,23 +146,57 @@ RANDOM_POSITIONS = [
     # 2 players: the other half of Bruxelles-Paris is closed to everyone
     ("europe", 2, dict(hands=[{"green": 4, "wild": 1}, {}], routes=[[], [28]])),
     ("usa", 3, dict(hands=[{"black": 2, "orange": 5, "wild": 3}, {}, {}], routes=[[], [3], []])),
+    # no wild card: no ferry can be claimed; many cards of a few colours and 7 trains: most
+    # drawn gray claims are rejected (far fewer payments than the bound allows)
+    ("europe", 3, dict(hands=[{"orange": 6, "black": 4, "white": 2}, {}, {}],
+                       routes=[[], [16], []], trains=[7, 40, 40])),
+    # wild cards only: every claim is all-wild
+    ("usa", 2, dict(hands=[{"wild": 4}, {}])),
+    ("newyork", 2, dict(hands=[{"green": 2, "blue": 1, "wild": 2}, {}])),
 ]
 
 
 @pytest.mark.parametrize("board,n,position", RANDOM_POSITIONS)
 def test_random_policy_is_uniform_over_the_legal_actions(board, n, position):
-    """The random policy counts the legal actions instead of listing them; its choice
-    must still be each listed legal action with the same probability (chi-square test
-    over 200 draws per action, fixed seeds)."""
+    """The random policy draws claims by rejection instead of listing the legal actions;
+    its choice must still be each listed legal action with the same probability
+    (chi-square test over 200 draws per action, fixed seeds)."""
+    assert len(random_choices_are_uniform(Game.from_position(board, n, **position))) > 20
+
+
+def random_choices_are_uniform(g, draws_per_action=200):
     from scipy import stats
 
-    g = Game.from_position(board, n, **position)
     legal = [int(a) for a in g.legal_action_codes()]
-    assert len(legal) > 20
     policy = make_policy("random", g.board)
-    counts = Counter(decide(policy, g, seed) for seed in range(200 * len(legal)))
+    counts = Counter(decide(policy, g, seed) for seed in range(draws_per_action * len(legal)))
     assert set(counts) == set(legal)
     assert stats.chisquare([counts[a] for a in legal]).pvalue > 1e-4
+    return legal
+
+
+def test_random_policy_is_uniform_outside_the_turn_start():
+    """The ticket keeps (initial and drawn), the second card draw (a face-up wild may not
+    be taken) and the tunnel answer are drawn without the list too."""
+    from ttrsim.actions import encode
+
+    g = Game("europe", 2, seed=1)
+    assert g.phase == "setup_tickets" and len(random_choices_are_uniform(g)) == 11
+
+    g = Game.from_position("europe", 2, faceup=["wild", "red", "red", "blue", None], seed=2)
+    g.apply(encode("draw_blind"))
+    assert g.phase == "second_draw" and len(random_choices_are_uniform(g)) == 4
+
+    g = Game.from_position("usa", 2, seed=3)
+    g.apply(encode("draw_tickets"))
+    assert g.phase == "keep_tickets" and len(random_choices_are_uniform(g)) == 7
+
+    # Marseille - Zürich is a 2-long pink tunnel; three pink or wild cards revealed ask
+    # for three more: decline, or pay with 0 .. 3 wild cards
+    g = Game.from_position("europe", 2, hands=[{"pink": 5, "wild": 3}, {}],
+                           deck_top=["pink", "wild", "pink"], seed=4)
+    g.apply(encode("claim", 74, 0, 0))
+    assert g.phase == "tunnel" and len(random_choices_are_uniform(g)) == 5
 
 
 @pytest.mark.parametrize("spec", ["tickets", "routes", "greedy", "random"])

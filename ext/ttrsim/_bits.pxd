@@ -51,3 +51,17 @@ cdef inline void set_bit(uint64_t* bits, int i) noexcept nogil:
 
 cdef inline void clear_bit(uint64_t* bits, int i) noexcept nogil:
     bits[i >> 6] &= ~((<uint64_t>1) << (i & 63))
+
+
+cdef inline int nth_bit2(const uint64_t* bits, int n) noexcept nogil:
+    """Index of the n-th set bit (from 0) of a two-word bitset holding more than n."""
+    cdef uint64_t x = bits[0]
+    cdef int base = 0, first = ttr_bits_count(x)
+    if n >= first:
+        n -= first
+        x = bits[1]
+        base = 64
+    while n > 0:
+        x &= x - 1
+        n -= 1
+    return base + ttr_bits_ctz(x)

@@ -6,7 +6,8 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._rng cimport rng_below, rng_seed, rng_next
-from ttrsim._bits cimport clear_bit, count_bits, count_bits2, get_bit, lowest_bit, set_bit
+from ttrsim._bits cimport (clear_bit, count_bits, count_bits2, get_bit, lowest_bit, nth_bit2,
+                           set_bit)
 
 import numpy as np
 
@@ -270,144 +271,168 @@ cdef inline int colour_payments(int h, int w, int n, int min_wild) noexcept nogi
     return (hi - lo + 1 if hi >= lo else 0) + (w >= n and n >= min_wild)
 
 
-cdef inline int gray_payments(const int* held_to, int w, int n, int min_wild) noexcept nogil:
-    """len(payments(b, hand, n, GRAY, min_wild, ...)), from held_to[j] = sum over colours c of
-    min(hand[c], j). Colour c gives the wild counts max(n - h, min_wild) .. hi with
-    hi = min(w, n - 1), that is clamp(h - a, 0, hi - min_wild + 1) payments with
-    a = n - 1 - hi >= 0, which is min(h, n - min_wild) - min(h, a)."""
+cdef inline int gray_payments(const int16_t* hand, int n_colors, int w, int n,
+                              int min_wild) noexcept nogil:
+    """len(payments(b, hand, n, GRAY, min_wild, ...)) with w wilds held. Colour c gives
+    the wild counts max(n - h, min_wild) .. hi with hi = min(w, n - 1), that is
+    min(h, n - min_wild) - min(h, n - 1 - hi) of them (h = hand[c]), plus all-wild."""
     cdef int hi = w if w < n - 1 else n - 1
-    cdef int m = 0
+    cdef int c, h, top = n - min_wild, low = n - 1 - hi, m = 0
     if hi >= min_wild:
-        m = held_to[n - min_wild] - held_to[n - 1 - hi]
+        for c in range(n_colors):
+            h = hand[c]
+            m += (h if h < top else top) - (h if h < low else low)
     return m + (w >= n and n >= min_wild)
 
 
-cdef inline void fill_held_to(const BoardC* b, const int16_t* hand, int* held_to) noexcept nogil:
-    """held_to[j] = sum over colours c of min(hand[c], j), j = 0 .. MAX_LEN - 1."""
-    cdef int at_least[MAX_LEN + 1]       # colours held at least j times (j < MAX_LEN)
-    cdef int c, j, h
-    for j in range(MAX_LEN + 1):
-        at_least[j] = 0
-    for c in range(b.n_colors):
-        h = hand[c]
-        at_least[h if h < MAX_LEN else MAX_LEN] += 1
-    for j in range(MAX_LEN - 1, -1, -1):
-        at_least[j] += at_least[j + 1]
-    held_to[0] = 0
-    for j in range(1, MAX_LEN):
-        held_to[j] = held_to[j - 1] + at_least[j]
+cdef inline int nth_free_city(const BoardC* b, const GameState* s, int n) noexcept nogil:
+    """The n-th city (from 0, in index order) without a station."""
+    cdef int x
+    for x in range(b.n_cities):
+        if s.city_station[x] < 0:
+            if n == 0:
+                return x
+            n -= 1
+    return -1
+
+
+cdef int32_t sample_other(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil:
+    """sample_legal outside PH_TURN: ticket keeps drawn among all masks until one keeps
+    enough, second draws counted, tunnel answers listed (they are few)."""
+    cdef int32_t small[16]
+    cdef int i, n, k, need, mask
+    if s.phase == PH_SECOND_DRAW:
+        n = can_draw_blind(s)
+        for i in range(N_FACEUP):
+            n += s.faceup[i] >= 0 and s.faceup[i] != WILD
+        if n == 0:
+            return -1
+        k = rng_below(rng, n)
+        for i in range(N_FACEUP):
+            if s.faceup[i] >= 0 and s.faceup[i] != WILD:
+                if k == 0:
+                    return make_action(ACT_DRAW_FACEUP, i, 0, 0)
+                k -= 1
+        return make_action(ACT_DRAW_BLIND, 0, 0, 0)
+    if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+        n = s.n_pending[s.current]
+        need = b.initial_keep if s.phase == PH_SETUP_TICKETS else b.draw_keep
+        if n == 0:
+            return -1
+        if need > n:
+            need = n
+        # a non-empty mask, drawn again until it keeps enough tickets: uniform over the
+        # legal masks (keeping them all always is)
+        while True:
+            mask = 1 + rng_below(rng, (1 << n) - 1)
+            if count_bits(mask) >= need:
+                return make_action(ACT_KEEP, mask, 0, 0)
+    n = legal_actions(b, s, small)
+    return small[rng_below(rng, n)] if n > 0 else -1
 
 
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil:
     """A uniformly random legal action: each entry of legal_actions(b, s) with the same
-    probability, found by counting instead of listing (the turn's list can hold hundreds
-    of payment variants). Claims are counted per payment group of routes, so the k-th
-    action counted is not the k-th listed; the set and the uniform choice are the same.
-    The payments of a group depend only on the hand (colour_payments, gray_payments)."""
-    cdef int32_t small[256]
+    probability, found without listing them (a turn can have hundreds of payment
+    variants).
+
+    Claims are drawn by rejection from a superset. For each colour class c (each colour,
+    and gray) the candidates are the open routes of c that the trains, the wild cards
+    (ferries) and the hand could pay, and every candidate gets bound[c] payment slots, at
+    least its number of payments. A slot (route, j) is drawn uniformly among all slots,
+    the card draws, the ticket draw and the station builds (those counted exactly); a
+    claim slot is kept when j is below the route's number of payments and is then its
+    j-th payment, else everything is drawn again. Kept slots are one per legal action,
+    each drawn with the same probability, so the choice is uniform over the legal set.
+    Every candidate has at least one payment, so a draw is kept with probability at
+    least 1 / max(bound)."""
     cdef uint64_t open_[2]
-    cdef uint64_t bits
-    cdef int held_to[MAX_LEN]
-    cdef int16_t hit_group[MAX_ROUTES]   # groups with a legal claim, ascending
-    cdef int hit_weight[MAX_ROUTES]      # their claims: open routes times payments
-    cdef int hit_per[MAX_ROUTES]         # payments of one route of the group
-    cdef int n_hit = 0, per, n_o, gray_ready = 0
-    cdef int i, g, g1, w, r, x, n, k, total = 0, n_face = 0, blind, tickets, per_city = 0
-    cdef int n_free = 0, built = 0, seat = s.current, cost = 0, c, reach, most = 0, wild
-    cdef const PlayerC* p = &s.p[seat]
+    cdef uint64_t cand[2]
+    cdef int bound[MAX_COLORS + 1]
+    cdef int weight[MAX_COLORS + 1]
+    cdef int8_t reach_of[MAX_COLORS + 1]
+    cdef const PlayerC* p = &s.p[s.current]
+    cdef const int16_t* hand = &p.hand[0]
+    cdef int n_face = 0, blind, tickets, per_city = 0, n_free = 0, stations = 0
+    cdef int i, c, h, x, r, n, j, total, reach, most = 0, sum_mixed = 0
+    cdef int w = hand[WILD]
+    cdef int top = p.trains if p.trains < MAX_LEN - 1 else MAX_LEN - 1
+    cdef int any_wild = w > 0
+    cdef int gray = b.n_colors
     if s.phase != PH_TURN:
-        n = legal_actions(b, s, small)           # keep masks (< 2**MAX_PENDING), draws, tunnel choices
-        return small[rng_below(rng, n)] if n > 0 else -1
+        return sample_other(b, s, rng)
     for i in range(N_FACEUP):
-        if s.faceup[i] >= 0:
-            n_face += 1
+        n_face += s.faceup[i] >= 0
     blind = can_draw_blind(s)
-    total = n_face + blind
-    open_routes(b, s, seat, open_)
-    wild = p.hand[WILD]
-    for c in range(b.n_colors):
-        if p.hand[c] > most:
-            most = p.hand[c]
-    for c in range(b.n_colors + 1):
-        # longest route of this colour (c = n_colors: gray) the hand and trains can pay
-        reach = (most if c == b.n_colors else p.hand[c]) + wild
-        if reach > p.trains:
-            reach = p.trains
-        g1 = b.color_groups[c + 1]
-        for g in range(b.color_groups[c], g1):
-            if b.group_len[g] > reach:
-                break                           # a colour's groups come shortest first
-            if wild < b.group_ferry[g]:
-                continue
-            n_o = (count_bits(open_[0] & b.group_routes[g][0])
-                   + count_bits(open_[1] & b.group_routes[g][1]))
-            if n_o == 0:
-                continue
-            if c < b.n_colors:
-                per = colour_payments(p.hand[c], wild, b.group_len[g], b.group_ferry[g])
-            else:
-                if not gray_ready:
-                    fill_held_to(b, p.hand, held_to)
-                    gray_ready = 1
-                per = gray_payments(held_to, wild, b.group_len[g], b.group_ferry[g])
-            if per > 0:
-                hit_group[n_hit] = g
-                hit_per[n_hit] = per
-                hit_weight[n_hit] = n_o * per
-                total += n_o * per
-                n_hit += 1
     tickets = s.tdeck_n > 0
-    total += tickets
+    total = n_face + blind + tickets
+    open_routes(b, s, s.current, open_)
+    i = w if w < MAX_LEN - 1 else MAX_LEN - 1
+    open_[0] &= ~b.ferry_over[i][0]
+    open_[1] &= ~b.ferry_over[i][1]
+    for c in range(gray + 1):
+        if c < gray:
+            # a route of colour c has at most min(h, w + 1) payments with coloured cards
+            # (the wild counts max(n - h, 0) .. min(w, n - 1)) and a gray one their sum
+            # over the colours, plus all-wild
+            h = hand[c]
+            if h > most:
+                most = h
+            bound[c] = (h if h < w + 1 else w + 1) + any_wild
+            sum_mixed += bound[c] - any_wild
+        else:
+            h = most
+            bound[c] = sum_mixed + any_wild
+        reach = h + w if h + w < top else top
+        reach_of[c] = reach
+        weight[c] = bound[c] * (count_bits(open_[0] & b.class_upto[c][reach][0])
+                                + count_bits(open_[1] & b.class_upto[c][reach][1]))
+        total += weight[c]
     if p.stations_left > 0:
-        cost = station_cost(b, p)
-        if hand_total(s, seat) >= cost:
-            if not gray_ready:
-                fill_held_to(b, p.hand, held_to)
-                gray_ready = 1
-            per_city = gray_payments(held_to, wild, cost, 0)
-            if per_city > 0:
-                for i in range(s.n_players):
-                    built += b.stations - s.p[i].stations_left
-                n_free = b.n_cities - built
-                total += n_free * per_city
+        per_city = gray_payments(hand, gray, w, station_cost(b, p), 0)
+        if per_city > 0:
+            for i in range(s.n_players):
+                n_free += b.stations - s.p[i].stations_left
+            n_free = b.n_cities - n_free
+            stations = n_free * per_city
+            total += stations
     if total == 0:
         return make_action(ACT_PASS, 0, 0, 0)
-    k = rng_below(rng, total)
-    if k < n_face:
-        for i in range(N_FACEUP):
-            if s.faceup[i] >= 0:
-                if k == 0:
-                    return make_action(ACT_DRAW_FACEUP, i, 0, 0)
-                k -= 1
-    k -= n_face
-    if k < blind:
-        return make_action(ACT_DRAW_BLIND, 0, 0, 0)
-    k -= blind
-    for i in range(n_hit):
-        if k < hit_weight[i]:
-            g = hit_group[i]
-            per = hit_per[i]
-            n = k // per                        # the n-th open route of the group
-            for w in range(2):
-                bits = open_[w] & b.group_routes[g][w]
-                while bits:
-                    r = (w << 6) + lowest_bit(bits)
-                    bits &= bits - 1
-                    if n == 0:
-                        return nth_payment(b, p.hand, b.group_len[g], b.group_color[g],
-                                           b.group_ferry[g], ACT_CLAIM, r, k % per)
-                    n -= 1
-            return -1
-        k -= hit_weight[i]
-    if k < tickets:
-        return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
-    k -= tickets
-    for x in range(b.n_cities):
-        if s.city_station[x] < 0:
-            if k < per_city:
-                return nth_payment(b, p.hand, cost, GRAY, 0, ACT_STATION, x, k)
-            k -= per_city
-    return -1
+    while True:
+        x = rng_below(rng, total)
+        if x < n_face:
+            for i in range(N_FACEUP):
+                if s.faceup[i] >= 0:
+                    if x == 0:
+                        return make_action(ACT_DRAW_FACEUP, i, 0, 0)
+                    x -= 1
+        x -= n_face
+        if x < blind:
+            return make_action(ACT_DRAW_BLIND, 0, 0, 0)
+        x -= blind
+        if x < tickets:
+            return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+        x -= tickets
+        if x < stations:
+            return nth_payment(b, hand, station_cost(b, p), GRAY, 0, ACT_STATION,
+                               nth_free_city(b, s, x // per_city), x % per_city)
+        x -= stations
+        for c in range(gray + 1):
+            if x < weight[c]:
+                cand[0] = open_[0] & b.class_upto[c][reach_of[c]][0]
+                cand[1] = open_[1] & b.class_upto[c][reach_of[c]][1]
+                r = nth_bit2(cand, x // bound[c])
+                j = x % bound[c]
+                n = b.route_len[r]
+                if c < gray:
+                    h = colour_payments(hand[c], w, n, b.route_ferry[r])
+                else:
+                    h = gray_payments(hand, gray, w, n, b.route_ferry[r])
+                if j < h:
+                    return nth_payment(b, hand, n, b.route_color[r], b.route_ferry[r],
+                                       ACT_CLAIM, r, j)
+                break                           # rejected: draw again
+            x -= weight[c]
 
 
 cdef inline bint can_pay(const int16_t* hand, int n, int color, int wild_cards, int min_wild) noexcept nogil:
@@ -1408,7 +1433,7 @@ cdef class CompiledBoard:
     def __init__(self, board):
         global last_board_uid
         cdef BoardC* c = &self.c
-        cdef int i, x
+        cdef int i, k, x
         memset(c, 0, sizeof(BoardC))
         last_board_uid += 1
         c.uid = last_board_uid
@@ -1433,24 +1458,15 @@ cdef class CompiledBoard:
                     raise ValueError(f"city {board.cities[x]!r} has more than {MAX_ADJ} routes")
                 c.adj[x][c.n_adj[x]] = i
                 c.n_adj[x] += 1
-        # payment groups by colour (gray last), then length (see BoardC.color_groups)
-        groups = sorted({(c.route_color[i] if c.route_color[i] != GRAY else c.n_colors,
-                          c.route_len[i], c.route_ferry[i]) for i in range(c.n_routes)})
-        c.n_pay_groups = len(groups)
-        for g, (color, length, ferry) in enumerate(groups):
-            c.group_len[g] = length
-            c.group_color[g] = color if color < c.n_colors else GRAY
-            c.group_ferry[g] = ferry
-        for x in range(c.n_colors + 2):
-            c.color_groups[x] = sum(1 for key in groups if key[0] < x)
-        groups = [(length, color if color < c.n_colors else GRAY, ferry)
-                  for color, length, ferry in groups]
         for i in range(c.n_routes):
             set_bit(c.all_routes, i)
             if c.route_partner[i] >= 0:
                 set_bit(c.double_routes, i)
-            g = groups.index((c.route_len[i], c.route_color[i], c.route_ferry[i]))
-            set_bit(c.group_routes[g], i)
+            k = c.route_color[i] if c.route_color[i] != GRAY else c.n_colors
+            for x in range(c.route_len[i], MAX_LEN):
+                set_bit(c.class_upto[k][x], i)
+            for x in range(c.route_ferry[i]):
+                set_bit(c.ferry_over[x], i)
         for length, pts in board.route_points.items():
             if not 0 < int(length) < MAX_LEN:
                 raise ValueError(f"route length {length} outside 1..{MAX_LEN - 1}")

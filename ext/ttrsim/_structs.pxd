@@ -72,17 +72,11 @@ ctypedef struct BoardC:
     int route_points[MAX_LEN]           # points by length; 0 where no route has that length
     uint64_t all_routes[2]              # bitset of every route of the board
     uint64_t double_routes[2]           # routes that have a partner
-    # Routes grouped by what paying for them takes (length, colour, wild cards required):
-    # the legal claims of a hand are counted per group, not per route. Groups are sorted
-    # by colour, then length; those of colour c (c = n_colors: gray) are
-    # color_groups[c] .. color_groups[c + 1] - 1, so a count stops at the first group of
-    # a colour that the hand or the trains left cannot reach.
-    int n_pay_groups
-    int color_groups[MAX_COLORS + 2]
-    uint64_t group_routes[MAX_ROUTES][2]
-    int8_t group_len[MAX_ROUTES]
-    int8_t group_color[MAX_ROUTES]
-    int8_t group_ferry[MAX_ROUTES]
+    # Routes by colour class (c < n_colors: that colour; c = n_colors: gray) and length:
+    # class_upto[c][n] = routes of class c no longer than n; ferry_over[w] = routes that
+    # need more than w wild cards. The random policy draws its claims from them.
+    uint64_t class_upto[MAX_COLORS + 1][MAX_LEN][2]
+    uint64_t ferry_over[MAX_LEN][2]
     # routes entering each city
     int16_t adj[MAX_CITIES][MAX_ADJ]
     int n_adj[MAX_CITIES]
