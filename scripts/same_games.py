@@ -15,6 +15,7 @@ head-to-head measure of strength between the two versions.
 
     python scripts/same_games.py /path/to/old/tree .            # both trees built in place
     python scripts/same_games.py OLD NEW --games 500 --h2h-games 10000
+    python scripts/same_games.py OLD NEW --policies tickets routes greedy   # random changed
 """
 from __future__ import annotations
 
@@ -31,8 +32,10 @@ BOARDS = {"usa": (2, 3, 4, 5), "europe": (2, 3, 4, 5), "newyork": (2, 3, 4)}
 POLICIES = ("tickets", "routes", "greedy", "random")
 
 
-def play_all(out: str, games: int, h2h_games: int, seed: int) -> None:
-    """(In the build under test) play every table and save the results to `out`."""
+def play_all(out: str, games: int, h2h_games: int, seed: int,
+             policies: tuple[str, ...] = POLICIES) -> None:
+    """(In the build under test) play every table of `policies` and save the results to
+    `out`."""
     from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
     from ttrsim.game import compile_board
     from ttrsim.policies import make_policy
@@ -40,8 +43,9 @@ def play_all(out: str, games: int, h2h_games: int, seed: int) -> None:
     arrays = {}
     for board, counts in BOARDS.items():
         cb = compile_board(board)
-        tables = [[p] * n for p in POLICIES for n in counts]
-        tables.append([POLICIES[k % len(POLICIES)] for k in range(max(counts))])
+        tables = [[p] * n for p in policies for n in counts]
+        if len(policies) > 1:
+            tables.append([policies[k % len(policies)] for k in range(max(counts))])
         for specs in tables:
             pols = [make_policy(s, cb.board) for s in specs]
             res = play_batch(cb, len(specs), pols, game_seeds(seed, games), 0, True, True)
@@ -72,7 +76,8 @@ def run_build(tree: str, out: str, args) -> None:
         sys.exit(f"{tree} holds no ttrsim package: `import ttrsim` there loads {loaded}")
     print(f"{tree}: {loaded}", file=sys.stderr)
     subprocess.run([sys.executable, __file__, "--play", out, "--games", str(args.games),
-                    "--h2h-games", str(args.h2h_games), "--seed", str(args.seed)],
+                    "--h2h-games", str(args.h2h_games), "--seed", str(args.seed),
+                    "--policies", *args.policies],
                    env=env, check=True, cwd=tempfile.gettempdir())
 
 
@@ -84,10 +89,13 @@ def main(argv=None) -> int:
     ap.add_argument("--h2h-games", type=int, default=10_000,
                     help="2-player tickets games per board for the win share (0: none)")
     ap.add_argument("--seed", type=int, default=2026)
+    ap.add_argument("--policies", nargs="+", choices=POLICIES, default=list(POLICIES),
+                    help="the policies whose games are compared (default: all built-in); "
+                         "leave out one whose games a change alters on purpose")
     ap.add_argument("--play", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.play:
-        play_all(args.play, args.games, args.h2h_games, args.seed)
+        play_all(args.play, args.games, args.h2h_games, args.seed, tuple(args.policies))
         return 0
     if not (args.first and args.second):
         ap.error("give the directories of two builds")
