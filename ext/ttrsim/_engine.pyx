@@ -888,56 +888,95 @@ cdef int station_options(const BoardC* b, const GameState* s, int seat, int city
 
 cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC* sc) noexcept nogil:
     """Ruling: the routes borrowed by a player's stations are chosen together, by an exact
-    search over all choices, to maximise the ticket score, then the tickets completed."""
+    search over all choices, to maximise the ticket score, then the tickets completed
+    (the first best choice in the search's order is kept).
+
+    A choice adds at most one route per station to the seat's network, so it can only
+    complete tickets the network alone leaves open, by joining the network's pieces: the
+    search links the pieces (their union-find roots) in a small union-find of its own
+    and tests only the open tickets whose two pieces some option touches."""
     cdef const PlayerC* p = &s.p[seat]
     cdef int8_t base[MAX_CITIES]
-    cdef int8_t parent[MAX_CITIES]
+    cdef int8_t link[MAX_CITIES]            # roots of base linked by a choice's routes
     cdef int16_t opts[MAX_STATIONS][MAX_ADJ]
+    cdef int8_t ends[MAX_STATIONS][MAX_ADJ][2]  # roots of each option's two cities
     cdef int n_opt[MAX_STATIONS]
     cdef int idx[MAX_STATIONS]
+    cdef int8_t open_a[MAX_TICKETS]         # tickets the network leaves open: their roots,
+    cdef int8_t open_b[MAX_TICKETS]
+    cdef int16_t open_t[MAX_TICKETS]        # ticket and points
+    cdef int open_pts[MAX_TICKETS]
     cdef uint64_t done[2]
     cdef uint64_t plain[2]
-    cdef int n_st = 0, i, k, pts, best_pts, best_n, r
+    cdef uint64_t bits, touched = 0        # roots some option joins to another piece
+    cdef int n_st = 0, n_open = 0, i, j, k, w, t, x, y, gain, best_gain = 0, best_n = 0, r
     own_network(b, s, seat, base, -1)
     for k in range(MAX_STATIONS):
         sc.borrowed[k] = -1
         if k < b.stations and p.station_city[k] >= 0:
             n_opt[n_st] = station_options(b, s, seat, p.station_city[k], opts[n_st])
+            for j in range(n_opt[n_st]):
+                r = opts[n_st][j]
+                ends[n_st][j][0] = x = uf_find(base, b.route_a[r])
+                ends[n_st][j][1] = y = uf_find(base, b.route_b[r])
+                if x != y:
+                    touched |= ((<uint64_t>1) << x) | ((<uint64_t>1) << y)
             idx[n_st] = 0
             n_st += 1
-    memcpy(parent, base, sizeof(parent))
-    best_pts = ticket_result(b, s, seat, parent, plain)
-    best_n = count_bits(plain[0]) + count_bits(plain[1])
+    sc.ticket_points = ticket_result(b, s, seat, base, plain)
     sc.completed[0] = plain[0]
     sc.completed[1] = plain[1]
-    sc.ticket_points = best_pts
-    if n_st > 0:
-        while True:
-            memcpy(parent, base, sizeof(parent))
+    if touched:
+        # the open tickets a choice could complete: both pieces joined by some option
+        for w in range(2):
+            bits = p.tickets[w] & ~plain[w]
+            while bits:
+                t = (w << 6) + lowest_bit(bits)
+                bits &= bits - 1
+                x = uf_find(base, b.ticket_a[t])
+                y = uf_find(base, b.ticket_b[t])
+                if (touched >> x) & (touched >> y) & 1:
+                    open_a[n_open] = x
+                    open_b[n_open] = y
+                    open_t[n_open] = t
+                    open_pts[n_open] = 2 * b.ticket_points[t]    # from failed to completed
+                    n_open += 1
+        for i in range(b.n_cities):
+            link[i] = i
+    while n_open > 0:
+        for i in range(n_st):
+            if n_opt[i] > 0:
+                uf_union(link, ends[i][idx[i]][0], ends[i][idx[i]][1])
+        gain = 0
+        k = 0
+        done[0] = done[1] = 0
+        for j in range(n_open):
+            if uf_find(link, open_a[j]) == uf_find(link, open_b[j]):
+                gain += open_pts[j]
+                k += 1
+                set_bit(done, open_t[j])
+        if gain > best_gain or (gain == best_gain and k > best_n):
+            best_gain = gain
+            best_n = k
+            sc.completed[0] = plain[0] | done[0]
+            sc.completed[1] = plain[1] | done[1]
             for i in range(n_st):
-                if n_opt[i] > 0:
-                    r = opts[i][idx[i]]
-                    uf_union(parent, b.route_a[r], b.route_b[r])
-            pts = ticket_result(b, s, seat, parent, done)
-            k = count_bits(done[0]) + count_bits(done[1])
-            if pts > best_pts or (pts == best_pts and k > best_n):
-                best_pts = pts
-                best_n = k
-                sc.ticket_points = pts
-                sc.completed[0] = done[0]
-                sc.completed[1] = done[1]
-                for i in range(n_st):
-                    sc.borrowed[i] = opts[i][idx[i]] if n_opt[i] > 0 else -1
-            # next choice (mixed radix counter)
-            i = 0
-            while i < n_st:
-                idx[i] += 1
-                if idx[i] < n_opt[i]:
-                    break
-                idx[i] = 0
-                i += 1
-            if i == n_st:
+                sc.borrowed[i] = opts[i][idx[i]] if n_opt[i] > 0 else -1
+        for i in range(n_st):                   # undo the links (roots only were touched)
+            if n_opt[i] > 0:
+                link[ends[i][idx[i]][0]] = ends[i][idx[i]][0]
+                link[ends[i][idx[i]][1]] = ends[i][idx[i]][1]
+        # next choice (mixed radix counter)
+        i = 0
+        while i < n_st:
+            idx[i] += 1
+            if idx[i] < n_opt[i]:
                 break
+            idx[i] = 0
+            i += 1
+        if i == n_st:
+            break
+    sc.ticket_points += best_gain
     sc.by_station[0] = sc.completed[0] & ~plain[0]
     sc.by_station[1] = sc.completed[1] & ~plain[1]
     sc.tickets_completed = count_bits(sc.completed[0]) + count_bits(sc.completed[1])
