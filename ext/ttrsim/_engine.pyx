@@ -1026,9 +1026,13 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
     cdef int8_t parent[MAX_CITIES]
     cdef int piece_len[MAX_CITIES]
     cdef uint8_t piece_odd[MAX_CITIES]
+    cdef uint64_t own = s.p[seat].cities      # the cities of its routes: all it visits
     cdef int x, y, w, r, r0, v, i, total, best = 0
     own_network(b, s, seat, parent, -1)
-    for x in range(b.n_cities):
+    bits = own
+    while bits:
+        x = lowest_bit(bits)
+        bits &= bits - 1
         piece_len[x] = 0
         piece_odd[x] = 0
         deg[x] = 0
@@ -1051,14 +1055,20 @@ cdef int longest_trail(const BoardC* b, const GameState* s, int seat) noexcept n
         x = lowest_bit(bits)
         bits &= bits - 1
         piece_odd[uf_find(parent, x)] += 1
-    for x in range(b.n_cities):
+    bits = own
+    while bits:
+        x = lowest_bit(bits)
+        bits &= bits - 1
         if parent[x] == x and not piece_odd[x] and piece_len[x] > best:
             best = piece_len[x]
     if odd == 0:
         return best
     # merge the chains: walk from every city where other than two routes meet
     seen[0] = seen[1] = 0
-    for x in range(b.n_cities):
+    bits = own
+    while bits:
+        x = lowest_bit(bits)
+        bits &= bits - 1
         if deg[x] == 2:
             continue
         for i in range(deg[x]):
