@@ -337,9 +337,9 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     variants).
 
     Claims are drawn by rejection from a superset. For each colour class c (each colour,
-    and gray) the candidates are the open routes of c that the trains, the wild cards
-    (ferries) and the hand could pay, and every candidate gets bound[c] payment slots, at
-    least its number of payments. A slot (route, j) is drawn uniformly among all slots,
+    and gray: GRAY_CLASS) the candidates are the open routes of c that the trains, the
+    wild cards (ferries) and the hand could pay, and every candidate gets bound[c]
+    payment slots, at least its number of payments. A slot (route, j) is drawn uniformly among all slots,
     the card draws, the ticket draw and the station builds (those counted exactly); a
     claim slot is kept when j is below the route's number of payments and is then its
     j-th payment, else everything is drawn again. Kept slots are one per legal action,
@@ -350,15 +350,14 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     cdef uint64_t cand[2]
     cdef int bound[MAX_COLORS + 1]
     cdef int weight[MAX_COLORS + 1]
-    cdef int8_t reach_of[MAX_COLORS + 1]
+    cdef int reach_of[MAX_COLORS + 1]
     cdef const PlayerC* p = &s.p[s.current]
     cdef const int16_t* hand = &p.hand[0]
     cdef int n_face = 0, blind, tickets, per_city = 0, n_free = 0, stations = 0
-    cdef int i, c, h, x, r, n, j, total, reach, most = 0, sum_mixed = 0
+    cdef int i, c, h, x, r, n, j, total, most = 0, sum_mixed = 0
     cdef int w = hand[WILD]
     cdef int top = p.trains if p.trains < MAX_LEN - 1 else MAX_LEN - 1
     cdef int any_wild = w > 0
-    cdef int gray = b.n_colors
     if s.phase != PH_TURN:
         return sample_other(b, s, rng)
     for i in range(N_FACEUP):
@@ -370,26 +369,25 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     i = w if w < MAX_LEN - 1 else MAX_LEN - 1
     open_[0] &= ~b.ferry_over[i][0]
     open_[1] &= ~b.ferry_over[i][1]
-    for c in range(gray + 1):
-        if c < gray:
-            # a route of colour c has at most min(h, w + 1) payments with coloured cards
-            # (the wild counts max(n - h, 0) .. min(w, n - 1)) and a gray one their sum
-            # over the colours, plus all-wild
-            h = hand[c]
-            if h > most:
-                most = h
-            bound[c] = (h if h < w + 1 else w + 1) + any_wild
-            sum_mixed += bound[c] - any_wild
-        else:
-            h = most
-            bound[c] = sum_mixed + any_wild
-        reach = h + w if h + w < top else top
-        reach_of[c] = reach
-        weight[c] = bound[c] * (count_bits(open_[0] & b.class_upto[c][reach][0])
-                                + count_bits(open_[1] & b.class_upto[c][reach][1]))
+    # A route of colour c has at most min(h, w + 1) payments with coloured cards (the
+    # wild counts max(n - h, 0) .. min(w, n - 1)), a gray one their sum over the colours,
+    # and either one all-wild payment. All MAX_COLORS colours (those beyond the board's
+    # hold no cards and have no routes), so the loop has a fixed length.
+    for c in range(MAX_COLORS):
+        h = hand[c]
+        most = h if h > most else most
+        h = h if h < w + 1 else w + 1
+        sum_mixed += h
+        bound[c] = h + any_wild
+        reach_of[c] = hand[c] + w if hand[c] + w < top else top
+    bound[GRAY_CLASS] = sum_mixed + any_wild
+    reach_of[GRAY_CLASS] = most + w if most + w < top else top
+    for c in range(MAX_COLORS + 1):
+        weight[c] = bound[c] * (count_bits(open_[0] & b.class_upto[c][reach_of[c]][0])
+                                + count_bits(open_[1] & b.class_upto[c][reach_of[c]][1]))
         total += weight[c]
     if p.stations_left > 0:
-        per_city = gray_payments(hand, gray, w, station_cost(b, p), 0)
+        per_city = gray_payments(hand, b.n_colors, w, station_cost(b, p), 0)
         if per_city > 0:
             for i in range(s.n_players):
                 n_free += b.stations - s.p[i].stations_left
@@ -417,17 +415,17 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
             return nth_payment(b, hand, station_cost(b, p), GRAY, 0, ACT_STATION,
                                nth_free_city(b, s, x // per_city), x % per_city)
         x -= stations
-        for c in range(gray + 1):
+        for c in range(MAX_COLORS + 1):
             if x < weight[c]:
                 cand[0] = open_[0] & b.class_upto[c][reach_of[c]][0]
                 cand[1] = open_[1] & b.class_upto[c][reach_of[c]][1]
                 r = nth_bit2(cand, x // bound[c])
                 j = x % bound[c]
                 n = b.route_len[r]
-                if c < gray:
+                if c < GRAY_CLASS:
                     h = colour_payments(hand[c], w, n, b.route_ferry[r])
                 else:
-                    h = gray_payments(hand, gray, w, n, b.route_ferry[r])
+                    h = gray_payments(hand, b.n_colors, w, n, b.route_ferry[r])
                 if j < h:
                     return nth_payment(b, hand, n, b.route_color[r], b.route_ferry[r],
                                        ACT_CLAIM, r, j)
@@ -1511,7 +1509,7 @@ cdef class CompiledBoard:
             set_bit(c.all_routes, i)
             if c.route_partner[i] >= 0:
                 set_bit(c.double_routes, i)
-            k = c.route_color[i] if c.route_color[i] != GRAY else c.n_colors
+            k = c.route_color[i] if c.route_color[i] != GRAY else GRAY_CLASS
             for x in range(c.route_len[i], MAX_LEN):
                 set_bit(c.class_upto[k][x], i)
             for x in range(c.route_ferry[i]):

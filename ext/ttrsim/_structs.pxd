@@ -9,6 +9,7 @@ cdef enum:
     MAX_ROUTES = 128       # a route set is two uint64 words
     MAX_TICKETS = 128
     MAX_COLORS = 8         # plain card colours 0..7
+    GRAY_CLASS = 8         # index of the gray routes in BoardC.class_upto (after any colour)
     N_CARD_TYPES = 9       # plain colours + the wild card
     WILD = 8               # card type of the locomotive (New York: taxi)
     GRAY = -1              # route colour meaning "any one colour"
@@ -72,7 +73,7 @@ ctypedef struct BoardC:
     int route_points[MAX_LEN]           # points by length; 0 where no route has that length
     uint64_t all_routes[2]              # bitset of every route of the board
     uint64_t double_routes[2]           # routes that have a partner
-    # Routes by colour class (c < n_colors: that colour; c = n_colors: gray) and length:
+    # Routes by colour class (c < n_colors: that colour; GRAY_CLASS: gray) and length:
     # class_upto[c][n] = routes of class c no longer than n; ferry_over[w] = routes that
     # need more than w wild cards. The random policy draws its claims from them.
     uint64_t class_upto[MAX_COLORS + 1][MAX_LEN][2]
