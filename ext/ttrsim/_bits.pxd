@@ -54,14 +54,17 @@ cdef inline void clear_bit(uint64_t* bits, int i) noexcept nogil:
 
 
 cdef inline int nth_bit2(const uint64_t* bits, int n) noexcept nogil:
-    """Index of the n-th set bit (from 0) of a two-word bitset holding more than n."""
-    cdef uint64_t x = bits[0]
-    cdef int base = 0, first = ttr_bits_count(x)
-    if n >= first:
-        n -= first
-        x = bits[1]
-        base = 64
-    while n > 0:
-        x &= x - 1
-        n -= 1
-    return base + ttr_bits_ctz(x)
+    """Index of the n-th set bit (from 0) of a two-word bitset holding more than n: a
+    binary search on bit counts, without a branch (n is random where it is used)."""
+    cdef int first = ttr_bits_count(bits[0])
+    cdef int high = n >= first
+    cdef uint64_t x = bits[high]
+    cdef int pos = 0, width = 32, c, step
+    n -= first & -high
+    while width:
+        c = ttr_bits_count((x >> pos) & (((<uint64_t>1) << width) - 1))
+        step = n >= c
+        pos += width & -step
+        n -= c & -step
+        width >>= 1
+    return (high << 6) + pos

@@ -300,19 +300,19 @@ cdef int32_t sample_other(const BoardC* b, const GameState* s, Rng* rng) noexcep
     """sample_legal outside PH_TURN: ticket keeps drawn among all masks until one keeps
     enough, second draws counted, tunnel answers listed (they are few)."""
     cdef int32_t small[16]
+    cdef int slots[N_FACEUP]
     cdef int i, n, k, need, mask
     if s.phase == PH_SECOND_DRAW:
-        n = can_draw_blind(s)
-        for i in range(N_FACEUP):
+        n = 0
+        for i in range(N_FACEUP):               # the slots that may be taken, in order
+            slots[n] = i
             n += s.faceup[i] >= 0 and s.faceup[i] != WILD
-        if n == 0:
+        k = n + can_draw_blind(s)
+        if k == 0:
             return -1
-        k = rng_below(rng, n)
-        for i in range(N_FACEUP):
-            if s.faceup[i] >= 0 and s.faceup[i] != WILD:
-                if k == 0:
-                    return make_action(ACT_DRAW_FACEUP, i, 0, 0)
-                k -= 1
+        k = rng_below(rng, k)
+        if k < n:
+            return make_action(ACT_DRAW_FACEUP, slots[k], 0, 0)
         return make_action(ACT_DRAW_BLIND, 0, 0, 0)
     if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
         n = s.n_pending[s.current]
@@ -329,6 +329,17 @@ cdef int32_t sample_other(const BoardC* b, const GameState* s, Rng* rng) noexcep
                 return make_action(ACT_KEEP, mask, 0, 0)
     n = legal_actions(b, s, small)
     return small[rng_below(rng, n)] if n > 0 else -1
+
+
+# The kinds of action sample_legal draws among, in the order it counts them: a face-up
+# card, the blind draw, the ticket draw, a station, then a claim of each colour class.
+cdef enum:
+    K_FACEUP = 0
+    K_BLIND = 1
+    K_TICKETS = 2
+    K_STATIONS = 3
+    K_CLAIMS = 4
+    N_KINDS = K_CLAIMS + MAX_COLORS + 1
 
 
 cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcept nogil:
@@ -349,22 +360,24 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     cdef uint64_t open_[2]
     cdef uint64_t cand[2]
     cdef int bound[MAX_COLORS + 1]
-    cdef int weight[MAX_COLORS + 1]
     cdef int reach_of[MAX_COLORS + 1]
+    cdef int upto[N_KINDS]                  # the draw's kinds, cumulative (see below)
+    cdef int slots[N_FACEUP]
     cdef const PlayerC* p = &s.p[s.current]
     cdef const int16_t* hand = &p.hand[0]
-    cdef int n_face = 0, blind, tickets, per_city = 0, n_free = 0, stations = 0
-    cdef int i, c, h, x, r, n, j, total, most = 0, sum_mixed = 0
+    cdef int n_face = 0, per_city = 0, n_free = 0
+    cdef int i, c, h, k, x, r, n, j, total, most = 0, sum_mixed = 0
     cdef int w = hand[WILD]
     cdef int top = p.trains if p.trains < MAX_LEN - 1 else MAX_LEN - 1
     cdef int any_wild = w > 0
     if s.phase != PH_TURN:
         return sample_other(b, s, rng)
-    for i in range(N_FACEUP):
+    for i in range(N_FACEUP):                   # the face-up cards' slots, in order
+        slots[n_face] = i
         n_face += s.faceup[i] >= 0
-    blind = can_draw_blind(s)
-    tickets = s.tdeck_n > 0
-    total = n_face + blind + tickets
+    upto[K_FACEUP] = n_face
+    upto[K_BLIND] = n_face + can_draw_blind(s)
+    upto[K_TICKETS] = upto[K_BLIND] + (s.tdeck_n > 0)
     open_routes(b, s, s.current, open_)
     i = w if w < MAX_LEN - 1 else MAX_LEN - 1
     open_[0] &= ~b.ferry_over[i][0]
@@ -382,55 +395,51 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
         reach_of[c] = hand[c] + w if hand[c] + w < top else top
     bound[GRAY_CLASS] = sum_mixed + any_wild
     reach_of[GRAY_CLASS] = most + w if most + w < top else top
-    for c in range(MAX_COLORS + 1):
-        weight[c] = bound[c] * (count_bits(open_[0] & b.class_upto[c][reach_of[c]][0])
-                                + count_bits(open_[1] & b.class_upto[c][reach_of[c]][1]))
-        total += weight[c]
     if p.stations_left > 0:
         per_city = gray_payments(hand, b.n_colors, w, station_cost(b, p), 0)
         if per_city > 0:
             for i in range(s.n_players):
                 n_free += b.stations - s.p[i].stations_left
             n_free = b.n_cities - n_free
-            stations = n_free * per_city
-            total += stations
+    upto[K_STATIONS] = upto[K_TICKETS] + n_free * per_city
+    total = upto[K_STATIONS]
+    for c in range(MAX_COLORS + 1):
+        total += bound[c] * (count_bits(open_[0] & b.class_upto[c][reach_of[c]][0])
+                             + count_bits(open_[1] & b.class_upto[c][reach_of[c]][1]))
+        upto[K_CLAIMS + c] = total
     if total == 0:
         return make_action(ACT_PASS, 0, 0, 0)
     while True:
+        # the kind drawn is the number of kinds whose cumulative count x reaches: found
+        # without a branch, since the draws' kinds follow no pattern a predictor learns
         x = rng_below(rng, total)
-        if x < n_face:
-            for i in range(N_FACEUP):
-                if s.faceup[i] >= 0:
-                    if x == 0:
-                        return make_action(ACT_DRAW_FACEUP, i, 0, 0)
-                    x -= 1
-        x -= n_face
-        if x < blind:
+        k = 0
+        for i in range(N_KINDS):
+            k += x >= upto[i]
+        if k == K_FACEUP:
+            return make_action(ACT_DRAW_FACEUP, slots[x], 0, 0)
+        x -= upto[k - 1]
+        if k >= K_CLAIMS:
+            c = k - K_CLAIMS
+            cand[0] = open_[0] & b.class_upto[c][reach_of[c]][0]
+            cand[1] = open_[1] & b.class_upto[c][reach_of[c]][1]
+            r = nth_bit2(cand, x // bound[c])
+            j = x % bound[c]
+            n = b.route_len[r]
+            if c < GRAY_CLASS:
+                h = colour_payments(hand[c], w, n, b.route_ferry[r])
+            else:
+                h = gray_payments(hand, b.n_colors, w, n, b.route_ferry[r])
+            if j < h:
+                return nth_payment(b, hand, n, b.route_color[r], b.route_ferry[r],
+                                   ACT_CLAIM, r, j)
+            continue                            # rejected: draw again
+        if k == K_BLIND:
             return make_action(ACT_DRAW_BLIND, 0, 0, 0)
-        x -= blind
-        if x < tickets:
+        if k == K_TICKETS:
             return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
-        x -= tickets
-        if x < stations:
-            return nth_payment(b, hand, station_cost(b, p), GRAY, 0, ACT_STATION,
-                               nth_free_city(b, s, x // per_city), x % per_city)
-        x -= stations
-        for c in range(MAX_COLORS + 1):
-            if x < weight[c]:
-                cand[0] = open_[0] & b.class_upto[c][reach_of[c]][0]
-                cand[1] = open_[1] & b.class_upto[c][reach_of[c]][1]
-                r = nth_bit2(cand, x // bound[c])
-                j = x % bound[c]
-                n = b.route_len[r]
-                if c < GRAY_CLASS:
-                    h = colour_payments(hand[c], w, n, b.route_ferry[r])
-                else:
-                    h = gray_payments(hand, b.n_colors, w, n, b.route_ferry[r])
-                if j < h:
-                    return nth_payment(b, hand, n, b.route_color[r], b.route_ferry[r],
-                                       ACT_CLAIM, r, j)
-                break                           # rejected: draw again
-            x -= weight[c]
+        return nth_payment(b, hand, station_cost(b, p), GRAY, 0, ACT_STATION,
+                           nth_free_city(b, s, x // per_city), x % per_city)
 
 
 cdef inline bint can_pay(const int16_t* hand, int n, int color, int wild_cards, int min_wild) noexcept nogil:
