@@ -10,7 +10,7 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
                              apply_action, apply_legal, check_state, game_init, legal_actions,
-                             score_game)
+                             sample_legal, score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit, set_bit
 from ttrsim._policy cimport Policy
@@ -402,8 +402,12 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
         raise ValueError("play_batch needs one distinct Policy instance per seat")
     cdef bint wants_list[MAX_PLAYERS]
     cdef bint checked[MAX_PLAYERS]      # its actions are known legal (not checked again)
+    cdef Rng* random_rng[MAX_PLAYERS]   # a `random` slot's generator: sample_legal is called
+    cdef Policy pk                      # directly, sparing the dispatch to RandomPolicy.choose
     for k in range(n_players):
-        wants_list[k] = (<Policy?>policies[k]).needs_legal
+        pk = <Policy?>policies[k]
+        wants_list[k] = pk.needs_legal
+        random_rng[k] = &pk.rng if type(pk) is RandomPolicy else NULL
         # the built-in planning policies check every action they return with is_legal,
         # and `random` draws its actions from the legal set (sample_legal); with `check`,
         # for tests, the engine checks them all the same
@@ -474,8 +478,11 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     if profile:
                         t_b = now_ns()
                         ns_rules += t_b - t_a
-                    act = call_policy(p0, p1, p2, p3, p4, slot_of_seat[seat], b, &s, seat,
-                                      &v_legal[0], n_legal)
+                    if random_rng[slot_of_seat[seat]] != NULL:
+                        act = sample_legal(b, &s, random_rng[slot_of_seat[seat]])
+                    else:
+                        act = call_policy(p0, p1, p2, p3, p4, slot_of_seat[seat], b, &s, seat,
+                                          &v_legal[0], n_legal)
                     if profile:
                         t_a = now_ns()
                         ns_policy += t_a - t_b

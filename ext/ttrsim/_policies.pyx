@@ -36,6 +36,7 @@ cdef class RandomPolicy(Policy):
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
+        # the batch loop makes the same call itself for a RandomPolicy (play_batch)
         return sample_legal(b, s, &self.rng)
 
     @property
