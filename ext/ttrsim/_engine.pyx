@@ -909,9 +909,9 @@ cdef void choose_stations(const BoardC* b, const GameState* s, int seat, ScoreC*
     cdef int8_t ends[MAX_STATIONS][MAX_ADJ][2]  # roots of each option's two cities
     cdef int n_opt[MAX_STATIONS]
     cdef int idx[MAX_STATIONS]
-    cdef int8_t open_a[MAX_TICKETS]         # tickets the network leaves open: their roots,
-    cdef int8_t open_b[MAX_TICKETS]
-    cdef int16_t open_t[MAX_TICKETS]        # ticket and points
+    cdef int8_t open_a[MAX_TICKETS]         # the open tickets a choice could complete:
+    cdef int8_t open_b[MAX_TICKETS]         # the roots of their two cities, the ticket,
+    cdef int16_t open_t[MAX_TICKETS]        # and the points completing it adds
     cdef int open_pts[MAX_TICKETS]
     cdef uint64_t done[2]
     cdef uint64_t plain[2]
