@@ -350,13 +350,13 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     Claims are drawn by rejection from a superset. For each colour class c (each colour,
     and gray: GRAY_CLASS) the candidates are the open routes of c that the trains, the
     wild cards (ferries) and the hand could pay, and every candidate gets bound[c]
-    payment slots, at least its number of payments. A slot (route, j) is drawn uniformly among all slots,
-    the card draws, the ticket draw and the station builds (those counted exactly); a
-    claim slot is kept when j is below the route's number of payments and is then its
-    j-th payment, else everything is drawn again. Kept slots are one per legal action,
-    each drawn with the same probability, so the choice is uniform over the legal set.
-    Every candidate has at least one payment, so a draw is kept with probability at
-    least 1 / max(bound)."""
+    payment slots, at least its number of payments. A slot (route, j) is drawn uniformly
+    among all slots, the card draws, the ticket draw and the station builds (those
+    counted exactly); a claim slot is kept when j is below the route's number of
+    payments and is then its j-th payment, else everything is drawn again. Kept slots
+    are one per legal action, each drawn with the same probability, so the choice is
+    uniform over the legal set. Every candidate has at least one payment, so a draw is
+    kept with probability at least 1 / max(bound)."""
     cdef uint64_t open_[2]
     cdef uint64_t cand[2]
     cdef int bound[MAX_COLORS + 1]
