@@ -146,8 +146,9 @@ RANDOM_POSITIONS = [
     # 2 players: the other half of Bruxelles-Paris is closed to everyone
     ("europe", 2, dict(hands=[{"green": 4, "wild": 1}, {}], routes=[[], [28]])),
     ("usa", 3, dict(hands=[{"black": 2, "orange": 5, "wild": 3}, {}, {}], routes=[[], [3], []])),
-    # no wild card: no ferry can be claimed; many cards of a few colours and 7 trains: most
-    # drawn gray claims are rejected (far fewer payments than the bound allows)
+    # no wild card: no ferry can be claimed; three colours held and 7 trains: a gray route
+    # gets three payment slots, of which a 3-long one pays two and a 5-long one one, so
+    # drawn gray claims are often rejected
     ("europe", 3, dict(hands=[{"orange": 6, "black": 4, "white": 2}, {}, {}],
                        routes=[[], [16], []], trains=[7, 40, 40])),
     # wild cards only: every claim is all-wild
