@@ -91,8 +91,8 @@ cdef void refill_faceup(const BoardC* b, GameState* s) noexcept nogil:
     for i in range(N_FACEUP):
         if s.faceup[i] < 0:
             s.faceup[i] = draw_card(s)
-            # Fix: only a card actually turned up changes the row; a row that could not
-            # be refilled is left as it stands (no re-deal of an unchanged row).
+            # only a card actually turned up changes the row; a row that could not be
+            # refilled is left as it stands (no re-deal of an unchanged row)
             if s.faceup[i] >= 0:
                 changed = True
     if changed:
@@ -1592,7 +1592,7 @@ cdef dict observation_dict(const BoardC* b, const GameState* s, int seat):
     """What `seat` may know (RULES: hidden information), as plain Python data."""
     cdef const PlayerC* p = &s.p[seat]
     own = seat == s.current
-    # Fix: the initial ticket choices are made in seat order but count as simultaneous and
+    # The initial ticket choices are made in seat order but count as simultaneous and
     # secret (RULES: hidden information); until every seat has chosen, the other seats'
     # ticket counts read 0 instead of telling how many tickets they kept.
     setup = s.phase == PH_SETUP_TICKETS
@@ -1640,8 +1640,7 @@ cdef class GameCore:
             game_init(&cb.c, &self.s, n_players, seed)
         else:
             memset(&self.s, 0, sizeof(GameState))
-            # Fix: keep the player count, which set_position reads (it was left at 0, so a
-            # hand-made position had no players and every card stayed in the deck).
+            # keep the player count: set_position reads it to deal a hand-made position
             self.s.n_players = n_players
 
     # --- play ---------------------------------------------------------------
@@ -1809,8 +1808,8 @@ cdef class GameCore:
                 set_bit(s.p[q].tickets, t)
                 s.p[q].n_tickets += 1
         others = [t for t in range(b.n_tickets) if t not in held and t not in ticket_deck_top]
-        # Fix: on a board that deals long tickets apart (Europe), long tickets never join
-        # the ticket deck; those not held (nor put on top on purpose) are out of the game.
+        # On a board that deals long tickets apart (Europe), long tickets never join the
+        # ticket deck; those not held (nor put on top on purpose) are out of the game.
         if b.deal_long > 0:
             for t in others:
                 if b.ticket_long[t]:
