@@ -243,24 +243,6 @@ cdef int32_t nth_payment(const BoardC* b, const int16_t* hand, int n, int color,
     return make_action(kind, a, WILD, n)
 
 
-cdef void open_routes(const BoardC* b, const GameState* s, int seat, uint64_t* out) noexcept nogil:
-    """Bitset of the routes route_open(b, s, r, seat) allows, from the owners' bitsets."""
-    cdef uint64_t claimed[2]
-    cdef uint64_t closers
-    cdef int w, r
-    claimed_routes(s, claimed)
-    for w in range(2):
-        out[w] = b.all_routes[w] & ~claimed[w]
-    # a claimed double closes its partner to everyone below the threshold, else to its owner
-    for w in range(2):
-        closers = (claimed[w] if s.n_players < b.double_min_players
-                   else s.p[seat].routes[w]) & b.double_routes[w]
-        while closers:
-            r = (w << 6) + lowest_bit(closers)
-            closers &= closers - 1
-            clear_bit(out, b.route_partner[r])
-
-
 cdef inline int colour_payments(int h, int w, int n, int min_wild) noexcept nogil:
     """len(payments(...)) of n cards of one colour held h times, with w wilds held: the wild
     counts max(n - h, min_wild) .. min(w, n - 1) (none when h == 0), plus all-wild."""
@@ -378,7 +360,8 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     upto[K_FACEUP] = n_face
     upto[K_BLIND] = n_face + can_draw_blind(s)
     upto[K_TICKETS] = upto[K_BLIND] + (s.tdeck_n > 0)
-    open_routes(b, s, s.current, open_)
+    open_[0] = b.all_routes[0] & ~p.closed[0]
+    open_[1] = b.all_routes[1] & ~p.closed[1]
     i = w if w < MAX_LEN - 1 else MAX_LEN - 1
     open_[0] &= ~b.ferry_over[i][0]
     open_[1] &= ~b.ferry_over[i][1]
@@ -654,10 +637,26 @@ cdef bint second_draw_possible(const GameState* s) noexcept nogil:
     return False
 
 
+cdef void close_routes(const BoardC* b, GameState* s, int route, int seat) noexcept nogil:
+    """Close `route`, just claimed by `seat`, to every seat, and its other half (if a
+    double) to every seat below the board's player threshold, else to `seat`."""
+    cdef int q, partner = b.route_partner[route]
+    for q in range(s.n_players):
+        set_bit(s.p[q].closed, route)
+    if partner < 0:
+        return
+    if s.n_players >= b.double_min_players:
+        set_bit(s.p[seat].closed, partner)
+        return
+    for q in range(s.n_players):
+        set_bit(s.p[q].closed, partner)
+
+
 cdef void complete_claim(const BoardC* b, GameState* s, int route, EventSink* ev) noexcept nogil:
     cdef PlayerC* p = &s.p[s.current]
     cdef int n = b.route_len[route]
     s.route_owner[route] = s.current
+    close_routes(b, s, route, s.current)
     p.trains -= n
     p.route_points += b.route_points[n]
     set_bit(p.routes, route)
@@ -1290,6 +1289,7 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
     cdef int counts[N_CARD_TYPES]
     cdef uint8_t seen[MAX_TICKETS]
     cdef uint64_t bits[2]
+    cdef uint64_t closed[2]
     cdef uint64_t cities
     cdef int pts, length
     cdef const PlayerC* p
@@ -1402,6 +1402,17 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
                 pts += b.route_points[b.route_len[r]]
                 length += b.route_len[r]
         if bits[0] != p.routes[0] or bits[1] != p.routes[1] or n != p.n_routes or cities != p.cities:
+            return CHK_ROUTES
+        # the routes closed to q: every claimed one, and the other half of a claimed double
+        # (to everyone below the player threshold, else to the half's owner)
+        closed[0] = closed[1] = 0
+        for r in range(b.n_routes):
+            if s.route_owner[r] >= 0:
+                set_bit(closed, r)
+                partner = b.route_partner[r]
+                if partner >= 0 and (s.n_players < b.double_min_players or s.route_owner[r] == q):
+                    set_bit(closed, partner)
+        if closed[0] != p.closed[0] or closed[1] != p.closed[1]:
             return CHK_ROUTES
         if p.trains < 0 or p.trains > b.trains or p.trains != b.trains - length:
             return CHK_TRAINS

@@ -124,6 +124,8 @@ ctypedef struct PlayerC:
     uint64_t discarded[2]               # own initial tickets discarded out of the game
     int n_tickets
     int n_routes
+    uint64_t closed[2]                  # routes this seat may not claim: claimed by anyone,
+                                        # or closed by the double-route rule
 
 
 ctypedef struct GameState:
