@@ -360,8 +360,8 @@ cdef int32_t sample_legal(const BoardC* b, const GameState* s, Rng* rng) noexcep
     upto[K_FACEUP] = n_face
     upto[K_BLIND] = n_face + can_draw_blind(s)
     upto[K_TICKETS] = upto[K_BLIND] + (s.tdeck_n > 0)
-    open_[0] = b.all_routes[0] & ~p.closed[0]
-    open_[1] = b.all_routes[1] & ~p.closed[1]
+    open_[0] = b.all_routes[0] & ~s.closed[0] & ~s.closed_to[s.current][0]
+    open_[1] = b.all_routes[1] & ~s.closed[1] & ~s.closed_to[s.current][1]
     i = w if w < MAX_LEN - 1 else MAX_LEN - 1
     open_[0] &= ~b.ferry_over[i][0]
     open_[1] &= ~b.ferry_over[i][1]
@@ -637,26 +637,16 @@ cdef bint second_draw_possible(const GameState* s) noexcept nogil:
     return False
 
 
-cdef void close_routes(const BoardC* b, GameState* s, int route, int seat) noexcept nogil:
-    """Close `route`, just claimed by `seat`, to every seat, and its other half (if a
-    double) to every seat below the board's player threshold, else to `seat`."""
-    cdef int q, partner = b.route_partner[route]
-    for q in range(s.n_players):
-        set_bit(s.p[q].closed, route)
-    if partner < 0:
-        return
-    if s.n_players >= b.double_min_players:
-        set_bit(s.p[seat].closed, partner)
-        return
-    for q in range(s.n_players):
-        set_bit(s.p[q].closed, partner)
-
-
 cdef void complete_claim(const BoardC* b, GameState* s, int route, EventSink* ev) noexcept nogil:
     cdef PlayerC* p = &s.p[s.current]
     cdef int n = b.route_len[route]
+    cdef int partner = b.route_partner[route]
     s.route_owner[route] = s.current
-    close_routes(b, s, route, s.current)
+    set_bit(s.closed, route)
+    if partner >= 0 and s.n_players < b.double_min_players:
+        set_bit(s.closed, partner)
+    elif partner >= 0:
+        set_bit(s.closed_to[s.current], partner)
     p.trains -= n
     p.route_points += b.route_points[n]
     set_bit(p.routes, route)
@@ -1403,16 +1393,13 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
                 length += b.route_len[r]
         if bits[0] != p.routes[0] or bits[1] != p.routes[1] or n != p.n_routes or cities != p.cities:
             return CHK_ROUTES
-        # the routes closed to q: every claimed one, and the other half of a claimed double
-        # (to everyone below the player threshold, else to the half's owner)
+        # the other halves of q's doubles, closed to q alone from the player threshold on
         closed[0] = closed[1] = 0
-        for r in range(b.n_routes):
-            if s.route_owner[r] >= 0:
-                set_bit(closed, r)
-                partner = b.route_partner[r]
-                if partner >= 0 and (s.n_players < b.double_min_players or s.route_owner[r] == q):
-                    set_bit(closed, partner)
-        if closed[0] != p.closed[0] or closed[1] != p.closed[1]:
+        if s.n_players >= b.double_min_players:
+            for r in range(b.n_routes):
+                if s.route_owner[r] == q and b.route_partner[r] >= 0:
+                    set_bit(closed, b.route_partner[r])
+        if closed[0] != s.closed_to[q][0] or closed[1] != s.closed_to[q][1]:
             return CHK_ROUTES
         if p.trains < 0 or p.trains > b.trains or p.trains != b.trains - length:
             return CHK_TRAINS
@@ -1427,6 +1414,16 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
                 return CHK_DOUBLE_SAME
             if s.n_players < b.double_min_players:
                 return CHK_DOUBLE_CLOSED
+    # routes closed to every seat: the claimed ones and, below the player threshold, the
+    # other half of each claimed double
+    closed[0] = closed[1] = 0
+    for r in range(b.n_routes):
+        if s.route_owner[r] >= 0:
+            set_bit(closed, r)
+            if b.route_partner[r] >= 0 and s.n_players < b.double_min_players:
+                set_bit(closed, b.route_partner[r])
+    if closed[0] != s.closed[0] or closed[1] != s.closed[1]:
+        return CHK_ROUTES
     # stations
     for x in range(b.n_cities):
         if s.city_station[x] < -1 or s.city_station[x] >= s.n_players:

@@ -124,8 +124,6 @@ ctypedef struct PlayerC:
     uint64_t discarded[2]               # own initial tickets discarded out of the game
     int n_tickets
     int n_routes
-    uint64_t closed[2]                  # routes this seat may not claim: claimed by anyone,
-                                        # or closed by the double-route rule
 
 
 ctypedef struct GameState:
@@ -144,6 +142,11 @@ ctypedef struct GameState:
     # board
     int8_t route_owner[MAX_ROUTES]      # seat, or -1
     int8_t city_station[MAX_CITIES]     # seat, or -1
+    # the routes a seat may not claim are closed | closed_to[seat]
+    uint64_t closed[2]                  # claimed routes and, below the double-route
+                                        # threshold, the other half of each claimed double
+    uint64_t closed_to[MAX_PLAYERS][2]  # from the threshold on, the other half of each
+                                        # double the seat owns (closed to it alone)
     # tickets: deck as a ring buffer (returned tickets go to the bottom)
     uint8_t tdeck[MAX_TICKETS]
     int tdeck_head
