@@ -200,6 +200,8 @@ def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
     (dict(players="four"), "players must be"),
     (dict(backend="spark"), "unknown backend"),
     (dict(backend="dask"), "scheduler address"),
+    (dict(n_jobs=0), r"n_jobs \(--jobs\) must be a number of workers"),
+    (dict(n_jobs=2.5), r"n_jobs \(--jobs\) must be a number of workers"),
 ])
 def test_bad_input_is_refused_clearly(kwargs, message):
     base = dict(board="europe", players=["random"] * 4, games=10)

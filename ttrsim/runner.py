@@ -432,6 +432,9 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     max_turns : a game still running after this many turns is stopped and scored
         (``truncated`` in the games table); built-in policies never reach it.
     """
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs (--jobs) must be a number of workers (1, 2, ...) or -1 for every "
+                         f"core (-2: all but one, ...), got {n_jobs!r}")
     cfg = _config(board, players, games, seed, batch_size, rotate, summary, max_turns)
     manifest = cfg.manifest()
     path = Path(out) if out is not None else None
