@@ -74,7 +74,8 @@ cdef inline void uf_union(int8_t* parent, int x, int y) noexcept nogil:
 
 cdef inline bint route_open(const BoardC* b, const GameState* s, int route, int seat) noexcept nogil:
     """Unclaimed and not closed by the double-route rules for this seat (inline: the
-    policies' hot loops call it)."""
+    policies' hot loops call it). GameState.closed and closed_to hold the same as bitsets;
+    check_state compares the two."""
     cdef int q
     if s.route_owner[route] >= 0:
         return False

@@ -642,6 +642,7 @@ cdef void complete_claim(const BoardC* b, GameState* s, int route, EventSink* ev
     cdef int n = b.route_len[route]
     cdef int partner = b.route_partner[route]
     s.route_owner[route] = s.current
+    # what route_open derives from the owners, kept for sample_legal's one-mask start
     set_bit(s.closed, route)
     if partner >= 0 and s.n_players < b.double_min_players:
         set_bit(s.closed, partner)
