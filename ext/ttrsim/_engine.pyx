@@ -644,10 +644,11 @@ cdef void complete_claim(const BoardC* b, GameState* s, int route, EventSink* ev
     s.route_owner[route] = s.current
     # what route_open derives from the owners, kept for sample_legal's one-mask start
     set_bit(s.closed, route)
-    if partner >= 0 and s.n_players < b.double_min_players:
-        set_bit(s.closed, partner)
-    elif partner >= 0:
-        set_bit(s.closed_to[s.current], partner)
+    if partner >= 0:
+        if s.n_players < b.double_min_players:
+            set_bit(s.closed, partner)
+        else:
+            set_bit(s.closed_to[s.current], partner)
     p.trains -= n
     p.route_points += b.route_points[n]
     set_bit(p.routes, route)
