@@ -5,10 +5,6 @@ board in the same map format) with pluggable player policies; ``simulate`` sprea
 games over cores; ``analysis``, ``plots`` and ``report`` turn the results into tables with
 confidence intervals, figures and reports.
 """
-from __future__ import annotations
-
-import os
-
 __version__ = "0.1.0"
 
 
@@ -18,10 +14,12 @@ def get_include() -> str:
     Installed packages carry the ``.pxd`` files beside the modules; a source checkout
     (editable install) keeps them in ``ext/ttrsim``.
     """
-    here = os.path.dirname(os.path.abspath(__file__))
-    if os.path.exists(os.path.join(here, "_structs.pxd")):
-        return os.path.dirname(here)
-    return os.path.join(os.path.dirname(here), "ext")
+    from os import path
+
+    here = path.dirname(path.abspath(__file__))
+    if path.exists(path.join(here, "_structs.pxd")):
+        return path.dirname(here)
+    return path.join(path.dirname(here), "ext")
 
 from ttrsim import maps  # noqa: E402
 from ttrsim.actions import Action, IllegalActionError  # noqa: E402
