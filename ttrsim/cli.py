@@ -69,8 +69,10 @@ def _cmd_simulate(sub):
     p.add_argument("--board", default="europe", help="usa, europe, newyork or a map file (default europe)")
     p.add_argument("--players", type=int, default=4, help="player count (default 4)")
     p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="policy spec, e.g. tickets or 'tickets:stations=0'; once for every seat, "
-                   "or once per seat in seat order (default: the default policy). See 'ttrsim policies'.")
+                   help="policy spec, e.g. tickets or 'tickets:stations=0', or a Python policy as "
+                   "path/to/file.py:function or module:callable; once for every seat, or once "
+                   "per seat in seat order (default: the default policy). A label keeps two "
+                   "seats with the same spec apart: 'tickets#a'. See 'ttrsim policies'.")
     p.add_argument("--games", type=int, default=10_000, help="number of games (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
@@ -86,6 +88,9 @@ def _cmd_simulate(sub):
     p.add_argument("--max-turns", type=int, default=None,
                    help="stop and score a game after this many turns (default 10000)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--by", choices=("auto", "policy", "seat"), default="auto",
+                   help="summary rows: per policy, or per seat and policy (default auto: per "
+                   "seat when every seat plays the same policy, else per policy)")
 
     def run(args):
         from ttrsim.runner import simulate
@@ -100,10 +105,9 @@ def _cmd_simulate(sub):
                           batch_size=args.batch_size, rotate=not args.no_rotate,
                           summary=args.summary, out=args.out, backend=args.backend,
                           scheduler=args.scheduler, progress=not args.quiet, **kwargs)
-        print(result)
-        print(result.summary().to_string(float_format=lambda x: f"{x:.3f}"))
-        if args.out:
-            print(f"results in {args.out}")
+        from ttrsim.summary import summary_text
+
+        print(summary_text(result, by=args.by, command_line=True))
         return 0
 
     p.set_defaults(func=run)

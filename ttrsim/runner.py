@@ -315,22 +315,21 @@ class Run:
     def tables(self) -> dict:
         return {name: getattr(self, name) for name in self.table_names}
 
-    def summary(self) -> pd.DataFrame:
-        """Per policy: games, win share, mean score, ticket completion rate."""
-        if self.manifest["summary"]:
-            s = self.seat_summary.groupby("policy", observed=True).sum(numeric_only=True)
-        elif "games" in self._tables or self.path is None:
-            s = _policy_sums(self.games)
-        else:
-            # a part at a time, so memory does not grow with the run (a 1,000,000-game
-            # games table would take hundreds of MB just for these five sums)
-            parts = [_policy_sums(pd.read_parquet(_part(self.path, "games", b), columns=_SUMMED))
-                     for b in range(self.manifest["batches"])]
-            s = pd.concat(parts).groupby(level=0, observed=True).sum()
-        return pd.DataFrame({"games": s["games"], "win_share": s["wins"] / s["games"],
-                             "mean_score": s["score_sum"] / s["games"],
-                             "ticket_completion": s["tickets_completed_sum"]
-                             / s["tickets_kept_sum"].clip(lower=1)})
+    def summary(self, by: str = "auto") -> pd.DataFrame:
+        """Per policy, or per seat when every seat plays the same policy: seat-games, wins,
+        win share with its 95% Wilson interval, mean score, score against the other seats,
+        tickets kept and completed (``ttrsim.summary.summary_table``; docs/tables.md).
+        ``by="policy"`` or ``by="seat"`` chooses the grouping."""
+        from ttrsim.summary import summary_table
+
+        return summary_table(self, by=by)
+
+    def summary_text(self, by: str = "auto") -> str:
+        """The summary as ``ttrsim simulate`` prints it: a header (board, players, games,
+        seed, time), the table of ``summary()`` and where the results are."""
+        from ttrsim.summary import summary_text
+
+        return summary_text(self, by=by)
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -372,17 +371,6 @@ def _read_table(path: Path, name: str, manifest: dict, board) -> pd.DataFrame:
     for col in df.columns.intersection(list(cats)):
         df[col] = df[col].astype(object).astype(cats[col])
     return df
-
-
-_SUMMED = ["policy", "win", "score", "tickets_completed", "tickets_kept"]
-
-
-def _policy_sums(games: pd.DataFrame) -> pd.DataFrame:
-    """Per policy the sums behind ``Run.summary``, from a games table (columns ``_SUMMED``)."""
-    g = games.groupby("policy", observed=True)
-    return pd.DataFrame({"games": g.size(), "wins": g["win"].sum(), "score_sum": g["score"].sum(),
-                         "tickets_completed_sum": g["tickets_completed"].sum(),
-                         "tickets_kept_sum": g["tickets_kept"].sum()})
 
 
 def _read_summary(path: Path, cfg: _Config) -> dict:
@@ -461,6 +449,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         if bar is not None:
             bar.close()
     manifest["wall_seconds_last_session"] = round(time.perf_counter() - start, 3)
+    manifest["games_last_session"] = sum(cfg.batch_range(b)[1] - cfg.batch_range(b)[0] for b in todo)
     if path is not None:
         manifest["complete"] = True
         _atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=2)))
