@@ -53,8 +53,13 @@ def _cmd_report(sub):
     p.add_argument("--title", default=None, help="report title")
 
     def run(args):
+        from pathlib import Path
+
         from ttrsim import report
 
+        if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+            raise ValueError(f"--out {args.out} is a file; give a directory for the report "
+                             "(it is created if missing)")
         return report.cli_report(args)
 
     p.set_defaults(func=run)
@@ -131,17 +136,73 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every user mistake ends with one line on stderr and exit code 2."""
+    from ttrsim.policies import PolicyError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        # Bad input: one clear line, no traceback.
-        print(f"ttrsim {args.command}: error: {exc}", file=sys.stderr)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()              # a closed pipe shows here for short outputs
+        return code
+    except BrokenPipeError:
+        # the reader went away (``| head``): nothing left to say, and no one to say it to
+        _silence_stdout()
         return 2
+    except KeyboardInterrupt:
+        _error(args, "interrupted" + _saved_note(args))
+        return 2
+    except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
+        # Bad input: one clear line, no traceback.
+        _error(args, _one_line(exc))
+        return 2
+
+
+def _error(args, message: str) -> None:
+    print(f"ttrsim {args.command}: error: {message}", file=sys.stderr)
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        text = f"{exc.filename}: {exc.strerror}"
+    else:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush stays quiet."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _saved_note(args) -> str:
+    """What an interrupted ``simulate`` left on disk, and how to go on."""
+    if getattr(args, "command", None) != "simulate":
+        return ""
+    if not args.out:
+        return ("; nothing was saved (without --out results stay in memory): add --out DIR to "
+                "keep every finished batch, and the same command then resumes")
+    from pathlib import Path
+    import json
+
+    out = Path(args.out)
+    try:
+        m = json.loads((out / "manifest.json").read_text())
+        done = [int(p.name) for p in (out / "done").iterdir()] if (out / "done").is_dir() else []
+    except (OSError, ValueError):
+        return f"; nothing was saved in {out}"
+    games = sum(min(m["games"], (b + 1) * m["batch_size"]) - b * m["batch_size"] for b in done)
+    return (f"; {len(done)} of {m['batches']} batches ({games:,} of {m['games']:,} games) are "
+            f"saved in {out}: the same command resumes the run")
 
 
 if __name__ == "__main__":  # pragma: no cover

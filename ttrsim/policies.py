@@ -194,7 +194,14 @@ def make_policy(spec, board) -> Policy:
                 except Exception as exc:
                     raise ValueError(f"policy {spec!r}: {target.__name__}() failed: "
                                      f"{type(exc).__name__}: {exc}") from None
-            return PyPolicy(_Guarded(target), board, spec=policy_name(spec))
+            try:
+                guarded = _Guarded(target)
+            except TypeError:
+                raise ValueError(f"policy {spec!r} is not a policy: name a function "
+                                 "f(observation, legal_actions), or a class or object with a "
+                                 "choose(observation, legal_actions) method") from None
+            guarded.name = policy_name(spec)           # errors name it as it was given
+            return PyPolicy(guarded, board, spec=guarded.name)
         name, params = parse_spec(spec)
         info = REGISTRY[name]
         values = {k: v[0] for k, v in info.params.items()} | params

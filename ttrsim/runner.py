@@ -12,7 +12,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
+import threading
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -424,6 +428,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         raise ValueError(f"n_jobs (--jobs) must be a number of workers (1, 2, ...) or -1 for every "
                          f"core (-2: all but one, ...), got {n_jobs!r}")
     cfg = _config(board, players, games, seed, batch_size, rotate, summary, max_turns)
+    _check_backend(backend, scheduler)
     manifest = cfg.manifest()
     path = Path(out) if out is not None else None
     done = set()
@@ -434,8 +439,9 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     acc = None
     bar = _progress_bar(cfg, done, progress)
     start = time.perf_counter()
+    batches = _execute(cfg, todo, n_jobs, backend, scheduler)
     try:
-        for b, payload in _execute(cfg, todo, n_jobs, backend, scheduler):
+        for b, payload in batches:
             if path is not None:
                 _write_batch(path, cfg, b, payload)
             if cfg.summary:
@@ -446,6 +452,13 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
                 first, stop = cfg.batch_range(b)
                 bar.update(stop - first)
     finally:
+        # Stopped early (Ctrl-C, an error): cancel the batches still queued. Every batch
+        # that finished is already on disk, so joblib's warning about cancelled tasks
+        # says nothing the caller needs.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*tasks which were still being processed",
+                                    category=UserWarning)
+            batches.close()
         if bar is not None:
             bar.close()
     manifest["wall_seconds_last_session"] = round(time.perf_counter() - start, 3)
@@ -473,18 +486,28 @@ def _progress_bar(cfg: _Config, done: set, show: bool):
                 desc=f"{cfg.board.name} {cfg.n_players}p", smoothing=0.1)
 
 
+def _check_backend(backend: str, scheduler: str | None) -> None:
+    """Refuse a backend that cannot run before anything is written."""
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ImportError("the dask backend needs dask.distributed, which is not installed: "
+                              "pip install 'ttrsim[dask]'") from None
+        if not scheduler:
+            raise ValueError("the dask backend needs the scheduler address (scheduler=/--scheduler)")
+    elif backend != "loky":
+        raise ValueError(f"unknown backend {backend!r}: use 'loky' (local) or 'dask' (cluster)")
+
+
 def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str | None):
     """Yield (batch index, payload) as batches finish, in any order."""
     if not todo:
         return
     tasks = (joblib.delayed(_run_batch)(cfg, b) for b in todo)
     if backend == "dask":
-        try:
-            from distributed import Client
-        except ImportError:
-            raise ImportError("the dask backend needs dask.distributed: pip install 'ttrsim[dask]'") from None
-        if not scheduler:
-            raise ValueError("the dask backend needs the scheduler address (scheduler=/--scheduler)")
+        from distributed import Client
+
         with Client(scheduler) as client, joblib.parallel_config(backend="dask"):
             client.wait_for_workers(1, timeout=60)
             yield from joblib.Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
@@ -495,11 +518,32 @@ def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str
         for b in todo:
             yield _run_batch(cfg, b)
         return
-    yield from joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)
+    with _sigint_held():
+        results = joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)
+    yield from results
+
+
+@contextmanager
+def _sigint_held():
+    """Ignore SIGINT while joblib starts its worker processes (a few milliseconds: starting
+    a process does not wait for it). The workers inherit the ignored signal, so a Ctrl-C
+    interrupts this process alone, which then cancels the workers, instead of interrupting
+    every worker too (each printing a traceback when caught while still starting up)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _prepare_out(path: Path, manifest: dict, cfg: _Config) -> set:
     """Check an existing directory belongs to this run; return the batches already done."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"out={str(path)!r} (--out) is a file; give a directory for the results "
+                         "(it is created if missing)")
     mfile = path / "manifest.json"
     if mfile.exists():
         try:
@@ -513,7 +557,11 @@ def _prepare_out(path: Path, manifest: dict, cfg: _Config) -> set:
                              "directory or delete it")
     elif path.exists() and any(path.iterdir()):
         raise ValueError(f"{path} is not empty and holds no ttrsim run; choose another --out directory")
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create the out= (--out) directory {str(path)!r}: "
+                         f"{exc.strerror or exc}") from None
     started = dict(manifest, complete=False)
     _atomic_write(mfile, lambda p: p.write_text(json.dumps(started, indent=2)))
     return {b for b in range(cfg.n_batches) if _done_marker(path, b).exists()}
