@@ -12,7 +12,7 @@ Measures
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
-prints the README's tables from ``scripts/bench.json`` without measuring anything.
+prints the tables of docs/performance.md from ``scripts/bench.json`` without measuring anything.
 The memory readings need psutil (installed with the ``test`` and ``dask`` extras).
 
     python scripts/bench.py                 # full run (about 13 minutes on 2 cores)
@@ -181,7 +181,7 @@ def run_peak(games: int, summary: bool, jobs: int, batch_size: int | None = None
 
 
 def markdown(result: dict) -> str:
-    """The README's benchmark tables from a result of this script."""
+    """The benchmark tables of docs/performance.md from a result of this script."""
     m = result["machine"]
     commit = (f" at {m['commit']}" + (" with local changes" if m["modified"] else "")
               if m.get("commit") else "")
@@ -243,9 +243,9 @@ def main(argv=None) -> int:
     ap.add_argument("--json", help="where to write the result, or for --markdown read it "
                                    "(default scripts/bench.json; scripts/bench-partial.json "
                                    "for a smaller run than the full one, which leaves the "
-                                   "README's figures be)")
+                                   "figures of docs/performance.md be)")
     ap.add_argument("--markdown", action="store_true",
-                    help="print the README tables from --json and exit (measures nothing)")
+                    help="print the tables of docs/performance.md from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
     games = args.games or (1000 if args.quick else 10000)
     run_games = args.run_games or (20000 if args.quick else 1_000_000)
