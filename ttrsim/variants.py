@@ -120,10 +120,13 @@ def _ref_text(ref) -> str:
 
 
 def _check_city(board_dict: dict, city: str, where: str) -> None:
-    names = {c["name"] for c in board_dict["cities"]}
+    names = [c["name"] for c in board_dict["cities"]]
     if city not in names:
-        raise VariantError(f"{where}: unknown city {city!r}; the board's cities are named as "
-                           f"in 'ttrsim maps' (e.g. {sorted(names)[0]!r})")
+        import difflib
+
+        close = difflib.get_close_matches(city, names, n=1, cutoff=0.6)
+        hint = f"did you mean {close[0]!r}?" if close else "see board.cities for the names"
+        raise VariantError(f"{where}: unknown city {city!r}; {hint}")
 
 
 def _find(entries: list, ref, kind: str, where: str, board_dict: dict) -> list[int]:
