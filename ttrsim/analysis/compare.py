@@ -26,8 +26,6 @@ import time
 import joblib
 import numpy as np
 import pandas as pd
-from scipy import stats as sps
-
 from ttrsim._batch import DEFAULT_MAX_TURNS, SCORE_COLS
 
 __all__ = ["Comparison", "compare", "game_metrics", "paired_stats", "run_tasks"]
@@ -148,6 +146,8 @@ def _align(meta_b, Yb, Xb, meta_v, Yv, Xv):
 def paired_stats(n: int, S, M, confidence: float = 0.95) -> pd.DataFrame:
     """Estimates, paired interval, p-value and unpaired half-width of each metric from the
     sums of :func:`paired_moments` over ``n`` games (see the module docstring)."""
+    from scipy import stats as sps
+
     S = np.asarray(S, dtype=np.int64)
     M = np.asarray(M, dtype=np.int64)
     Sf = S.astype(float)
@@ -180,6 +180,8 @@ def paired_stats(n: int, S, M, confidence: float = 0.95) -> pd.DataFrame:
 
 def bh_q(p) -> np.ndarray:
     """Benjamini–Hochberg q-values of the finite p-values (NaN elsewhere)."""
+    from scipy import stats as sps
+
     p = np.asarray(p, dtype=float)
     q = np.full(p.shape, np.nan)
     ok = np.isfinite(p)
@@ -334,6 +336,8 @@ class Comparison:
     def intervals(self) -> pd.DataFrame:
         """Per metric the 95% half-width of the paired interval and of the unpaired one
         (the two sides treated as independent samples), and their ratio."""
+        from scipy import stats as sps
+
         t = self.full
         q = sps.t.ppf(0.975, max(int(t.games.iloc[0]) - 1, 1))
         out = t[["kind", "metric", "key"]].copy()
