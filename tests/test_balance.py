@@ -294,3 +294,17 @@ def test_ticket_fairness_closed_loop():
     # balanceable tickets are the ones completed often enough when kept
     assert (t0.completion[t0.balanceable] >= 0.6).all()
     assert base.ticket_points.tolist() == t0.points.tolist()
+
+
+def test_variant_cli_and_the_file_base(tmp_path, capsys):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[1] / "docs" / "examples"
+    rc = main(["variant", str(examples / "europe-40-trains.toml"), "--save", str(tmp_path / "m.json")])
+    out = capsys.readouterr().out
+    assert rc == 0 and "trains 45 -> 40" in out and "route 92 Rostov - Sochi" in out
+    assert maps.load(str(tmp_path / "m.json")).trains == 40
+    rc = main(["compare", "--variant", str(examples / "europe-variant.json"), "--players", "2",
+               "--games", "100", "--quiet", "--rows", "3"])
+    out = capsys.readouterr().out
+    assert rc == 0 and out.startswith("compare europe vs europe.v")

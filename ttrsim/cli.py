@@ -146,7 +146,9 @@ def _cmd_compare(sub):
         description="Play the same games (the same seeds) on a board and on a variant of it and "
         "print every metric with the paired difference, its 95%% interval and the "
         "Benjamini-Hochberg q-value, significant rows first.")
-    p.add_argument("--board", default="europe", help="base board: usa, europe, newyork or a map file")
+    p.add_argument("--board", default=None,
+                   help="base board: usa, europe, newyork or a map file (default: the variant "
+                   "file's \"base\", else europe)")
     p.add_argument("--variant", required=True, metavar="FILE",
                    help="variant file (JSON/TOML, see docs/analysis.md) or a map file")
     p.add_argument("--players", type=int, default=4, help="player count (default 4)")
@@ -168,9 +170,11 @@ def _cmd_compare(sub):
         from ttrsim.analysis.compare import compare
         from ttrsim.variants import load_variant
 
-        base = maps.load(args.board)
+        if not os.path.isfile(args.variant):
+            raise ValueError(f"variant file {args.variant!r} not found")
+        base = maps.load(args.board) if args.board else None
         if args.variant.endswith(".toml"):
-            other = load_variant(args.variant, base)
+            other = load_variant(args.variant, base, "europe")
         else:
             import json
 
@@ -179,9 +183,16 @@ def _cmd_compare(sub):
                     is_map = "routes" in json.load(f)
             except (OSError, ValueError):
                 is_map = False
-            if not os.path.isfile(args.variant):
-                raise ValueError(f"variant file {args.variant!r} not found")
-            other = maps.load(args.variant) if is_map else load_variant(args.variant, base)
+            if is_map:
+                other = maps.load(args.variant)
+            else:
+                other = load_variant(args.variant, base, "europe")
+        if base is None:
+            from ttrsim.variants import rebuild
+
+            info = other.variant or {}
+            base = (rebuild(info["base_variant"]) if info.get("base_variant")
+                    else maps.load(info.get("base_path") or info.get("base") or "europe"))
         specs = args.policy
         if specs and len(specs) not in (1, args.players):
             raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "

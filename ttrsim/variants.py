@@ -447,7 +447,7 @@ def rebuild(info: dict) -> Board:
     return variant(base, name=info.get("name"), title=info.get("title"), **changes)
 
 
-def load_variant(path, board=None) -> Board:
+def load_variant(path, board=None, default_base=None) -> Board:
     """Read a variant file (JSON, or TOML for ``.toml``) and apply it.
 
     The file holds the keyword arguments of :func:`variant`, plus optional ``base`` (the
@@ -455,6 +455,8 @@ def load_variant(path, board=None) -> Board:
 
         {"base": "europe", "trains": 40, "ticket_points": {"Paris - Wien": 10},
          "remove_routes": ["Rostov - Sochi"], "deck": {"wild": 18}}
+
+    ``board`` overrides the file's ``base``; ``default_base`` is used when neither is given.
     """
     spec = os.fspath(path)
     if not os.path.isfile(spec):
@@ -472,7 +474,7 @@ def load_variant(path, board=None) -> Board:
         raise VariantError(f"{spec}: cannot read the variant file ({exc})") from None
     if not isinstance(data, dict):
         raise VariantError(f"{spec}: a variant file holds one object of changes")
-    base = board if board is not None else data.get("base")
+    base = board if board is not None else data.get("base", default_base)
     if base is None:
         raise VariantError(f"{spec}: no base board: add \"base\": \"europe\" or pass --board")
     kwargs = {k: v for k, v in data.items() if k != "base"}
