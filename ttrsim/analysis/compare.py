@@ -116,8 +116,13 @@ def game_metrics(board, names, res: dict, first: int, detail: bool = True):
 def paired_moments(Yb, Xb, Yv, Xv):
     """Per metric the sums ``S`` (metrics, 4) and sums of products ``M`` (metrics, 4, 4)
     of ``(y_base, x_base, y_variant, x_variant)`` over games (int64, exact)."""
-    Z = np.stack([Yb, Xb, Yv, Xv], axis=2).astype(np.int64)      # (games, metrics, 4)
-    return Z.sum(axis=0), np.einsum("gki,gkj->kij", Z, Z)
+    Z = np.stack([Yb, Xb, Yv, Xv], axis=0).astype(np.int64)      # (4, games, metrics)
+    S = Z.sum(axis=1).T
+    # products in float64 (BLAS): exact while every sum stays below 2**53, which the
+    # counts and scores of a batch are far from (|value| < 2**15, games < 2**20)
+    F = np.ascontiguousarray(Z.transpose(2, 0, 1), dtype=np.float64)   # (metrics, 4, games)
+    M = np.rint(F @ F.transpose(0, 2, 1)).astype(np.int64)
+    return S, M
 
 
 def _align(meta_b, Yb, Xb, meta_v, Yv, Xv):
