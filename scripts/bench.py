@@ -180,6 +180,36 @@ def run_peak(games: int, summary: bool, jobs: int, batch_size: int | None = None
             "games_per_s": games / wall, "peak_rss_mb": peak / 2**20, "disk_mb": size / 2**20}
 
 
+def compare_cost(games: int, repeat: int = 3, seed: int = 1) -> dict:
+    """CPU time of ``ttrsim.compare`` (Europe, 4 players, default policy, one worker,
+    against a variant with 40 trains) next to ``ttrsim.simulate`` of the same games in both
+    modes; the fastest of ``repeat`` alternated rounds counts. Everything runs in this
+    process, so its CPU time is the cost, less disturbed than the wall time by other load
+    on a shared machine. A comparison plays every game twice, so about 2x one simulation
+    means it adds no cost of its own."""
+    board = ttrsim.maps.load("europe")
+    other = ttrsim.variant(board, trains=40)
+    ttrsim.compare(board, other, 4, games=min(games, 1000), seed=seed)      # warm up
+    best = {"compare": float("inf"), "simulate": float("inf"), "simulate_summary": float("inf"),
+            "simulate_variant_summary": float("inf")}
+    for _ in range(max(1, repeat)):
+        for key, call in (("compare", lambda: ttrsim.compare(board, other, 4, games=games, seed=seed)),
+                          ("simulate", lambda: ttrsim.simulate(board, 4, games=games, seed=seed)),
+                          ("simulate_summary", lambda: ttrsim.simulate(board, 4, games=games,
+                                                                       seed=seed, summary=True)),
+                          ("simulate_variant_summary", lambda: ttrsim.simulate(
+                              other, 4, games=games, seed=seed, summary=True))):
+            t = time.process_time()
+            call()
+            best[key] = min(best[key], time.process_time() - t)
+    return {"games": games, "repeat": repeat, **{f"{k}_s": v for k, v in best.items()},
+            "ratio": best["compare"] / best["simulate"],
+            "ratio_summary": best["compare"] / best["simulate_summary"],
+            # against simulating both boards: what the comparison adds to playing them
+            "ratio_both_summary": best["compare"] / (best["simulate_summary"]
+                                                     + best["simulate_variant_summary"])}
+
+
 def markdown(result: dict) -> str:
     """The benchmark tables of docs/performance.md from a result of this script."""
     m = result["machine"]
@@ -224,6 +254,13 @@ def markdown(result: dict) -> str:
                 + (f" in batches of {par['batch_size']:,}" if "batch_size" in par else "")
                 + (f", the fastest of {len(par['ones'])} runs" if len(par.get("ones", ())) > 1
                    else "") + ")."]
+    c = result.get("compare")
+    if c:
+        out += ["", f"`ttrsim.compare` of Europe, 4 players, one worker, {c['games']:,} paired "
+                f"games: {c['compare_s']:.2f} CPU s, {c['ratio']:.2f} x `simulate` of the same games "
+                f"({c['simulate_s']:.2f} s per-event, {c['simulate_summary_s']:.2f} s summary "
+                f"mode: {c['ratio_summary']:.2f} x; {c['ratio_both_summary']:.2f} x summary runs of "
+                f"both boards)."]
     return "\n".join(out)
 
 
@@ -237,6 +274,11 @@ def main(argv=None) -> int:
                          "each counts (default 3)")
     ap.add_argument("--policies", default=",".join(sorted(REGISTRY)), help="comma-separated")
     ap.add_argument("--skip-runs", action="store_true", help="only the per-core measurements")
+    ap.add_argument("--compare-games", type=int, default=None,
+                    help="games of the paired-comparison timing (default 20000, --quick 4000; "
+                         "0 skips it)")
+    ap.add_argument("--only-compare", action="store_true",
+                    help="only the paired-comparison timing (written to bench-partial.json)")
     ap.add_argument("--run-repeat", type=int, default=2,
                     help="one-worker and all-core summary runs, alternated; the fastest of "
                          "each counts (default 2)")
@@ -250,7 +292,7 @@ def main(argv=None) -> int:
     games = args.games or (1000 if args.quick else 10000)
     run_games = args.run_games or (20000 if args.quick else 1_000_000)
     partial = (args.skip_runs or games != 10000 or run_games != 1_000_000
-               or args.policies != ap.get_default("policies"))
+               or args.policies != ap.get_default("policies") or args.only_compare)
     if args.json is None:
         name = "bench-partial.json" if partial and not args.markdown else "bench.json"
         args.json = str(Path(__file__).with_name(name))
@@ -261,6 +303,21 @@ def main(argv=None) -> int:
 
     print(f"# ttrsim {ttrsim.__version__} on {result['machine']['cpu']} "
           f"({result['machine']['cores']} cores)\n")
+    compare_games = (args.compare_games if args.compare_games is not None
+                     else 4000 if args.quick else 20000)
+    if compare_games:
+        c = compare_cost(compare_games)
+        result["compare"] = c
+        print(f"## paired comparison (ttrsim.compare), Europe 4p, 1 worker, {c['games']:,} games")
+        print(f"CPU time: compare {c['compare_s']:.2f} s = {c['ratio']:.2f} x simulate per-event "
+              f"({c['simulate_s']:.2f} s), {c['ratio_summary']:.2f} x simulate --summary "
+              f"({c['simulate_summary_s']:.2f} s); {c['ratio_both_summary']:.2f} x simulate "
+              f"--summary of both boards ({c['simulate_summary_s']:.2f} + "
+              f"{c['simulate_variant_summary_s']:.2f} s)\n")
+    if args.only_compare:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+        print(f"written to {args.json}")
+        return 0
     print("## games per second, one core (profile: share of time in rules / policy / results)")
     print(f"{'policy':10s} {'board':8s} {'players':>7s} {'games/s':>10s} {'turns':>6s}  profile")
     configs = [(board, players, policy) for policy in args.policies.split(",")

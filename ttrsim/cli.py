@@ -121,6 +121,108 @@ def _cmd_simulate(sub):
 COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report]
 
 
+def _cmd_variant(sub):
+    p = sub.add_parser("variant", help="check a variant file and describe the board it makes",
+                       description="Apply a variant file (JSON or TOML, the keyword arguments of "
+                       "ttrsim.variant) to a board, validate it and print what changed.")
+    p.add_argument("path", help="the variant file")
+    p.add_argument("--board", default=None, help="base board (default: the file's \"base\")")
+    p.add_argument("--save", metavar="FILE", help="also write the variant's map file (JSON)")
+
+    def run(args):
+        import json
+
+        from ttrsim import maps
+        from ttrsim.variants import board_to_dict, load_variant
+
+        board = load_variant(args.path, args.board)
+        info = board.variant
+        print(f"{board.name}: variant of {info['base']} (hash {info['hash']})")
+        print(f"  changes: {info['description']}")
+        print(maps.describe(board))
+        if args.save:
+            with open(args.save, "w", encoding="utf-8") as f:
+                json.dump(board_to_dict(board), f, indent=1, ensure_ascii=False)
+            print(f"map file written to {args.save}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+def _cmd_compare(sub):
+    p = sub.add_parser(
+        "compare", help="compare a board with a variant on the same games (paired)",
+        description="Play the same games (the same seeds) on a board and on a variant of it and "
+        "print every metric with the paired difference, its 95%% interval and the "
+        "Benjamini-Hochberg q-value, significant rows first.")
+    p.add_argument("--board", default=None,
+                   help="base board: usa, europe, newyork or a map file (default: the variant "
+                   "file's \"base\", else europe)")
+    p.add_argument("--variant", required=True, metavar="FILE",
+                   help="variant file (JSON/TOML, see docs/analysis.md) or a map file")
+    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="policy spec, once for every seat or once per seat (default: tickets)")
+    p.add_argument("--games", type=int, default=10_000, help="paired games (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    p.add_argument("--alpha", type=float, default=0.05, help="q-value threshold (default 0.05)")
+    p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
+    p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
+    p.add_argument("--report", metavar="DIR", help="write an HTML comparison report here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def run(args):
+        import os
+
+        from ttrsim import maps
+        from ttrsim.analysis.compare import compare
+        from ttrsim.variants import load_variant
+
+        if not os.path.isfile(args.variant):
+            raise ValueError(f"variant file {args.variant!r} not found")
+        base = maps.load(args.board) if args.board else None
+        if args.variant.endswith(".toml"):
+            other = load_variant(args.variant, base, "europe")
+        else:
+            import json
+
+            try:
+                with open(args.variant, encoding="utf-8") as f:
+                    is_map = "routes" in json.load(f)
+            except (OSError, ValueError):
+                is_map = False
+            if is_map:
+                other = maps.load(args.variant)
+            else:
+                other = load_variant(args.variant, base, "europe")
+        if base is None:
+            from ttrsim.variants import rebuild
+
+            info = other.variant or {}
+            base = (rebuild(info["base_variant"]) if info.get("base_variant")
+                    else maps.load(info.get("base_path") or info.get("base") or "europe"))
+        specs = args.policy
+        if specs and len(specs) not in (1, args.players):
+            raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
+                             f"seat), not {len(specs)} times")
+        players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
+        result = compare(base, other, players, games=args.games, seed=args.seed,
+                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet)
+        print(result.summary(args.rows))
+        if args.csv:
+            result.sorted_table().to_csv(args.csv, index=False)
+            print(f"table written to {args.csv}")
+        if args.report:
+            print(f"report: {result.report(args.report)}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS += [_cmd_variant, _cmd_compare]
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ttrsim",

@@ -101,6 +101,7 @@ class _Config:
             "rotate": self.rotate,
             "summary": self.summary,
             "max_turns": self.max_turns,
+            **({"variant": self.board.variant} if getattr(self.board, "variant", None) else {}),
             "seed_derivation": "numpy SeedSequence(seed) -> run key; game g: SplitMix64 output g",
             "versions": {"python": platform.python_version(), "numpy": numpy.__version__,
                          "pandas": pd.__version__, "joblib": joblib.__version__,
@@ -590,7 +591,12 @@ def _board_of(manifest: dict):
 
     name = manifest["board"]
     source = manifest.get("board_path") or name
-    board = maps.load(source)
+    if manifest.get("variant"):
+        from ttrsim.variants import rebuild
+
+        source, board = f"variant {name}", rebuild(manifest["variant"])
+    else:
+        board = maps.load(source)
     if board.checksum != manifest["board_checksum"]:
         raise ValueError(f"board {source!r} has changed since the run (checksum differs)")
     return board
