@@ -7,6 +7,7 @@ from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, EventSink, action_a, action_b, action_c,
@@ -523,6 +524,11 @@ def policy_seeds(uint64_t game_seed, int n_players):
 # ---------------------------------------------------------------------------
 # the vector environment
 
+cdef inline int64_t now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1000000000 + ts.tv_nsec
+
 cdef enum:
     R_WIN = 0
     R_SCORE = 1
@@ -562,6 +568,8 @@ cdef class VectorEnvCore:
     cdef int16_t[:, ::1] v_final
     cdef int bad_env, bad_rel
     cdef int32_t bad_code
+    cdef public bint profile        # time the loop's parts (profile_ns)
+    cdef int64_t ns[6]              # agent move, opponents, new games, obs, mask, sampling
 
     def __cinit__(self):
         self.states = NULL
@@ -624,6 +632,7 @@ cdef class VectorEnvCore:
         self.v_act = self.actions_out
         self.v_final = self.final_scores
         memset(self.over, 0, n_envs)
+        memset(self.ns, 0, sizeof(self.ns))
         for i in range(n_envs):
             self.seat[i] = 0
             memset(&self.states[i], 0, sizeof(GameState))
@@ -669,12 +678,15 @@ cdef class VectorEnvCore:
     cdef int advance(self, int i) noexcept nogil:
         """Play the opponents of env i until its agent is to act or the game ends."""
         cdef GameState* s = &self.states[i]
-        cdef int st
+        cdef int st = ST_OK
+        cdef int64_t t0 = now_ns() if self.profile else 0
         while s.phase != PH_OVER and s.current != self.seat[i] and s.turn < self.max_turns:
             st = self.opp_act(i)
             if st != ST_OK:
-                return st
-        return ST_OK
+                break
+        if self.profile:
+            self.ns[1] += now_ns() - t0
+        return st
 
     cdef int new_game(self, int i) noexcept nogil:
         """Deal env i's next game, start its opponents, play them up to the agent."""
@@ -684,6 +696,7 @@ cdef class VectorEnvCore:
         cdef uint64_t sd[MAX_PLAYERS]
         cdef int q, r, n = self.n_players
         cdef PolicyRef* ref
+        cdef int64_t t0 = now_ns() if self.profile else 0
         self.seeds[i] = g
         game_init(&self.cb.c, s, n, g)
         for q in range(n):              # the seats' policy seeds, as the batch loop
@@ -698,6 +711,8 @@ cdef class VectorEnvCore:
                 ref = &self.refs[i * (n - 1) + r - 1]
                 ref.vt.start_game(ref.obj, &self.cb.c, s, q, sd[q])
         self.over[i] = 0
+        if self.profile:
+            self.ns[2] += now_ns() - t0
         return self.advance(i)
 
     cdef void finish(self, int i) noexcept nogil:
@@ -732,8 +747,14 @@ cdef class VectorEnvCore:
 
     cdef void emit(self, int i) noexcept nogil:
         cdef GameState* s = &self.states[i]
+        cdef int64_t t0 = now_ns() if self.profile else 0, t1
         write_obs(&self.sp, &self.cb.c, s, self.seat[i], &self.v_obs[i, 0])
+        if self.profile:
+            t1 = now_ns()
+            self.ns[3] += t1 - t0
         write_mask(&self.sp, &self.cb.c, s, self.seat[i], &self.v_mask[i, 0], self.buf)
+        if self.profile:
+            self.ns[4] += now_ns() - t1
 
     cdef int after_move(self, int i) noexcept nogil:
         """Opponents, end of game, auto-reset and output of env i after its agent moved."""
@@ -794,6 +815,7 @@ cdef class VectorEnvCore:
         cdef int32_t[::1] act = np.ascontiguousarray(actions, dtype=np.int32)
         cdef int i, a, st = ST_OK, bad = -1
         cdef int32_t code
+        cdef int64_t t0
         if act.shape[0] != self.n_envs:
             raise ValueError(f"step needs one action per env ({self.n_envs}), got {act.shape[0]}")
         with nogil:
@@ -815,8 +837,11 @@ cdef class VectorEnvCore:
                 self.v_rew[i] = 0
                 self.v_term[i] = 0
                 self.v_trunc[i] = 0
+                t0 = now_ns() if self.profile else 0
                 code = index_to_code(&self.sp, &self.cb.c, &self.states[i], act[i])
                 apply_legal(&self.cb.c, &self.states[i], code, NULL)
+                if self.profile:
+                    self.ns[0] += now_ns() - t0
                 st = self.after_move(i)
                 if st != ST_OK:
                     break
@@ -828,6 +853,7 @@ cdef class VectorEnvCore:
         call); envs whose game is over get -1."""
         cdef int i
         cdef int32_t code
+        cdef int64_t t0 = now_ns() if self.profile else 0
         with nogil:
             for i in range(self.n_envs):
                 if self.over[i] or self.states[i].phase == PH_OVER:
@@ -835,7 +861,19 @@ cdef class VectorEnvCore:
                     continue
                 code = sample_legal(&self.cb.c, &self.states[i], &self.sample_rng[i])
                 self.v_act[i] = code_to_index(&self.sp, &self.cb.c, code)
+        if self.profile:
+            self.ns[5] += now_ns() - t0
         return self.actions_out
+
+    def profile_ns(self, bint clear=False):
+        """Nanoseconds spent (with ``profile`` on) in: the agent's moves, the opponents'
+        moves, dealing new games (with starting the opponents), observations, masks and
+        sample_actions."""
+        out = {k: self.ns[j] for j, k in enumerate(
+            ("agent", "opponents", "new_games", "obs", "mask", "sample"))}
+        if clear:
+            memset(self.ns, 0, sizeof(self.ns))
+        return out
 
     def game_seeds(self):
         """Seed of each env's current game (``Game(board, players, seed=...)`` deals it)."""
@@ -940,3 +978,24 @@ cdef class ObservationPolicy(Policy):
         except Exception as exc:
             self.error = exc
             return -1
+
+
+def _bench_encoders(VectorEnvCore env, int reps):
+    """Nanoseconds per call of the observation and mask writers over the envs' current
+    positions (scripts/bench.py)."""
+    cdef int r, i
+    cdef int64_t t0, t1, t2
+    t0 = now_ns()
+    with nogil:
+        for r in range(reps):
+            for i in range(env.n_envs):
+                write_obs(&env.sp, &env.cb.c, &env.states[i], env.seat[i], &env.v_obs[i, 0])
+    t1 = now_ns()
+    with nogil:
+        for r in range(reps):
+            for i in range(env.n_envs):
+                write_mask(&env.sp, &env.cb.c, &env.states[i], env.seat[i], &env.v_mask[i, 0],
+                           env.buf)
+    t2 = now_ns()
+    n = reps * env.n_envs
+    return (t1 - t0) / n, (t2 - t1) / n
