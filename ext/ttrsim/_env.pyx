@@ -170,9 +170,11 @@ cdef inline int colour_block(uint8_t* out, int h, int w, int n, int f) noexcept 
     many."""
     cdef int hi = w if w < n - 1 else n - 1
     cdef int lo = n - h if n - h > f else f
+    cdef int k
     if h <= 0 or hi < lo:
         return 0
-    memset(out + lo - f, 1, hi - lo + 1)
+    for k in range(lo - f, hi - f + 1):        # a few bytes: no call to memset
+        out[k] = 1
     return hi - lo + 1
 
 
@@ -182,7 +184,7 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     over); returns the number of legal actions. A turn's claims and stations are marked
     by ranges of wild counts, without listing every payment (they are the same set as
     legal_actions lists: the tests compare them at every step)."""
-    cdef int n, i, r, c, w, base, cost, m = 0, per_city = 0
+    cdef int n, i, k, r, c, w, base, cost, m = 0, per_city = 0
     cdef const PlayerC* p = &s.p[seat]
     cdef const int16_t* hand = &p.hand[0]
     cdef uint64_t open_[2]
@@ -239,7 +241,8 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
             for i in range(b.n_cities):
                 if s.city_station[i] < 0:
                     if i > 0:
-                        memcpy(mask + base + i * sp.st_width, mask + base, sp.st_width)
+                        for k in range(sp.st_width):
+                            mask[base + i * sp.st_width + k] = mask[base + k]
                     m += per_city
             if s.city_station[0] >= 0:
                 memset(mask + base, 0, sp.st_width)
@@ -275,16 +278,18 @@ cdef inline int obs_length(const Space* sp, int n_players) noexcept nogil:
 
 
 cdef inline int rel(int q, int seat, int n) noexcept nogil:
-    """Seat q as seen from `seat`: 0 itself, 1 the next seat to play, ... (-1 stays)."""
-    if q < 0:
-        return -1
-    return q - seat if q >= seat else q - seat + n
+    """Seat q as seen from `seat`: 0 itself, 1 the next seat to play, ... (-1 stays -1);
+    without a branch (route owners follow no pattern a predictor learns)."""
+    cdef int d = q - seat
+    d += n & -(d < 0)
+    return d | -(q < 0)
 
 
 cdef void write_obs(const Space* sp, const BoardC* b, const GameState* s, int seat,
                     int16_t* o) noexcept nogil:
     """The observation of `seat` (docs/env.md): only what that seat may know."""
     cdef int n = s.n_players, i, t, q, k
+    cdef uint64_t bits
     cdef const PlayerC* p = &s.p[seat]
     cdef bint setup = s.phase == PH_SETUP_TICKETS
     o[0] = s.phase
@@ -304,8 +309,16 @@ cdef void write_obs(const Space* sp, const BoardC* b, const GameState* s, int se
     for t in range(N_CARD_TYPES):
         o[t] = s.discard[t]
     o += N_CARD_TYPES
-    for t in range(sp.n_tickets):
-        o[t] = 1 if get_bit(p.tickets, t) else (3 if get_bit(p.discarded, t) else 0)
+    memset(o, 0, sp.n_tickets * sizeof(int16_t))
+    for i in range(2):
+        bits = p.tickets[i]
+        while bits:
+            o[(i << 6) + lowest_bit(bits)] = 1
+            bits &= bits - 1
+        bits = p.discarded[i]
+        while bits:
+            o[(i << 6) + lowest_bit(bits)] = 3
+            bits &= bits - 1
     for i in range(s.n_pending[seat]):
         o[s.pending[seat][i]] = 2
     o += sp.n_tickets
