@@ -184,7 +184,10 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     over); returns the number of legal actions. A turn's claims and stations are marked
     by ranges of wild counts, without listing every payment (they are the same set as
     legal_actions lists: the tests compare them at every step)."""
-    cdef int n, i, k, r, c, w, base, cost, m = 0, per_city = 0
+    cdef int n, i, k, r, c, f, w, base, width, cost, m = 0, per_city = 0
+    cdef int pat_n[MAX_LEN]
+    cdef uint8_t pattern[MAX_LEN][MAX_COLORS * MAX_LEN + 1]
+    cdef uint8_t spat[MAX_COLORS * MAX_STATIONS + 8]
     cdef const PlayerC* p = &s.p[seat]
     cdef const int16_t* hand = &p.hand[0]
     cdef uint64_t open_[2]
@@ -210,42 +213,67 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     w = hand[WILD]
     open_[0] = b.all_routes[0] & ~s.closed[0] & ~s.closed_to[seat][0]
     open_[1] = b.all_routes[1] & ~s.closed[1] & ~s.closed_to[seat][1]
+    # A gray route's block depends only on its length and ferry cards: it is built once
+    # per (length, ferry) in this call and copied (pat_n counts its legal entries, -1:
+    # not built yet).
+    for i in range(MAX_LEN):
+        pat_n[i] = -1
     for i in range(2):
         bits = open_[i]
         while bits:
             r = (i << 6) + lowest_bit(bits)
             bits &= bits - 1
             n = b.route_len[r]
-            if n > p.trains or b.route_ferry[r] > w:
+            f = b.route_ferry[r]
+            if n > p.trains or f > w:
                 continue
             base = sp.claim_base[r]
             if b.route_color[r] == GRAY:
+                width = sp.claim_base[r + 1] - base
+                if f == 0:
+                    if pat_n[n] < 0:
+                        memset(pattern[n], 0, width)
+                        k = 0
+                        for c in range(b.n_colors):
+                            k += colour_block(&pattern[n][c * (n - f)], hand[c], w, n, f)
+                        if w >= n:
+                            pattern[n][width - 1] = 1
+                            k += 1
+                        pat_n[n] = k
+                    if pat_n[n] > 0:
+                        memcpy(mask + base, pattern[n], width)
+                        m += pat_n[n]
+                    continue
                 for c in range(b.n_colors):
-                    m += colour_block(mask + base + c * sp.claim_step[r], hand[c], w, n,
-                                      b.route_ferry[r])
+                    m += colour_block(mask + base + c * sp.claim_step[r], hand[c], w, n, f)
             else:
-                m += colour_block(mask + base, hand[b.route_color[r]], w, n, b.route_ferry[r])
+                m += colour_block(mask + base, hand[b.route_color[r]], w, n, f)
             if w >= n:
                 mask[sp.claim_base[r + 1] - 1] = 1
                 m += 1
     if p.stations_left > 0:
         cost = b.stations - p.stations_left + 1
-        base = sp.station0
-        # the first free city gets the pattern of payments, the others a copy of it
+        # one city's block of payments, zero-padded to whole 8-byte words: copied word by
+        # word to every free city (a copy's padding spills zeros into the next city's
+        # block, which is zero or rewritten next; the last city gets an exact copy)
+        width = (sp.st_width + 7) & ~7
+        memset(spat, 0, width)
         for c in range(b.n_colors):
-            per_city += colour_block(mask + base + c * sp.stations, hand[c], w, cost, 0)
+            per_city += colour_block(spat + c * sp.stations, hand[c], w, cost, 0)
         if w >= cost:
-            mask[base + sp.st_width - 1] = 1
+            spat[sp.st_width - 1] = 1
             per_city += 1
         if per_city > 0:
+            base = sp.station0
             for i in range(b.n_cities):
                 if s.city_station[i] < 0:
-                    if i > 0:
-                        for k in range(sp.st_width):
-                            mask[base + i * sp.st_width + k] = mask[base + k]
+                    if i < b.n_cities - 1:
+                        for k in range(0, width, 8):
+                            memcpy(mask + base + k, spat + k, 8)
+                    else:
+                        memcpy(mask + base, spat, sp.st_width)
                     m += per_city
-            if s.city_station[0] >= 0:
-                memset(mask + base, 0, sp.st_width)
+                base += sp.st_width
     if m == 0:
         mask[I_PASS] = 1
         m = 1
