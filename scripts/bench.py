@@ -8,7 +8,9 @@ Measures
      (games/s with n workers / (n x games/s with 1));
   3. peak memory (all processes of the run together) and wall time of a
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
-  4. a profile: time per game split into rules, policy decisions and result collection.
+  4. a profile: time per game split into rules, policy decisions and result collection;
+  5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
+     4p, actions from ``sample_actions()``, ``tickets`` opponents (``--env``: only this).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
@@ -264,6 +266,70 @@ def markdown(result: dict) -> str:
     return "\n".join(out)
 
 
+def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets",
+             n_envs: int = 128, seconds: float = 3.0, seed: int = 1) -> dict:
+    """Agent steps per second of ``ttrsim.env.VectorEnv`` on one core: actions from the
+    compiled ``sample_actions()``, opponents played in the core, observations and masks
+    written at every step. Rates are per CPU second of this process (``time.process_time``)
+    and per wall second; a second pass with the loop's own timers gives the share of each
+    part (agent moves, opponents, new games, observations, masks, sampling)."""
+    from ttrsim.env import VectorEnv
+
+    venv = VectorEnv(board, players, n_envs, opponents=opponents, seed=seed)
+    venv.reset()
+    for _ in range(50):                              # warm up: every env past its setup
+        venv.step(venv.sample_actions())
+    steps = games = 0
+    c0, w0 = time.process_time(), time.perf_counter()
+    while time.process_time() - c0 < seconds:
+        for _ in range(20):
+            _, _, _, term, _ = venv.step(venv.sample_actions())
+            games += int(term.sum())
+        steps += 20 * n_envs
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    venv._core.profile = True
+    venv._core.profile_ns(True)
+    n = 0
+    c1 = time.process_time()
+    while time.process_time() - c1 < seconds / 3:
+        venv.step(venv.sample_actions())
+        n += n_envs
+    ns = venv._core.profile_ns()
+    # The same kind of games in the batch loop: `random` in seat 0 (what sample_actions
+    # plays), the opponents in the others; its games per CPU second times the env's agent
+    # steps per game is what the env would reach if observations, masks, sampling and the
+    # Python call cost nothing.
+    cb = compile_board(board)
+    ref_games = 0
+    c2 = time.process_time()
+    while time.process_time() - c2 < seconds / 2:
+        pols = [make_policy("random", cb.board)] + [make_policy(opponents, cb.board)
+                                                    for _ in range(players - 1)]
+        play_batch(cb, players, pols, game_seeds(seed + 1 + ref_games, 500), 0, False, True)
+        ref_games += 500
+    ref = ref_games / (time.process_time() - c2)
+    per_game = steps / max(games, 1)
+    return {"board": board, "players": players, "opponents": opponents, "n_envs": n_envs,
+            "agent_steps": steps, "games": games, "steps_per_cpu_s": steps / cpu,
+            "steps_per_wall_s": steps / wall, "agent_steps_per_game": per_game,
+            "ns_per_step": {k: v / n for k, v in ns.items()},
+            "batch_games_per_cpu_s": ref, "batch_bound_steps_per_cpu_s": ref * per_game}
+
+
+def print_env(r: dict) -> None:
+    print(f"\n## ttrsim.env.VectorEnv, {r['board']} {r['players']}p, {r['n_envs']} envs, "
+          f"sample_actions() against {r['opponents']} opponents")
+    print(f"{r['steps_per_cpu_s']:,.0f} agent steps per CPU second "
+          f"({r['steps_per_wall_s']:,.0f} per wall second), "
+          f"{r['agent_steps_per_game']:.0f} agent steps per game")
+    print("ns per agent step (wall clock): "
+          + ", ".join(f"{k} {v:,.0f}" for k, v in r["ns_per_step"].items()))
+    print(f"the same games in the batch loop (random + {r['opponents']}): "
+          f"{r['batch_games_per_cpu_s']:,.0f} games per CPU second = "
+          f"{r['batch_bound_steps_per_cpu_s']:,.0f} agent steps per CPU second with nothing "
+          f"else to do ({r['steps_per_cpu_s'] / r['batch_bound_steps_per_cpu_s']:.0%} reached)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small counts (about a minute)")
@@ -286,6 +352,9 @@ def main(argv=None) -> int:
                                    "(default scripts/bench.json; scripts/bench-partial.json "
                                    "for a smaller run than the full one, which leaves the "
                                    "figures of docs/performance.md be)")
+    ap.add_argument("--env", action="store_true",
+                    help="only the vector environment's agent steps per second "
+                         "(Europe 4p, sample_actions() against tickets opponents)")
     ap.add_argument("--markdown", action="store_true",
                     help="print the tables of docs/performance.md from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
@@ -300,6 +369,14 @@ def main(argv=None) -> int:
         print(markdown(json.loads(Path(args.json).read_text())))
         return 0
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
+    if args.env:
+        result["env"] = [env_rate(seconds=1.0 if args.quick else 3.0)]
+        print_env(result["env"][0])
+        out = Path(args.json).with_name("bench-env.json") if args.json.endswith("bench.json") \
+            or args.json.endswith("bench-partial.json") else Path(args.json)
+        out.write_text(json.dumps(result, indent=2))
+        print(f"\nwritten to {out}")
+        return 0
 
     print(f"# ttrsim {ttrsim.__version__} on {result['machine']['cpu']} "
           f"({result['machine']['cores']} cores)\n")
@@ -368,6 +445,8 @@ def main(argv=None) -> int:
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
         print(f"\nparallel efficiency with {cores} workers: {eff:.0%} "
               f"({alln:,.0f} games/s against {cores} x {one:,.0f})")
+    result["env"] = [env_rate(seconds=1.0 if args.quick else 3.0)]
+    print_env(result["env"][0])
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"\nwritten to {args.json}")
     return 0
