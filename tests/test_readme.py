@@ -22,8 +22,9 @@ def test_two_commands_and_ci_runs_the_test_command():
 
 
 def test_examples_write_only_into_ignored_folders():
-    outs = re.findall(r"--out\s+(\S+)", README)
-    reports = re.findall(r"^ttrsim report (\S+)\s*(?:#.*)?$", README, flags=re.M)
+    shell = "\n".join(re.findall(r"```bash\n(.*?)```", README, flags=re.S))
+    outs = re.findall(r"--out\s+(\S+)", shell)
+    reports = re.findall(r"^ttrsim report (\S+)\s*(?:#.*)?$", shell, flags=re.M)
     assert outs and reports
     for path in outs + [p + "/report" for p in reports]:
         ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
