@@ -1,7 +1,6 @@
 """The README's commands: CI runs exactly its test command, and its examples write only
 into ignored folders."""
 import re
-import subprocess
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -22,11 +21,12 @@ def test_two_commands_and_ci_runs_the_test_command():
 
 
 def test_examples_write_only_into_ignored_folders():
-    outs = re.findall(r"--out\s+(\S+)", README)
-    reports = re.findall(r"^ttrsim report (\S+)\s*(?:#.*)?$", README, flags=re.M)
+    shell = "\n".join(re.findall(r"```bash\n(.*?)```", README, flags=re.S))
+    outs = re.findall(r"--out\s+(\S+)", shell)
+    reports = re.findall(r"^ttrsim report (\S+)\s*(?:#.*)?$", shell, flags=re.M)
     assert outs and reports
+    ignored = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
+               if line.strip().endswith("/") and "*" not in line}
     for path in outs + [p + "/report" for p in reports]:
-        ignored = subprocess.run(["git", "check-ignore", "-q", path], cwd=ROOT).returncode == 0
-        tracked = subprocess.run(["git", "ls-files", "--error-unmatch", path], cwd=ROOT,
-                                 capture_output=True).returncode == 0
-        assert ignored and not tracked, f"{path} would be written into the repository"
+        top = path.split("/")[0]
+        assert top in ignored, f"{path} would be written into a folder the repository tracks"

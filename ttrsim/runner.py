@@ -509,8 +509,18 @@ def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str
     if backend == "dask":
         from distributed import Client
 
-        with Client(scheduler) as client, joblib.parallel_config(backend="dask"):
-            client.wait_for_workers(1, timeout=60)
+        try:
+            client = Client(scheduler)
+        except OSError as exc:
+            raise ValueError(f"cannot reach the dask scheduler at {scheduler} ({exc}); start one "
+                             "with 'dask scheduler' and give its address to scheduler= "
+                             "(--scheduler)") from None
+        with client, joblib.parallel_config(backend="dask"):
+            try:
+                client.wait_for_workers(1, timeout=60)
+            except (TimeoutError, OSError):
+                raise ValueError(f"the dask scheduler at {scheduler} has had no worker for 60 s; "
+                                 f"start some with 'dask worker {scheduler}'") from None
             yield from joblib.Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
         return
     if backend != "loky":
