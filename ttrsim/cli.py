@@ -299,7 +299,9 @@ def _saved_note(args) -> str:
     out = Path(args.out)
     try:
         m = json.loads((out / "manifest.json").read_text())
-        done = [int(p.name) for p in (out / "done").iterdir()] if (out / "done").is_dir() else []
+        # A marker being written is still named NNNNNN.tmp: only finished ones count.
+        done = ([int(p.name) for p in (out / "done").iterdir() if p.name.isdigit()]
+                if (out / "done").is_dir() else [])
     except (OSError, ValueError):
         return f"; nothing was saved in {out}"
     games = sum(min(m["games"], (b + 1) * m["batch_size"]) - b * m["batch_size"] for b in done)
