@@ -292,7 +292,7 @@ def _tunnels(sec: _Section, run, ctx) -> None:
     for policy, view in views:
         _, own = source(view, "tunnels")
         if own is None or own.empty:
-            sec.text(f"Policy {policy} attempted no tunnel.")
+            sec.text("No tunnel was attempted." if policy is None else f"Policy {policy} attempted no tunnel.")
             continue
         out = an.tunnel_outcomes(view)
         parts.append(out if policy is None else out.assign(policy=policy))
@@ -339,7 +339,7 @@ def _stations(sec: _Section, run, ctx) -> None:
         usage = an.station_usage(view)
         usage = usage[usage.built > 0]
         if usage.empty:
-            sec.text(f"Policy {policy} built no station.")
+            sec.text("No station was built." if policy is None else f"Policy {policy} built no station.")
         parts.append(usage if policy is None else usage.assign(policy=policy))
     usage = pd.concat(parts, ignore_index=True)
     by = ["policy"] if "policy" in usage.columns else []
