@@ -147,7 +147,10 @@ def totals(rows: list[dict]) -> dict:
                                   code=r["first"][2], policies=r["policies"])
             for k, v in r["edges"].items():
                 t["edges"][k] += v
-    return dict(boards=dict(per_board), cells=dict(per_cell))
+    order = {**{b: i for i, b in enumerate(BOARDS)}, **{m: i for i, m in enumerate(MODES)}}
+    return dict(boards={b: per_board[b] for b in sorted(per_board, key=order.get)},
+                cells={c: per_cell[c] for c in sorted(per_cell, key=lambda c: (
+                    order[c[0]], c[1], order.get(c[2], len(MODES))))})
 
 
 def markdown(tot: dict, command: str, machine: str) -> str:
