@@ -120,8 +120,11 @@ def check_report(index: Path) -> str:
 def test_report_per_event(tmp_path):
     page = check_report(write_report(fake_run(), tmp_path / "r", title="Toy & co"))
     assert "<h1>Toy &amp; co</h1>" in page and "Skipped" not in page and "per-event mode" in page
-    for name in ("seat_advantage", "policy_win_matrix", "route_contention", "tunnel_odds", "ticket_balance"):
+    for name in ("seat_advantage", "policy_win_matrix", "ticket_balance"):
         assert (tmp_path / "r" / f"{name}.png").exists()
+    for policy in ("random", "tickets"):          # two policies: one map and one chart each
+        for name in ("route_contention", "tunnel_odds"):
+            assert (tmp_path / "r" / f"{name}_{policy}.png").exists()
     assert "Station value needs a paired run" in page
 
 

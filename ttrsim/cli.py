@@ -51,6 +51,9 @@ def _cmd_report(sub):
     p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a saved run")
     p.add_argument("--out", default=None, help="output directory (default: RUN_DIR/report)")
     p.add_argument("--title", default=None, help="report title")
+    p.add_argument("--baseline", default=None, metavar="RUN_DIR",
+                   help="paired run of the same seed in which a seat may not build stations: "
+                        "adds the station value")
 
     def run(args):
         from pathlib import Path

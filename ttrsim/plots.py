@@ -143,7 +143,11 @@ def plot_tunnel_odds(exact: pd.DataFrame, observed: pd.DataFrame | None = None,
 
 def plot_station_value(value: pd.DataFrame, title: str | None = None) -> Figure:
     """Paired station value (``station_value``): score difference per game by player
-    count, and net and gross points per station against the bonus given up."""
+    count, and net and gross points per station against the bonus given up. The pooled
+    group ("all") is drawn only when there are several player counts."""
+    # "all" pools the player counts; with a single player count it is that same group
+    if value.players.dropna().nunique() == 1:
+        value = value[value.players.notna()]
     value = value.assign(group=value.players.map(lambda p: "all" if pd.isna(p) else f"{p} players"))
     categories = list(dict.fromkeys(value.sort_values("players", na_position="first").group))
     ci = {"low": "low", "high": "high"}
@@ -275,9 +279,13 @@ def plot_policy_matrix(matrix: pd.DataFrame, title: str | None = None, value: st
 def plot_score_distribution(table: pd.DataFrame, title: str | None = None) -> Figure:
     """Score distribution per group (``score_distribution``): boxes from the quartiles,
     whiskers at the 5th and 95th percentiles, the mean as a marker. Summary runs, which
-    keep no quantiles, show the mean with its interval instead."""
+    keep no quantiles, show the mean with its interval instead (and say so). Tick labels
+    are the group values (``tickets``), the axis names the group column."""
     series = _series(table)
-    labels = [label or "all" for label, _ in series]
+    cols = [c for c in GROUP_COLUMNS if c in table.columns]
+    # plain tick labels: the group's values ("tickets"), named once on the axis
+    labels = ["all" if label is None else ", ".join(_label(v) for v in part.iloc[0][cols])
+              for label, part in series]
     fig, ax = new_figure()
     needed = ["q05", "q25", "q50", "q75", "q95"]
     if all(c in table.columns for c in needed) and table[needed].notna().all().all():
@@ -285,15 +293,21 @@ def plot_score_distribution(table: pd.DataFrame, title: str | None = None) -> Fi
                   "whishi": r.q95, "mean": r.score_mean, "fliers": []}
                  for lab, (_, part) in zip(labels, series) for r in [part.iloc[0]]]
         ax.bxp(stats, showmeans=True)
+        default = "Score distribution (box: quartiles, whiskers: 5-95%, triangle: mean)"
     else:
         rows = pd.concat([part.iloc[[0]] for _, part in series])
         err = _errors(rows.score_mean, rows.score_mean_low, rows.score_mean_high)
         ax.errorbar(range(1, len(rows) + 1), rows.score_mean, yerr=err, fmt="o", capsize=4)
         ax.set_xticks(range(1, len(rows) + 1), labels)
-    ax.tick_params(axis="x", labelrotation=20)
-    ax.set_xlabel("group")
+        ax.set_xlim(0.5, len(rows) + 0.5)
+        ax.text(0.01, 0.01, "quantiles need a per-event run (summary mode keeps sums only)",
+                transform=ax.transAxes, fontsize=8, color="gray", va="bottom")
+        default = "Mean score with 95% confidence interval"
+    if max((len(s) for s in labels), default=0) > 12:
+        ax.tick_params(axis="x", labelrotation=20)
+    ax.set_xlabel(", ".join(cols) if cols else "group")
     ax.set_ylabel("final score (points)")
-    ax.set_title(title or "Score distribution (box: quartiles, whiskers: 5-95%)")
+    ax.set_title(title or default)
     return fig
 
 

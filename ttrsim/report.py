@@ -11,13 +11,14 @@ import base64
 import html
 import io
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pandas as pd
 
 from ttrsim import analysis as an
 from ttrsim import plots
-from ttrsim.analysis._tables import manifest_of, source
+from ttrsim.analysis._tables import EVENT, manifest_of, source
 
 DPI = 110
 MAX_ROWS = 30
@@ -44,6 +45,10 @@ class _Section:
 
     def text(self, text: str) -> None:
         self.parts.append(f"<p>{html.escape(text)}</p>")
+
+    def note(self, text: str) -> None:
+        """A remark the reader must not miss (e.g. a table pooled over policies)."""
+        self.parts.append(f"<p class='note'><strong>Note:</strong> {html.escape(text)}</p>")
 
     def figure(self, name: str, fig, caption: str) -> None:
         buffer = io.BytesIO()
@@ -90,6 +95,65 @@ def _is_summary(run) -> bool:
     return getattr(run, "games", None) is None and getattr(run, "seat_summary", None) is not None
 
 
+def _policy_names(run) -> list[str]:
+    """The policies of the run (names as in the games table or the seat summary)."""
+    try:
+        _, games = source(run, "games")
+    except an.MissingTable:
+        return []
+    if games is None or "policy" not in games.columns:
+        return []
+    return sorted(map(str, games.policy.unique()))
+
+
+def _policy_view(run, policy: str):
+    """The per-event tables of ``run`` restricted to the seats played by ``policy`` (its
+    seat-games); counts of games become the games in which the policy played."""
+    games = run.games[run.games.policy.astype(str) == policy]
+    seats = games[["game", "seat"]]
+
+    def only(name):
+        table = getattr(run, name, None)
+        if table is None:
+            return None
+        return table.merge(seats, on=["game", "seat"], how="inner")
+
+    return SimpleNamespace(games=games, tickets=only("tickets"), routes=only("routes"),
+                           tunnels=only("tunnels"), stations=only("stations"),
+                           manifest=manifest_of(run), board=getattr(run, "board", None))
+
+
+def _split(run) -> list[tuple[str | None, object]]:
+    """``[(policy, view)]``: one per policy for a per-event run holding several, else
+    ``[(None, run)]``."""
+    names = _policy_names(run)
+    if len(names) < 2 or _is_summary(run) or getattr(run, "games", None) is None:
+        return [(None, run)]
+    return [(p, _policy_view(run, p)) for p in names]
+
+
+def _pooled_note(sec: "_Section", run, what: str) -> None:
+    """Say visibly that a table pools every policy (summary mode keeps no policy for it)."""
+    names = _policy_names(run)
+    if len(names) > 1:
+        sec.note(f"Pooled over all policies ({', '.join(names)}): summary mode counts {what} "
+                 "without the policy that played them. Run in per-event mode (without --summary) "
+                 "for one table per policy.")
+
+
+def _slug(policy: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in policy)
+
+
+def _readable(value) -> str:
+    """A manifest value as text: mappings as ``key value, ...``, sequences comma-separated."""
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {_readable(v)}" for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_readable(v) for v in value)
+    return str(value)
+
+
 # ----------------------------------------------------------------------------- sections
 
 def _methods(sec: _Section, run, ctx) -> None:
@@ -117,7 +181,7 @@ def _methods(sec: _Section, run, ctx) -> None:
         "squares for means of summary tables. Tunnel odds are exact hypergeometric probabilities."
     )
     if m:
-        items = pd.DataFrame({"key": list(m), "value": [str(v) for v in m.values()]})
+        items = pd.DataFrame({"key": list(m), "value": [_readable(v) for v in m.values()]})
         sec.table("manifest", items, "Run manifest.")
 
 
@@ -140,7 +204,13 @@ def _policies(sec: _Section, run, ctx) -> None:
 def _scores(sec: _Section, run, ctx) -> None:
     table = an.score_distribution(run, seed=ctx["seed"])
     sec.table("score_distribution", table, "Final scores per policy.")
-    sec.figure("score_distribution", plots.plot_score_distribution(table), "Final scores per policy.")
+    if _is_summary(run):
+        sec.text("Summary mode keeps sums, not the scores themselves: the chart shows the mean "
+                 "score with its 95% interval; quantiles (boxes) need a per-event run.")
+        caption = "Mean final score per policy with its 95% interval."
+    else:
+        caption = "Final scores per policy (box: quartiles, whiskers: 5th-95th percentile, triangle: mean)."
+    sec.figure("score_distribution", plots.plot_score_distribution(table), caption)
 
 
 def _players(sec: _Section, run, ctx) -> None:
@@ -149,67 +219,137 @@ def _players(sec: _Section, run, ctx) -> None:
               ["players", "games", "turns_mean", "turns_mean_low", "turns_mean_high", "turns_median",
                "all_passed_rate", "tickets_kept_mean", "completion_rate", "completion_rate_low",
                "completion_rate_high", "score_mean"])
+    if len(table) < 2:
+        sec.text("The run holds one player count: the chart by player count is drawn only for "
+                 "runs of several (the table above gives the figures).")
+        return
     sec.figure("by_player_count", plots.plot_game_length(table), "Turns per game and ticket completion rate.")
 
 
 def _tickets(sec: _Section, run, ctx) -> None:
-    completion = an.ticket_completion(run)
-    sec.table("ticket_completion", completion, "Keep and completion rate of each ticket.",
-              ["ticket", "name", "points", "offered", "keep_rate", "completion_rate", "completion_rate_low",
+    names = _policy_names(run)
+    mode, table = source(run, "tickets")
+    by = ("policy",) if len(names) > 1 and (mode == EVENT or "policy" in table.columns) else ()
+    per = " per policy" if by else ""
+    if not by:
+        _pooled_note(sec, run, "ticket offers")
+    else:
+        sec.text(f"Every table and chart of this section is split by policy ({', '.join(names)}): "
+                 "a ticket's rates describe the players of one policy.")
+    completion = an.ticket_completion(run, by=by)
+    sec.table("ticket_completion", completion, f"Keep and completion rate of each ticket{per}.",
+              [*by, "ticket", "name", "points", "offered", "keep_rate", "completion_rate", "completion_rate_low",
                "completion_rate_high", "expected_points", "by_station"], max_rows=60)
-    sec.figure("ticket_completion", plots.plot_ticket_completion(completion), "Completion rate of each ticket.")
-    balance = an.ticket_balance(run)
+    sec.figure("ticket_completion", plots.plot_ticket_completion(completion),
+               f"Completion rate of each ticket{per}.")
+    balance = an.ticket_balance(run, by=by)
     sec.text("Balance: gap = printed points - expected points when kept (= 2 x points x failure rate); "
-             "tickets ranked by the gap.")
-    sec.table("ticket_balance", balance, "Tickets ranked by the balance gap.",
-              ["rank", "ticket", "name", "points", "completion_rate", "expected_points", "gap", "gap_low", "gap_high"])
-    sec.figure("ticket_balance", plots.plot_ticket_balance(balance), "Expected points when kept against printed points.")
+             f"tickets ranked by the gap{' within each policy' if by else ''}.")
+    sec.table("ticket_balance", balance, f"Tickets ranked by the balance gap{per}.",
+              [*by, "rank", "ticket", "name", "points", "completion_rate", "expected_points", "gap", "gap_low",
+               "gap_high"])
+    sec.figure("ticket_balance", plots.plot_ticket_balance(balance),
+               f"Expected points when kept against printed points{per}.")
 
 
 def _routes(sec: _Section, run, ctx) -> None:
-    claims = an.route_claims(run)
-    ranked = claims.sort_values("claim_rate", ascending=False, kind="stable")
-    sec.table("route_claims", ranked, "Routes by claim rate (share of games claimed).",
-              ["route", "name", "length", "color", "claims", "claim_rate", "claim_rate_low", "claim_rate_high",
-               "turn_median", "unneeded_share"])
+    names = _policy_names(run)
+    split = len(names) > 1 and not _is_summary(run)
+    by = ("policy",) if split else ()
+    if split:
+        sec.text(f"Split by policy ({', '.join(names)}): a route's claim rate is the share of the "
+                 "games a policy played in which one of its seats claimed the route.")
+    else:
+        _pooled_note(sec, run, "route claims")
+    claims = an.route_claims(run, by=by)
+    ranked = claims.sort_values([*by, "claim_rate"], ascending=[True] * len(by) + [False], kind="stable")
+    sec.table("route_claims", ranked, f"Routes by claim rate (share of games claimed){' per policy' if by else ''}.",
+              [*by, "route", "name", "length", "color", "claims", "claim_rate", "claim_rate_low",
+               "claim_rate_high", "turn_median", "unneeded_share"])
     if ctx["board"] is None or getattr(ctx["board"], "coords", None) is None:
         sec.text("No board coordinates in this run: the contention map is skipped.")
         return
-    sec.figure("route_contention", plots.plot_route_contention(claims, ctx["board"]),
-               "Routes coloured by claim rate.")
+    if not split:
+        sec.figure("route_contention", plots.plot_route_contention(claims, ctx["board"]),
+                   "Routes coloured by claim rate.")
+        return
+    for policy in names:
+        part = claims[claims.policy.astype(str) == policy]
+        sec.figure(f"route_contention_{_slug(policy)}",
+                   plots.plot_route_contention(part, ctx["board"], title=f"Route contention: policy {policy}"),
+                   f"Routes coloured by claim rate, policy {policy}.")
 
 
 def _tunnels(sec: _Section, run, ctx) -> None:
     _, table = source(run, "tunnels")
     _nonempty(table, "tunnel attempts (the board may have no tunnels)")
-    outcomes = an.tunnel_outcomes(run)
-    sec.table("tunnel_outcomes", outcomes, "Extra cards asked, declines and cards paid per tunnel route.",
-              ["route", "name", "attempts", "extra_mean", "p_extra_0", "p_extra_1", "p_extra_2", "p_extra_3",
-               "decline_rate", "extra_paid_mean"])
+    views = _split(run)
+    if views[0][0] is not None:
+        sec.text(f"Split by policy ({', '.join(p for p, _ in views)}): each policy's own attempts.")
+    else:
+        _pooled_note(sec, run, "tunnel attempts")
+    parts = []
+    for policy, view in views:
+        _, own = source(view, "tunnels")
+        if own is None or own.empty:
+            sec.text("No tunnel was attempted." if policy is None else f"Policy {policy} attempted no tunnel.")
+            continue
+        out = an.tunnel_outcomes(view)
+        parts.append(out if policy is None else out.assign(policy=policy))
+    outcomes = pd.concat(parts, ignore_index=True)
+    by = ["policy"] if "policy" in outcomes.columns else []
+    outcomes = outcomes[by + [c for c in outcomes.columns if c not in by]]
+    sec.table("tunnel_outcomes", outcomes,
+              f"Extra cards asked, declines and cards paid per tunnel route{' and policy' if by else ''}.",
+              [*by, "route", "name", "attempts", "extra_mean", "p_extra_0", "p_extra_1", "p_extra_2",
+               "p_extra_3", "decline_rate", "extra_paid_mean"])
     board = ctx["board"]
     if board is None:
         return
-    # Attempts paid with a plain colour, against the exact odds for one colour with no
-    # card known beyond the deck composition.
-    wild = ["wild", board.wild]
-    plain = table[~table.color.astype(str).isin(wild)] if "color" in table.columns else table
-    observed = an.tunnel_extra_distribution(plain, by=()) if len(plain) else None
     exact = an.tunnel_odds(board, board.colors[0])
-    sec.figure("tunnel_odds", plots.plot_tunnel_odds(exact, observed),
-               "Exact odds for one plain colour with only the deck composition known, against the "
-               "observed shares of attempts paid with a plain colour (in play, the cards a player "
-               "knows of shift the odds of each attempt).")
+    wild = ["wild", board.wild]
+    for policy, view in views:
+        # Attempts paid with a plain colour, against the exact odds for one colour with no
+        # card known beyond the deck composition.
+        _, own = source(view, "tunnels")
+        if own is None or own.empty:
+            continue
+        plain = own[~own.color.astype(str).isin(wild)] if "color" in own.columns else own
+        observed = an.tunnel_extra_distribution(plain, by=()) if len(plain) else None
+        who = "" if policy is None else f", policy {policy}"
+        sec.figure("tunnel_odds" + ("" if policy is None else f"_{_slug(policy)}"),
+                   plots.plot_tunnel_odds(exact, observed,
+                                          title=None if policy is None else f"Tunnel extra cards{who}"),
+                   "Exact odds for one plain colour with only the deck composition known, against the "
+                   f"observed shares of attempts paid with a plain colour{who} (in play, the cards a "
+                   "player knows of shift the odds of each attempt).")
 
 
 def _stations(sec: _Section, run, ctx) -> None:
     _, table = source(run, "stations")
     _nonempty(table, "stations built")
-    usage = an.station_usage(run)
-    sec.table("station_usage", usage[usage.built > 0], "Cities where stations were built.")
+    views = _split(run)
+    if views[0][0] is not None:
+        sec.text(f"Split by policy ({', '.join(p for p, _ in views)}): built_rate is the share of "
+                 "the games a policy played in which one of its seats built a station in the city.")
+    else:
+        _pooled_note(sec, run, "stations")
+    parts = []
+    for policy, view in views:
+        usage = an.station_usage(view)
+        usage = usage[usage.built > 0]
+        if usage.empty:
+            sec.text("No station was built." if policy is None else f"Policy {policy} built no station.")
+        parts.append(usage if policy is None else usage.assign(policy=policy))
+    usage = pd.concat(parts, ignore_index=True)
+    by = ["policy"] if "policy" in usage.columns else []
+    usage = usage[by + [c for c in usage.columns if c not in by]]
+    sec.table("station_usage", usage, f"Cities where stations were built{' per policy' if by else ''}.")
     baseline = ctx["baseline"]
     if baseline is None:
         sec.text("Station value needs a paired run of the same seed in which a seat may not build "
-                 "stations (write_report(..., baseline=that_run)).")
+                 "stations (ttrsim report RUN_DIR --baseline OTHER_RUN_DIR, or "
+                 "write_report(..., baseline=that_run)).")
         return
     value = an.station_value(run, baseline, seed=ctx["seed"])
     sec.table("station_value", value, "Paired station value (with minus without stations).")
@@ -235,6 +375,7 @@ table.data th, table.data td { padding: 2px 8px; border-bottom: 1px solid #ddd; 
 figure { margin: 1em 0; } figure img { max-width: 100%; }
 figcaption, p.caption { font-size: 0.9em; color: #555; }
 p.skipped { color: #a33; }
+p.note { background: #fff4d6; padding: 4px 8px; border-left: 3px solid #d9a400; }
 """
 
 
@@ -279,6 +420,9 @@ def cli_report(args) -> int:
     import ttrsim
 
     run = ttrsim.load_run(args.run_dir)
+    baseline = getattr(args, "baseline", None)
+    if baseline is not None:
+        baseline = ttrsim.load_run(baseline)
     out_dir = args.out or Path(args.run_dir) / "report"
-    print(write_report(run, out_dir, title=args.title))
+    print(write_report(run, out_dir, title=args.title, baseline=baseline))
     return 0

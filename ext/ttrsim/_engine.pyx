@@ -1280,11 +1280,16 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
     cdef int q, r, t, i, k, n, x, built, partner
     cdef int counts[N_CARD_TYPES]
     cdef uint8_t seen[MAX_TICKETS]
-    cdef uint64_t bits[2]
     cdef uint64_t closed[2]
     cdef uint64_t cities
-    cdef int pts, length
+    cdef int length
     cdef const PlayerC* p
+    cdef uint64_t o_bits[MAX_PLAYERS][2]
+    cdef uint64_t o_closed[MAX_PLAYERS][2]
+    cdef uint64_t o_cities[MAX_PLAYERS]
+    cdef int o_n[MAX_PLAYERS]
+    cdef int o_pts[MAX_PLAYERS]
+    cdef int o_len[MAX_PLAYERS]
     # phase and seat to act
     if (s.n_players < 2 or s.n_players > MAX_PLAYERS or s.phase < PH_SETUP_TICKETS
             or s.phase > PH_OVER or s.current < 0 or s.current >= s.n_players):
@@ -1348,8 +1353,11 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
                 return CHK_TICKETS
             seen[t] += 1
         n = 0
-        for t in range(MAX_TICKETS):
-            if get_bit(s.p[q].tickets, t):
+        for k in range(2):               # the set bits of the hand, word by word
+            cities = s.p[q].tickets[k]
+            while cities:
+                t = (k << 6) + lowest_bit(cities)
+                cities &= cities - 1
                 if t >= b.n_tickets:
                     return CHK_TICKETS
                 seen[t] += 1
@@ -1359,8 +1367,11 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
     for q in range(s.n_players):         # own discards are out of the game
         if (s.p[q].discarded[0] & ~s.removed[0]) or (s.p[q].discarded[1] & ~s.removed[1]):
             return CHK_TICKETS
-    for t in range(MAX_TICKETS):
-        if get_bit(s.removed, t):
+    for k in range(2):
+        cities = s.removed[k]
+        while cities:
+            t = (k << 6) + lowest_bit(cities)
+            cities &= cities - 1
             if t >= b.n_tickets:
                 return CHK_TICKETS
             seen[t] += 1
@@ -1377,53 +1388,52 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
                 return CHK_PENDING
         elif s.n_pending[q] != 0:
             return CHK_PENDING
-    # routes: owners, bitsets, trains and points agree
-    for q in range(s.n_players):
-        p = &s.p[q]
-        bits[0] = 0
-        bits[1] = 0
-        cities = 0
-        n = 0
-        pts = 0
-        length = 0
-        for r in range(b.n_routes):
-            if s.route_owner[r] == q:
-                set_bit(bits, r)
-                cities |= ((<uint64_t>1) << b.route_a[r]) | ((<uint64_t>1) << b.route_b[r])
-                n += 1
-                pts += b.route_points[b.route_len[r]]
-                length += b.route_len[r]
-        if bits[0] != p.routes[0] or bits[1] != p.routes[1] or n != p.n_routes or cities != p.cities:
-            return CHK_ROUTES
-        # the other halves of q's doubles, closed to q alone from the player threshold on
-        closed[0] = closed[1] = 0
-        if s.n_players >= b.double_min_players:
-            for r in range(b.n_routes):
-                if s.route_owner[r] == q and b.route_partner[r] >= 0:
-                    set_bit(closed, b.route_partner[r])
-        if closed[0] != s.closed_to[q][0] or closed[1] != s.closed_to[q][1]:
-            return CHK_ROUTES
-        if p.trains < 0 or p.trains > b.trains or p.trains != b.trains - length:
-            return CHK_TRAINS
-        if p.route_points != pts:
-            return CHK_ROUTE_POINTS
-    for r in range(b.n_routes):
-        if s.route_owner[r] < -1 or s.route_owner[r] >= s.n_players:
-            return CHK_ROUTES
-        partner = b.route_partner[r]
-        if partner >= 0 and s.route_owner[r] >= 0 and s.route_owner[partner] >= 0:
-            if s.route_owner[r] == s.route_owner[partner]:
-                return CHK_DOUBLE_SAME
-            if s.n_players < b.double_min_players:
-                return CHK_DOUBLE_CLOSED
-    # routes closed to every seat: the claimed ones and, below the player threshold, the
-    # other half of each claimed double
+    # routes: owners, bitsets, trains and points agree (one pass over the routes sums
+    # every seat's share; the comparisons follow, seat by seat)
+    memset(o_bits, 0, sizeof(o_bits))
+    memset(o_closed, 0, sizeof(o_closed))
+    memset(o_cities, 0, sizeof(o_cities))
+    memset(o_n, 0, sizeof(o_n))
+    memset(o_pts, 0, sizeof(o_pts))
+    memset(o_len, 0, sizeof(o_len))
     closed[0] = closed[1] = 0
     for r in range(b.n_routes):
-        if s.route_owner[r] >= 0:
-            set_bit(closed, r)
-            if b.route_partner[r] >= 0 and s.n_players < b.double_min_players:
-                set_bit(closed, b.route_partner[r])
+        q = s.route_owner[r]
+        if q < -1 or q >= s.n_players:
+            return CHK_ROUTES
+        if q < 0:
+            continue
+        partner = b.route_partner[r]
+        set_bit(o_bits[q], r)
+        o_cities[q] |= ((<uint64_t>1) << b.route_a[r]) | ((<uint64_t>1) << b.route_b[r])
+        o_n[q] += 1
+        o_pts[q] += b.route_points[b.route_len[r]]
+        o_len[q] += b.route_len[r]
+        # routes closed to every seat: the claimed ones and, below the player threshold,
+        # the other half of each claimed double; from the threshold on, the other half
+        # of q's doubles is closed to q alone
+        set_bit(closed, r)
+        if partner >= 0:
+            if s.n_players < b.double_min_players:
+                set_bit(closed, partner)
+            else:
+                set_bit(o_closed[q], partner)
+            if s.route_owner[partner] >= 0:
+                if s.route_owner[partner] == q:
+                    return CHK_DOUBLE_SAME
+                if s.n_players < b.double_min_players:
+                    return CHK_DOUBLE_CLOSED
+    for q in range(s.n_players):
+        p = &s.p[q]
+        if (o_bits[q][0] != p.routes[0] or o_bits[q][1] != p.routes[1] or o_n[q] != p.n_routes
+                or o_cities[q] != p.cities):
+            return CHK_ROUTES
+        if o_closed[q][0] != s.closed_to[q][0] or o_closed[q][1] != s.closed_to[q][1]:
+            return CHK_ROUTES
+        if p.trains < 0 or p.trains > b.trains or p.trains != b.trains - o_len[q]:
+            return CHK_TRAINS
+        if p.route_points != o_pts[q]:
+            return CHK_ROUTE_POINTS
     if closed[0] != s.closed[0] or closed[1] != s.closed[1]:
         return CHK_ROUTES
     # stations

@@ -1,0 +1,305 @@
+# Fuzzing loop: plays many complete games in one call without the GIL and checks every
+# invariant of the core after every action (check_state, a non-empty legal set until the
+# game is over, every chosen action legal) and the final scores against their parts. It
+# counts violations instead of stopping at the first, and counts the rare situations the
+# games reached (edge cases), so that scripts/fuzz.py can show the rules were exercised
+# there. Used by scripts/fuzz.py; docs/fuzz.md records its results.
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from libc.string cimport memset
+
+from ttrsim._structs cimport *
+from ttrsim._engine cimport (GameState, CompiledBoard, action_kind, apply_action, check_state,
+                             discard_total, game_init, legal_actions, score_game)
+from ttrsim._rng cimport splitmix64
+from ttrsim._bits cimport get_bit
+from ttrsim._policy cimport Policy
+
+import numpy as np
+
+from ttrsim._engine import CHECK_MESSAGES
+
+# Violation codes beyond check_state's (1..len(CHECK_MESSAGES) - 1).
+_EXTRA = (
+    "no legal action although the game is not over",
+    "a policy chose an action that is not legal (or failed)",
+    "a final score is not the sum of its parts",
+    "ticket points are not completed minus failed ticket values",
+    "a rank disagrees with the final totals",
+    "the game did not end within the turn limit",
+    "stations or trains left outside the board's bounds at the end",
+    "a policy that builds its own action returned none legal (empty legal set or a bad draw)",
+)
+VIOLATION_MESSAGES = tuple(CHECK_MESSAGES) + _EXTRA
+cdef enum:
+    V_BASE = 14            # == len(CHECK_MESSAGES); checked in fuzz_batch
+    V_NO_LEGAL = 14
+    V_ILLEGAL = 15
+    V_SCORE_PARTS = 16
+    V_TICKET_POINTS = 17
+    V_RANK = 18
+    V_TRUNCATED = 19
+    V_END_BOUNDS = 20
+    V_NO_LEGAL_OR_ILLEGAL = 21
+    N_VIOLATIONS = 22
+
+# Edge cases: games in which each situation occurred at least once.
+EDGE_CASES = (
+    "deck_and_discards_empty",    # no train card left to draw (deck and discards both empty)
+    "deck_reshuffled",            # the deck ran out and the discards were shuffled into it
+    "ticket_deck_empty",          # no destination ticket left to draw
+    "faceup_slot_empty",          # a face-up slot stayed empty for want of cards
+    "pass_played",                # some player had nothing legal and passed
+    "all_players_passed",         # the game ended because every player passed in a row
+    "final_round_at_0_trains",    # the final round triggered by a player left with 0 trains
+    "final_round_at_1_train",
+    "final_round_at_2_trains",
+    "final_round_other",          # triggered at more trains (boards with a higher trigger)
+    "tunnel_paid",
+    "tunnel_declined",
+    "station_built",
+    "all_stations_built",         # some player built every station
+    "double_route_both_halves",   # both halves of a double owned (enough players)
+    "tie_for_first",              # two or more seats share rank 1
+)
+cdef enum:
+    E_DECK_DRY = 0
+    E_RESHUFFLE = 1
+    E_TDECK_DRY = 2
+    E_FACEUP_EMPTY = 3
+    E_PASS = 4
+    E_ALL_PASSED = 5
+    E_FINAL_0 = 6
+    E_FINAL_1 = 7
+    E_FINAL_2 = 8
+    E_FINAL_OTHER = 9
+    E_TUNNEL_PAID = 10
+    E_TUNNEL_DECLINED = 11
+    E_STATION = 12
+    E_ALL_STATIONS = 13
+    E_DOUBLE_BOTH = 14
+    E_TIE = 15
+    N_EDGES = 16
+
+
+cdef inline int32_t call_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int seat,
+                                const BoardC* b, const GameState* s, const int32_t* legal,
+                                int n_legal) noexcept nogil:
+    if seat == 0:
+        return p0.choose(b, s, seat, legal, n_legal)
+    if seat == 1:
+        return p1.choose(b, s, seat, legal, n_legal)
+    if seat == 2:
+        return p2.choose(b, s, seat, legal, n_legal)
+    if seat == 3:
+        return p3.choose(b, s, seat, legal, n_legal)
+    return p4.choose(b, s, seat, legal, n_legal)
+
+
+cdef inline void start_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int seat,
+                              const BoardC* b, const GameState* s, uint64_t seed) noexcept nogil:
+    if seat == 0:
+        p0.start_game(b, s, seat, seed)
+    elif seat == 1:
+        p1.start_game(b, s, seat, seed)
+    elif seat == 2:
+        p2.start_game(b, s, seat, seed)
+    elif seat == 3:
+        p3.start_game(b, s, seat, seed)
+    else:
+        p4.start_game(b, s, seat, seed)
+
+
+cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:
+    """0, or the V_* code of the first final-score invariant broken."""
+    cdef int q, j, t, pts, ahead, n_done, n_failed
+    cdef bint done
+    for q in range(s.n_players):
+        if sc[q].total != (sc[q].route_points + sc[q].ticket_points + sc[q].longest_bonus
+                           + sc[q].station_points + sc[q].attraction_points):
+            return V_SCORE_PARTS
+        if sc[q].route_points != s.p[q].route_points:
+            return V_SCORE_PARTS
+        if sc[q].station_points != s.p[q].stations_left * b.station_points:
+            return V_SCORE_PARTS
+        if sc[q].stations_built != b.stations - s.p[q].stations_left:
+            return V_SCORE_PARTS
+        if sc[q].longest_bonus != 0 and sc[q].longest_bonus != b.longest_bonus:
+            return V_SCORE_PARTS
+        pts = 0
+        n_done = 0
+        n_failed = 0
+        for t in range(b.n_tickets):
+            if get_bit(s.p[q].tickets, t):
+                done = get_bit(sc[q].completed, t)
+                if done:
+                    pts += b.ticket_points[t]
+                    n_done += 1
+                else:
+                    pts -= b.ticket_points[t]
+                    n_failed += 1
+            elif get_bit(sc[q].completed, t):
+                return V_TICKET_POINTS       # completed a ticket it does not hold
+        if (pts != sc[q].ticket_points or n_done != sc[q].tickets_completed
+                or n_failed != sc[q].tickets_failed or sc[q].tickets_by_station > n_done):
+            return V_TICKET_POINTS
+        if (s.p[q].trains < 0 or s.p[q].trains > b.trains or s.p[q].stations_left < 0
+                or s.p[q].stations_left > b.stations):
+            return V_END_BOUNDS
+    for q in range(s.n_players):
+        ahead = 0
+        for j in range(s.n_players):
+            if sc[j].total > sc[q].total:
+                ahead += 1
+        if sc[q].rank < 1 + ahead:           # tie-breaks only push a rank further back
+            return V_RANK
+        if ahead == 0 and sc[q].rank > 1:
+            # a seat with the top total ranks behind only seats with the same total
+            for j in range(s.n_players):
+                if j != q and sc[j].total == sc[q].total and sc[j].rank == 1:
+                    break
+            else:
+                return V_RANK
+    return 0
+
+
+def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] seeds,
+               int max_turns=10000):
+    """Play ``len(seeds)`` games (game i from ``seeds[i]``, ``policies[k]`` in seat k) and
+    check every invariant after every action and at the end of each game.
+
+    Returns a dict: ``games``, ``actions`` (actions applied), ``turns`` (sum over games),
+    ``violations`` (games with a violation: a game stops at its first),
+    ``by_code`` (count per code of ``VIOLATION_MESSAGES``), ``first`` (``None`` or
+    ``(seed, turn, code)`` of the first violation), ``edges`` (games per
+    ``EDGE_CASES`` entry in which the situation occurred at least once)."""
+    cdef const BoardC* b = &cb.c
+    cdef Py_ssize_t n_games = seeds.shape[0], g
+    cdef int seat, k, n_legal, code, q, stations_before, prev, slot, t_route = -1
+    cdef int32_t act
+    cdef uint64_t x
+    cdef int64_t n_actions = 0, n_turns = 0, n_bad = 0
+    cdef int64_t by_code[N_VIOLATIONS]
+    cdef int64_t edges[N_EDGES]
+    cdef bint seen[N_EDGES]
+    cdef uint64_t first_seed = 0
+    cdef int first_turn = -1, first_code = 0, last_round_before, deck_before
+    cdef GameState s
+    cdef ScoreC sc[MAX_PLAYERS]
+    if len(CHECK_MESSAGES) != V_BASE:
+        raise RuntimeError("check_state gained codes: update V_* in _fuzz.pyx")
+    if not 2 <= n_players <= MAX_PLAYERS:
+        raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
+    if len(policies) != n_players or len(set(map(id, policies))) != n_players:
+        raise ValueError("fuzz_batch needs one distinct Policy instance per seat")
+    for pk in policies:
+        if not isinstance(pk, Policy):
+            raise TypeError(f"fuzz_batch needs compiled policies, got {type(pk).__name__}")
+    cdef bint wants_list[MAX_PLAYERS]
+    for k in range(n_players):
+        wants_list[k] = (<Policy>policies[k]).needs_legal
+    cdef Policy p0 = policies[0], p1 = policies[1]
+    cdef Policy p2 = policies[2] if n_players > 2 else None
+    cdef Policy p3 = policies[3] if n_players > 3 else None
+    cdef Policy p4 = policies[4] if n_players > 4 else None
+    legal_a = np.empty(MAX_ACTIONS, dtype=np.int32)
+    cdef int32_t[::1] legal = legal_a
+    memset(by_code, 0, sizeof(by_code))
+    memset(edges, 0, sizeof(edges))
+    with nogil:
+        for g in range(n_games):
+            memset(seen, 0, sizeof(seen))
+            game_init(b, &s, n_players, seeds[g])
+            code = check_state(b, &s)
+            x = seeds[g]
+            for seat in range(n_players):
+                start_policy(p0, p1, p2, p3, p4, seat, b, &s, splitmix64(&x))
+            while code == 0 and s.phase != PH_OVER:
+                if s.turn >= max_turns:
+                    code = V_TRUNCATED
+                    break
+                seat = s.current
+                # a policy given the list needs the whole legal set; for one that builds
+                # its action itself (`random`: sample_legal), the action it returns is the
+                # witness that the set is non-empty (apply_action checks it is legal)
+                if wants_list[seat]:
+                    n_legal = legal_actions(b, &s, &legal[0])
+                    if n_legal <= 0:
+                        code = V_NO_LEGAL
+                        break
+                else:
+                    n_legal = 0
+                act = call_policy(p0, p1, p2, p3, p4, seat, b, &s, &legal[0], n_legal)
+                if act >= 0 and action_kind(act) == ACT_PASS:
+                    seen[E_PASS] = True
+                last_round_before = s.last_round
+                deck_before = s.deck_n
+                prev = s.phase
+                stations_before = s.p[seat].stations_left
+                t_route = s.t_route
+                if act < 0 or apply_action(b, &s, act, NULL) != 0:
+                    code = V_ILLEGAL if wants_list[seat] else V_NO_LEGAL_OR_ILLEGAL
+                    break
+                n_actions += 1
+                code = check_state(b, &s)
+                if code != 0:
+                    break
+                # edge cases
+                if s.deck_n == 0 and discard_total(&s) == 0:
+                    seen[E_DECK_DRY] = True
+                if s.deck_n > deck_before:
+                    seen[E_RESHUFFLE] = True
+                if s.tdeck_n == 0:
+                    seen[E_TDECK_DRY] = True
+                for k in range(N_FACEUP):
+                    if s.faceup[k] < 0:
+                        seen[E_FACEUP_EMPTY] = True
+                if prev == PH_TUNNEL:
+                    if s.route_owner[t_route] == seat:
+                        seen[E_TUNNEL_PAID] = True
+                    else:
+                        seen[E_TUNNEL_DECLINED] = True
+                if s.p[seat].stations_left < stations_before:
+                    seen[E_STATION] = True
+                    if s.p[seat].stations_left == 0:
+                        seen[E_ALL_STATIONS] = True
+                if s.last_round and not last_round_before:
+                    if s.p[seat].trains == 0:
+                        seen[E_FINAL_0] = True
+                    elif s.p[seat].trains == 1:
+                        seen[E_FINAL_1] = True
+                    elif s.p[seat].trains == 2:
+                        seen[E_FINAL_2] = True
+                    else:
+                        seen[E_FINAL_OTHER] = True
+            if code == 0:
+                score_game(b, &s, sc)
+                code = check_final(b, &s, sc)
+            if code == 0:
+                if s.ended_by_passes:
+                    seen[E_ALL_PASSED] = True
+                for k in range(b.n_routes):
+                    if (b.route_partner[k] > k and s.route_owner[k] >= 0
+                            and s.route_owner[b.route_partner[k]] >= 0):
+                        seen[E_DOUBLE_BOTH] = True
+                slot = 0
+                for q in range(n_players):
+                    if sc[q].rank == 1:
+                        slot += 1
+                if slot > 1:
+                    seen[E_TIE] = True
+            n_turns += s.turn
+            if code != 0:
+                n_bad += 1
+                by_code[code] += 1
+                if first_turn < 0:
+                    first_seed = seeds[g]
+                    first_turn = s.turn
+                    first_code = code
+            for k in range(N_EDGES):
+                if seen[k]:
+                    edges[k] += 1
+    return dict(
+        games=int(n_games), actions=int(n_actions), turns=int(n_turns), violations=int(n_bad),
+        by_code={VIOLATION_MESSAGES[c]: int(by_code[c]) for c in range(N_VIOLATIONS) if by_code[c]},
+        first=None if first_turn < 0 else (int(first_seed), first_turn, first_code),
+        edges={EDGE_CASES[k]: int(edges[k]) for k in range(N_EDGES)})
