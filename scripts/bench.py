@@ -230,7 +230,7 @@ def markdown(result: dict) -> str:
 
 
 def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets",
-             n_envs: int = 128, seconds: float = 3.0, seed: int = 1) -> dict:
+             n_envs: int = 16, seconds: float = 3.0, seed: int = 1) -> dict:
     """Agent steps per second of ``ttrsim.env.VectorEnv`` on one core: actions from the
     compiled ``sample_actions()``, opponents played in the core, observations and masks
     written at every step. Rates are per CPU second of this process (``time.process_time``)
