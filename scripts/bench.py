@@ -271,12 +271,22 @@ def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets"
         play_batch(cb, players, pols, game_seeds(seed + 1 + ref_games, 500), 0, False, True)
         ref_games += 500
     ref = ref_games / (time.process_time() - c2)
+    # and the core's own standard measurement (all seats `tickets`), to compare the load
+    # of the machine at this time with other runs (scripts/bench.json: "core")
+    std_games = 0
+    c3 = time.process_time()
+    while time.process_time() - c3 < seconds / 2:
+        pols = [make_policy("tickets", cb.board) for _ in range(players)]
+        play_batch(cb, players, pols, game_seeds(seed, 500), 0, True, True)
+        std_games += 500
+    std = std_games / (time.process_time() - c3)
     per_game = steps / max(games, 1)
     return {"board": board, "players": players, "opponents": opponents, "n_envs": n_envs,
             "agent_steps": steps, "games": games, "steps_per_cpu_s": steps / cpu,
             "steps_per_wall_s": steps / wall, "agent_steps_per_game": per_game,
             "ns_per_step": {k: v / n for k, v in ns.items()},
-            "batch_games_per_cpu_s": ref, "batch_bound_steps_per_cpu_s": ref * per_game}
+            "batch_games_per_cpu_s": ref, "batch_bound_steps_per_cpu_s": ref * per_game,
+            "tickets_games_per_cpu_s": std}
 
 
 def print_env(r: dict) -> None:
@@ -291,6 +301,8 @@ def print_env(r: dict) -> None:
           f"{r['batch_games_per_cpu_s']:,.0f} games per CPU second = "
           f"{r['batch_bound_steps_per_cpu_s']:,.0f} agent steps per CPU second with nothing "
           f"else to do ({r['steps_per_cpu_s'] / r['batch_bound_steps_per_cpu_s']:.0%} reached)")
+    print(f"meanwhile the batch loop, every seat {r['opponents']}: "
+          f"{r['tickets_games_per_cpu_s']:,.0f} games per CPU second")
 
 
 def main(argv=None) -> int:
