@@ -10,7 +10,8 @@ Measures
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
   4. a profile: time per game split into rules, policy decisions and result collection;
   5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
-     4p, actions from ``sample_actions()``, ``tickets`` opponents (``--env``: only this).
+     4p, actions from ``sample_actions()``, ``tickets`` opponents, and ``random`` ones
+     (``--env``: only this, written to scripts/bench-env.json).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
@@ -301,7 +302,7 @@ def print_env(r: dict) -> None:
           f"{r['batch_games_per_cpu_s']:,.0f} games per CPU second = "
           f"{r['batch_bound_steps_per_cpu_s']:,.0f} agent steps per CPU second with nothing "
           f"else to do ({r['steps_per_cpu_s'] / r['batch_bound_steps_per_cpu_s']:.0%} reached)")
-    print(f"meanwhile the batch loop, every seat {r['opponents']}: "
+    print(f"meanwhile the batch loop, every seat tickets: "
           f"{r['tickets_games_per_cpu_s']:,.0f} games per CPU second")
 
 
@@ -340,8 +341,10 @@ def main(argv=None) -> int:
         return 0
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
     if args.env:
-        result["env"] = [env_rate(seconds=1.0 if args.quick else 3.0)]
-        print_env(result["env"][0])
+        result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
+                         for o in ("tickets", "random")]
+        for r in result["env"]:
+            print_env(r)
         out = Path(args.json).with_name("bench-env.json") if args.json.endswith("bench.json") \
             or args.json.endswith("bench-partial.json") else Path(args.json)
         out.write_text(json.dumps(result, indent=2))
@@ -400,8 +403,10 @@ def main(argv=None) -> int:
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
         print(f"\nparallel efficiency with {cores} workers: {eff:.0%} "
               f"({alln:,.0f} games/s against {cores} x {one:,.0f})")
-    result["env"] = [env_rate(seconds=1.0 if args.quick else 3.0)]
-    print_env(result["env"][0])
+    result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
+                     for o in ("tickets", "random")]
+    for r in result["env"]:
+        print_env(r)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"\nwritten to {args.json}")
     return 0

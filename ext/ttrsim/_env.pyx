@@ -1039,22 +1039,34 @@ cdef class ObservationPolicy(Policy):
             return -1
 
 
-def _bench_encoders(VectorEnvCore env, int reps):
-    """Nanoseconds per call of the observation and mask writers over the envs' current
-    positions (scripts/bench.py)."""
-    cdef int r, i
-    cdef int64_t t0, t1, t2
-    t0 = now_ns()
+def _bench_encoders(CompiledBoard cb, int n_players, list states, list seats, int reps):
+    """CPU nanoseconds per call of the observation and the mask writers over positions
+    given as GameCore.state_bytes() (diverse positions: scripts and tuning)."""
+    cdef Space sp
+    cdef int n = len(states), r, i
+    cdef GameState* ss = <GameState*>malloc(n * sizeof(GameState))
+    cdef int* st = <int*>malloc(n * sizeof(int))
+    cdef int32_t* buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
+    cdef int16_t* o
+    cdef uint8_t* mk
+    cdef timespec t0, t1, t2
+    space_init(&cb.c, &sp)
+    o = <int16_t*>malloc(obs_length(&sp, n_players) * sizeof(int16_t))
+    mk = <uint8_t*>malloc(sp.n_actions + 8)
+    for i in range(n):
+        memcpy(&ss[i], <const char*>states[i], sizeof(GameState))
+        st[i] = seats[i]
     with nogil:
+        clock_gettime(2, &t0)           # CLOCK_PROCESS_CPUTIME_ID
         for r in range(reps):
-            for i in range(env.n_envs):
-                write_obs(&env.sp, &env.cb.c, &env.states[i], env.seat[i], &env.v_obs[i, 0])
-    t1 = now_ns()
-    with nogil:
+            for i in range(n):
+                write_obs(&sp, &cb.c, &ss[i], st[i], o)
+        clock_gettime(2, &t1)
         for r in range(reps):
-            for i in range(env.n_envs):
-                write_mask(&env.sp, &env.cb.c, &env.states[i], env.seat[i], &env.v_mask[i, 0],
-                           env.buf)
-    t2 = now_ns()
-    n = reps * env.n_envs
-    return (t1 - t0) / n, (t2 - t1) / n
+            for i in range(n):
+                write_mask(&sp, &cb.c, &ss[i], st[i], mk, buf)
+        clock_gettime(2, &t2)
+    free(ss); free(st); free(buf); free(o); free(mk)
+    d1 = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)
+    d2 = (t2.tv_sec - t1.tv_sec) * 1e9 + (t2.tv_nsec - t1.tv_nsec)
+    return d1 / (reps * n), d2 / (reps * n)

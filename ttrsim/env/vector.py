@@ -100,8 +100,9 @@ class VectorEnv:
         truncations)``."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
-        actions = np.asarray(actions)
-        if not np.issubdtype(actions.dtype, np.integer) or actions.ndim != 1:
+        if not isinstance(actions, np.ndarray):
+            actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu" or actions.ndim != 1:
             raise TypeError(f"actions must be a 1-d integer array of action indices, got "
                             f"dtype {actions.dtype} and shape {actions.shape}")
         self._core.step(actions)
