@@ -10,7 +10,8 @@ Measures
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
   4. a profile: time per game split into rules, policy decisions and result collection;
   5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
-     4p, actions from ``sample_actions()``, ``tickets`` opponents (``--env``: only this).
+     4p, actions from ``sample_actions()``, ``tickets`` opponents, and ``random`` ones
+     (``--env``: only this, written to scripts/bench-env.json).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
@@ -267,7 +268,7 @@ def markdown(result: dict) -> str:
 
 
 def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets",
-             n_envs: int = 128, seconds: float = 3.0, seed: int = 1) -> dict:
+             n_envs: int = 16, seconds: float = 3.0, seed: int = 1) -> dict:
     """Agent steps per second of ``ttrsim.env.VectorEnv`` on one core: actions from the
     compiled ``sample_actions()``, opponents played in the core, observations and masks
     written at every step. Rates are per CPU second of this process (``time.process_time``)
@@ -308,12 +309,22 @@ def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets"
         play_batch(cb, players, pols, game_seeds(seed + 1 + ref_games, 500), 0, False, True)
         ref_games += 500
     ref = ref_games / (time.process_time() - c2)
+    # and the core's own standard measurement (all seats `tickets`), to compare the load
+    # of the machine at this time with other runs (scripts/bench.json: "core")
+    std_games = 0
+    c3 = time.process_time()
+    while time.process_time() - c3 < seconds / 2:
+        pols = [make_policy("tickets", cb.board) for _ in range(players)]
+        play_batch(cb, players, pols, game_seeds(seed, 500), 0, True, True)
+        std_games += 500
+    std = std_games / (time.process_time() - c3)
     per_game = steps / max(games, 1)
     return {"board": board, "players": players, "opponents": opponents, "n_envs": n_envs,
             "agent_steps": steps, "games": games, "steps_per_cpu_s": steps / cpu,
             "steps_per_wall_s": steps / wall, "agent_steps_per_game": per_game,
             "ns_per_step": {k: v / n for k, v in ns.items()},
-            "batch_games_per_cpu_s": ref, "batch_bound_steps_per_cpu_s": ref * per_game}
+            "batch_games_per_cpu_s": ref, "batch_bound_steps_per_cpu_s": ref * per_game,
+            "tickets_games_per_cpu_s": std}
 
 
 def print_env(r: dict) -> None:
@@ -328,6 +339,8 @@ def print_env(r: dict) -> None:
           f"{r['batch_games_per_cpu_s']:,.0f} games per CPU second = "
           f"{r['batch_bound_steps_per_cpu_s']:,.0f} agent steps per CPU second with nothing "
           f"else to do ({r['steps_per_cpu_s'] / r['batch_bound_steps_per_cpu_s']:.0%} reached)")
+    print(f"meanwhile the batch loop, every seat tickets: "
+          f"{r['tickets_games_per_cpu_s']:,.0f} games per CPU second")
 
 
 def main(argv=None) -> int:
@@ -370,8 +383,10 @@ def main(argv=None) -> int:
         return 0
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
     if args.env:
-        result["env"] = [env_rate(seconds=1.0 if args.quick else 3.0)]
-        print_env(result["env"][0])
+        result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
+                         for o in ("tickets", "random")]
+        for r in result["env"]:
+            print_env(r)
         out = Path(args.json).with_name("bench-env.json") if args.json.endswith("bench.json") \
             or args.json.endswith("bench-partial.json") else Path(args.json)
         out.write_text(json.dumps(result, indent=2))
@@ -445,8 +460,10 @@ def main(argv=None) -> int:
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
         print(f"\nparallel efficiency with {cores} workers: {eff:.0%} "
               f"({alln:,.0f} games/s against {cores} x {one:,.0f})")
-    result["env"] = [env_rate(seconds=1.0 if args.quick else 3.0)]
-    print_env(result["env"][0])
+    result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
+                     for o in ("tickets", "random")]
+    for r in result["env"]:
+        print_env(r)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"\nwritten to {args.json}")
     return 0

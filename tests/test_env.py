@@ -125,8 +125,8 @@ def test_pettingzoo_api_and_seed(board, n):
     from ttrsim.env import aec_env
 
     with pytest.warns(UserWarning):       # dict observations: PettingZoo's advice only
-        api_test(aec_env(board, n), num_cycles=300)
-    seed_test(lambda: aec_env(board, n), num_cycles=300)
+        api_test(aec_env(board, n))
+    seed_test(lambda: aec_env(board, n))
 
 
 def test_aec_plays_game_exactly_and_rewards():
@@ -294,6 +294,8 @@ def test_vector_env_seeding_and_illegal_actions():
         a.step(np.full(4, a.n_actions))
     with pytest.raises(ValueError, match="one action per env"):
         a.step(acts[:3])
+    with pytest.raises(TypeError, match="integer"):
+        a.step(acts.astype(float))
     a.reset(seed=5)
     assert np.array_equal(a.obs, b.obs[:4])
     with pytest.raises(ValueError, match="opponents needs"):
@@ -316,6 +318,28 @@ def test_vector_env_sampler_is_uniform_over_the_mask():
     assert counts[~mask].sum() == 0
     from scipy.stats import chisquare
     assert chisquare(counts[legal]).pvalue > 1e-4
+
+
+def test_python_policy_opponents_and_truncation():
+    """A Python policy (observation dict, Action list) plays opponents inside the loop;
+    games reaching max_turns are truncated with reward 0."""
+    seen = []
+
+    def first(observation, legal):
+        seen.append(observation["seat"])
+        return legal[0]
+
+    venv = VectorEnv("newyork", 3, 2, opponents=[first, "random"], seed=2, max_turns=6)
+    venv.reset()
+    trunc_seen = 0
+    for _ in range(40):
+        _, _, rew, term, trunc = venv.step(venv.sample_actions())
+        assert not term.any()
+        trunc_seen += trunc.sum()
+        assert (rew[trunc] == 0).all()
+    assert trunc_seen > 0 and set(seen) == {1}
+    with pytest.raises(ValueError, match="max_turns"):
+        VectorEnv("newyork", 3, 2, max_turns=0)
 
 
 def test_opponent_policy_errors_are_reported():

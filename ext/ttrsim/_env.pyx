@@ -50,6 +50,13 @@ ctypedef struct Space:
     int st_width           # indices per city: n_colors * stations + 1
     int claim_base[MAX_ROUTES + 1]
     int claim_step[MAX_ROUTES]   # indices per payment colour (n - ferry)
+    # routes grouped by colour (GRAY for gray), length and ferry cards: the routes of a
+    # group have the same block of payments, built once per mask and copied
+    int n_groups
+    uint64_t g_routes[MAX_ROUTES][2]
+    int g_color[MAX_ROUTES]
+    int g_len[MAX_ROUTES]
+    int g_ferry[MAX_ROUTES]
 
 
 cdef void space_init(const BoardC* b, Space* sp) noexcept nogil:
@@ -77,6 +84,21 @@ cdef void space_init(const BoardC* b, Space* sp) noexcept nogil:
             w += sp.claim_step[r] + 1
     sp.claim_base[b.n_routes] = w
     sp.station0 = w
+    sp.n_groups = 0
+    for r in range(b.n_routes):
+        for k in range(sp.n_groups):
+            if (sp.g_color[k] == b.route_color[r] and sp.g_len[k] == b.route_len[r]
+                    and sp.g_ferry[k] == b.route_ferry[r]):
+                break
+        else:
+            k = sp.n_groups
+            sp.n_groups += 1
+            sp.g_color[k] = b.route_color[r]
+            sp.g_len[k] = b.route_len[r]
+            sp.g_ferry[k] = b.route_ferry[r]
+            sp.g_routes[k][0] = 0
+            sp.g_routes[k][1] = 0
+        sp.g_routes[k][r >> 6] |= (<uint64_t>1) << (r & 63)
     sp.st_width = b.n_colors * b.stations + 1 if b.stations > 0 else 0
     sp.n_actions = w + b.n_cities * sp.st_width
 
@@ -184,9 +206,9 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     over); returns the number of legal actions. A turn's claims and stations are marked
     by ranges of wild counts, without listing every payment (they are the same set as
     legal_actions lists: the tests compare them at every step)."""
-    cdef int n, i, k, r, c, f, w, base, width, cost, m = 0, per_city = 0
-    cdef int pat_n[MAX_LEN]
-    cdef uint8_t pattern[MAX_LEN][MAX_COLORS * MAX_LEN + 1]
+    cdef int n, i, k, r, c, f, g, w, base, width, step, cost, m = 0, per_city = 0
+    cdef uint64_t cand[2]
+    cdef uint8_t pattern[MAX_COLORS * MAX_LEN + 1]
     cdef uint8_t spat[MAX_COLORS * MAX_STATIONS + 8]
     cdef const PlayerC* p = &s.p[seat]
     cdef const int16_t* hand = &p.hand[0]
@@ -213,44 +235,40 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     w = hand[WILD]
     open_[0] = b.all_routes[0] & ~s.closed[0] & ~s.closed_to[seat][0]
     open_[1] = b.all_routes[1] & ~s.closed[1] & ~s.closed_to[seat][1]
-    # A gray route's block depends only on its length and ferry cards: it is built once
-    # per (length, ferry) in this call and copied (pat_n counts its legal entries, -1:
-    # not built yet).
-    for i in range(MAX_LEN):
-        pat_n[i] = -1
-    for i in range(2):
-        bits = open_[i]
-        while bits:
-            r = (i << 6) + lowest_bit(bits)
-            bits &= bits - 1
-            n = b.route_len[r]
-            f = b.route_ferry[r]
-            if n > p.trains or f > w:
-                continue
-            base = sp.claim_base[r]
-            if b.route_color[r] == GRAY:
-                width = sp.claim_base[r + 1] - base
-                if f == 0:
-                    if pat_n[n] < 0:
-                        memset(pattern[n], 0, width)
-                        k = 0
-                        for c in range(b.n_colors):
-                            k += colour_block(&pattern[n][c * (n - f)], hand[c], w, n, f)
-                        if w >= n:
-                            pattern[n][width - 1] = 1
-                            k += 1
-                        pat_n[n] = k
-                    if pat_n[n] > 0:
-                        memcpy(mask + base, pattern[n], width)
-                        m += pat_n[n]
-                    continue
-                for c in range(b.n_colors):
-                    m += colour_block(mask + base + c * sp.claim_step[r], hand[c], w, n, f)
-            else:
-                m += colour_block(mask + base, hand[b.route_color[r]], w, n, f)
-            if w >= n:
-                mask[sp.claim_base[r + 1] - 1] = 1
-                m += 1
+    # group by group: the block of payments is built once, then copied to each open route
+    # of the group (the routes' own work is a copy: no branch on their colours)
+    for g in range(sp.n_groups):
+        n = sp.g_len[g]
+        f = sp.g_ferry[g]
+        if n > p.trains or f > w:
+            continue
+        cand[0] = open_[0] & sp.g_routes[g][0]
+        cand[1] = open_[1] & sp.g_routes[g][1]
+        if cand[0] == 0 and cand[1] == 0:
+            continue
+        step = n - f if n > f else 0
+        width = step + 1
+        k = 0
+        if sp.g_color[g] == GRAY:
+            width = b.n_colors * step + 1
+            memset(pattern, 0, width)
+            for c in range(b.n_colors):
+                k += colour_block(pattern + c * step, hand[c], w, n, f)
+        else:
+            memset(pattern, 0, width)
+            k += colour_block(pattern, hand[sp.g_color[g]], w, n, f)
+        if w >= n:
+            pattern[width - 1] = 1
+            k += 1
+        if k == 0:
+            continue
+        for i in range(2):
+            bits = cand[i]
+            while bits:
+                r = (i << 6) + lowest_bit(bits)
+                bits &= bits - 1
+                memcpy(mask + sp.claim_base[r], pattern, width)
+                m += k
     if p.stations_left > 0:
         cost = b.stations - p.stations_left + 1
         # one city's block of payments, zero-padded to whole 8-byte words: copied word by
@@ -1021,22 +1039,34 @@ cdef class ObservationPolicy(Policy):
             return -1
 
 
-def _bench_encoders(VectorEnvCore env, int reps):
-    """Nanoseconds per call of the observation and mask writers over the envs' current
-    positions (scripts/bench.py)."""
-    cdef int r, i
-    cdef int64_t t0, t1, t2
-    t0 = now_ns()
+def _bench_encoders(CompiledBoard cb, int n_players, list states, list seats, int reps):
+    """CPU nanoseconds per call of the observation and the mask writers over positions
+    given as GameCore.state_bytes() (diverse positions: scripts and tuning)."""
+    cdef Space sp
+    cdef int n = len(states), r, i
+    cdef GameState* ss = <GameState*>malloc(n * sizeof(GameState))
+    cdef int* st = <int*>malloc(n * sizeof(int))
+    cdef int32_t* buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
+    cdef int16_t* o
+    cdef uint8_t* mk
+    cdef timespec t0, t1, t2
+    space_init(&cb.c, &sp)
+    o = <int16_t*>malloc(obs_length(&sp, n_players) * sizeof(int16_t))
+    mk = <uint8_t*>malloc(sp.n_actions + 8)
+    for i in range(n):
+        memcpy(&ss[i], <const char*>states[i], sizeof(GameState))
+        st[i] = seats[i]
     with nogil:
+        clock_gettime(2, &t0)           # CLOCK_PROCESS_CPUTIME_ID
         for r in range(reps):
-            for i in range(env.n_envs):
-                write_obs(&env.sp, &env.cb.c, &env.states[i], env.seat[i], &env.v_obs[i, 0])
-    t1 = now_ns()
-    with nogil:
+            for i in range(n):
+                write_obs(&sp, &cb.c, &ss[i], st[i], o)
+        clock_gettime(2, &t1)
         for r in range(reps):
-            for i in range(env.n_envs):
-                write_mask(&env.sp, &env.cb.c, &env.states[i], env.seat[i], &env.v_mask[i, 0],
-                           env.buf)
-    t2 = now_ns()
-    n = reps * env.n_envs
-    return (t1 - t0) / n, (t2 - t1) / n
+            for i in range(n):
+                write_mask(&sp, &cb.c, &ss[i], st[i], mk, buf)
+        clock_gettime(2, &t2)
+    free(ss); free(st); free(buf); free(o); free(mk)
+    d1 = (t1.tv_sec - t0.tv_sec) * 1e9 + (t1.tv_nsec - t0.tv_nsec)
+    d2 = (t2.tv_sec - t1.tv_sec) * 1e9 + (t2.tv_nsec - t1.tv_nsec)
+    return d1 / (reps * n), d2 / (reps * n)

@@ -52,6 +52,10 @@ class VectorEnv:
         if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
             raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
         self.n_envs = int(n_envs)
+        if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
+            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        if reward not in ("win", "score", "margin"):
+            raise ValueError(f"unknown reward {reward!r}; expected win, score or margin")
         if seat is not None and not 0 <= seat < self.n_players:
             raise ValueError(f"seat {seat} outside 0..{self.n_players - 1} (or None for a random seat)")
         self.encoding = encoding(self.board, self.n_players)
@@ -96,6 +100,11 @@ class VectorEnv:
         truncations)``."""
         if not self._started:
             raise RuntimeError("call reset() before step()")
+        if not isinstance(actions, np.ndarray):
+            actions = np.asarray(actions)
+        if actions.dtype.kind not in "iu" or actions.ndim != 1:
+            raise TypeError(f"actions must be a 1-d integer array of action indices, got "
+                            f"dtype {actions.dtype} and shape {actions.shape}")
         self._core.step(actions)
         c = self._core
         return c.obs, c.masks, c.rewards, c.terminations, c.truncations
