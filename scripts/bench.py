@@ -8,11 +8,14 @@ Measures
      (games/s with n workers / (n x games/s with 1));
   3. peak memory (all processes of the run together) and wall time of a
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
-  4. a profile: time per game split into rules, policy decisions and result collection.
+  4. a profile: time per game split into rules, policy decisions and result collection;
+  5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
+     4p, actions from ``sample_actions()``, ``tickets`` opponents, and ``random`` ones
+     (``--env``: only this, written to scripts/bench-env.json).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
-prints the README's tables from ``scripts/bench.json`` without measuring anything.
+prints the tables of docs/performance.md from ``scripts/bench.json`` without measuring anything.
 The memory readings need psutil (installed with the ``test`` and ``dask`` extras).
 
     python scripts/bench.py                 # full run (about 13 minutes on 2 cores)
@@ -180,8 +183,38 @@ def run_peak(games: int, summary: bool, jobs: int, batch_size: int | None = None
             "games_per_s": games / wall, "peak_rss_mb": peak / 2**20, "disk_mb": size / 2**20}
 
 
+def compare_cost(games: int, repeat: int = 3, seed: int = 1) -> dict:
+    """CPU time of ``ttrsim.compare`` (Europe, 4 players, default policy, one worker,
+    against a variant with 40 trains) next to ``ttrsim.simulate`` of the same games in both
+    modes; the fastest of ``repeat`` alternated rounds counts. Everything runs in this
+    process, so its CPU time is the cost, less disturbed than the wall time by other load
+    on a shared machine. A comparison plays every game twice, so about 2x one simulation
+    means it adds no cost of its own."""
+    board = ttrsim.maps.load("europe")
+    other = ttrsim.variant(board, trains=40)
+    ttrsim.compare(board, other, 4, games=min(games, 1000), seed=seed)      # warm up
+    best = {"compare": float("inf"), "simulate": float("inf"), "simulate_summary": float("inf"),
+            "simulate_variant_summary": float("inf")}
+    for _ in range(max(1, repeat)):
+        for key, call in (("compare", lambda: ttrsim.compare(board, other, 4, games=games, seed=seed)),
+                          ("simulate", lambda: ttrsim.simulate(board, 4, games=games, seed=seed)),
+                          ("simulate_summary", lambda: ttrsim.simulate(board, 4, games=games,
+                                                                       seed=seed, summary=True)),
+                          ("simulate_variant_summary", lambda: ttrsim.simulate(
+                              other, 4, games=games, seed=seed, summary=True))):
+            t = time.process_time()
+            call()
+            best[key] = min(best[key], time.process_time() - t)
+    return {"games": games, "repeat": repeat, **{f"{k}_s": v for k, v in best.items()},
+            "ratio": best["compare"] / best["simulate"],
+            "ratio_summary": best["compare"] / best["simulate_summary"],
+            # against simulating both boards: what the comparison adds to playing them
+            "ratio_both_summary": best["compare"] / (best["simulate_summary"]
+                                                     + best["simulate_variant_summary"])}
+
+
 def markdown(result: dict) -> str:
-    """The README's benchmark tables from a result of this script."""
+    """The benchmark tables of docs/performance.md from a result of this script."""
     m = result["machine"]
     commit = (f" at {m['commit']}" + (" with local changes" if m["modified"] else "")
               if m.get("commit") else "")
@@ -224,7 +257,90 @@ def markdown(result: dict) -> str:
                 + (f" in batches of {par['batch_size']:,}" if "batch_size" in par else "")
                 + (f", the fastest of {len(par['ones'])} runs" if len(par.get("ones", ())) > 1
                    else "") + ")."]
+    c = result.get("compare")
+    if c:
+        out += ["", f"`ttrsim.compare` of Europe, 4 players, one worker, {c['games']:,} paired "
+                f"games: {c['compare_s']:.2f} CPU s, {c['ratio']:.2f} x `simulate` of the same games "
+                f"({c['simulate_s']:.2f} s per-event, {c['simulate_summary_s']:.2f} s summary "
+                f"mode: {c['ratio_summary']:.2f} x; {c['ratio_both_summary']:.2f} x summary runs of "
+                f"both boards)."]
     return "\n".join(out)
+
+
+def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets",
+             n_envs: int = 16, seconds: float = 3.0, seed: int = 1) -> dict:
+    """Agent steps per second of ``ttrsim.env.VectorEnv`` on one core: actions from the
+    compiled ``sample_actions()``, opponents played in the core, observations and masks
+    written at every step. Rates are per CPU second of this process (``time.process_time``)
+    and per wall second; a second pass with the loop's own timers gives the share of each
+    part (agent moves, opponents, new games, observations, masks, sampling)."""
+    from ttrsim.env import VectorEnv
+
+    venv = VectorEnv(board, players, n_envs, opponents=opponents, seed=seed)
+    venv.reset()
+    for _ in range(50):                              # warm up: every env past its setup
+        venv.step(venv.sample_actions())
+    steps = games = 0
+    c0, w0 = time.process_time(), time.perf_counter()
+    while time.process_time() - c0 < seconds:
+        for _ in range(20):
+            _, _, _, term, _ = venv.step(venv.sample_actions())
+            games += int(term.sum())
+        steps += 20 * n_envs
+    cpu, wall = time.process_time() - c0, time.perf_counter() - w0
+    venv._core.profile = True
+    venv._core.profile_ns(True)
+    n = 0
+    c1 = time.process_time()
+    while time.process_time() - c1 < seconds / 3:
+        venv.step(venv.sample_actions())
+        n += n_envs
+    ns = venv._core.profile_ns()
+    # The same kind of games in the batch loop: `random` in seat 0 (what sample_actions
+    # plays), the opponents in the others; its games per CPU second times the env's agent
+    # steps per game is what the env would reach if observations, masks, sampling and the
+    # Python call cost nothing.
+    cb = compile_board(board)
+    ref_games = 0
+    c2 = time.process_time()
+    while time.process_time() - c2 < seconds / 2:
+        pols = [make_policy("random", cb.board)] + [make_policy(opponents, cb.board)
+                                                    for _ in range(players - 1)]
+        play_batch(cb, players, pols, game_seeds(seed + 1 + ref_games, 500), 0, False, True)
+        ref_games += 500
+    ref = ref_games / (time.process_time() - c2)
+    # and the core's own standard measurement (all seats `tickets`), to compare the load
+    # of the machine at this time with other runs (scripts/bench.json: "core")
+    std_games = 0
+    c3 = time.process_time()
+    while time.process_time() - c3 < seconds / 2:
+        pols = [make_policy("tickets", cb.board) for _ in range(players)]
+        play_batch(cb, players, pols, game_seeds(seed, 500), 0, True, True)
+        std_games += 500
+    std = std_games / (time.process_time() - c3)
+    per_game = steps / max(games, 1)
+    return {"board": board, "players": players, "opponents": opponents, "n_envs": n_envs,
+            "agent_steps": steps, "games": games, "steps_per_cpu_s": steps / cpu,
+            "steps_per_wall_s": steps / wall, "agent_steps_per_game": per_game,
+            "ns_per_step": {k: v / n for k, v in ns.items()},
+            "batch_games_per_cpu_s": ref, "batch_bound_steps_per_cpu_s": ref * per_game,
+            "tickets_games_per_cpu_s": std}
+
+
+def print_env(r: dict) -> None:
+    print(f"\n## ttrsim.env.VectorEnv, {r['board']} {r['players']}p, {r['n_envs']} envs, "
+          f"sample_actions() against {r['opponents']} opponents")
+    print(f"{r['steps_per_cpu_s']:,.0f} agent steps per CPU second "
+          f"({r['steps_per_wall_s']:,.0f} per wall second), "
+          f"{r['agent_steps_per_game']:.0f} agent steps per game")
+    print("ns per agent step (wall clock): "
+          + ", ".join(f"{k} {v:,.0f}" for k, v in r["ns_per_step"].items()))
+    print(f"the same games in the batch loop (random + {r['opponents']}): "
+          f"{r['batch_games_per_cpu_s']:,.0f} games per CPU second = "
+          f"{r['batch_bound_steps_per_cpu_s']:,.0f} agent steps per CPU second with nothing "
+          f"else to do ({r['steps_per_cpu_s'] / r['batch_bound_steps_per_cpu_s']:.0%} reached)")
+    print(f"meanwhile the batch loop, every seat tickets: "
+          f"{r['tickets_games_per_cpu_s']:,.0f} games per CPU second")
 
 
 def main(argv=None) -> int:
@@ -237,20 +353,28 @@ def main(argv=None) -> int:
                          "each counts (default 3)")
     ap.add_argument("--policies", default=",".join(sorted(REGISTRY)), help="comma-separated")
     ap.add_argument("--skip-runs", action="store_true", help="only the per-core measurements")
+    ap.add_argument("--compare-games", type=int, default=None,
+                    help="games of the paired-comparison timing (default 20000, --quick 4000; "
+                         "0 skips it)")
+    ap.add_argument("--only-compare", action="store_true",
+                    help="only the paired-comparison timing (written to bench-partial.json)")
     ap.add_argument("--run-repeat", type=int, default=2,
                     help="one-worker and all-core summary runs, alternated; the fastest of "
                          "each counts (default 2)")
     ap.add_argument("--json", help="where to write the result, or for --markdown read it "
                                    "(default scripts/bench.json; scripts/bench-partial.json "
                                    "for a smaller run than the full one, which leaves the "
-                                   "README's figures be)")
+                                   "figures of docs/performance.md be)")
+    ap.add_argument("--env", action="store_true",
+                    help="only the vector environment's agent steps per second "
+                         "(Europe 4p, sample_actions() against tickets opponents)")
     ap.add_argument("--markdown", action="store_true",
-                    help="print the README tables from --json and exit (measures nothing)")
+                    help="print the tables of docs/performance.md from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
     games = args.games or (1000 if args.quick else 10000)
     run_games = args.run_games or (20000 if args.quick else 1_000_000)
     partial = (args.skip_runs or games != 10000 or run_games != 1_000_000
-               or args.policies != ap.get_default("policies"))
+               or args.policies != ap.get_default("policies") or args.only_compare)
     if args.json is None:
         name = "bench-partial.json" if partial and not args.markdown else "bench.json"
         args.json = str(Path(__file__).with_name(name))
@@ -258,9 +382,34 @@ def main(argv=None) -> int:
         print(markdown(json.loads(Path(args.json).read_text())))
         return 0
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
+    if args.env:
+        result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
+                         for o in ("tickets", "random")]
+        for r in result["env"]:
+            print_env(r)
+        out = Path(args.json).with_name("bench-env.json") if args.json.endswith("bench.json") \
+            or args.json.endswith("bench-partial.json") else Path(args.json)
+        out.write_text(json.dumps(result, indent=2))
+        print(f"\nwritten to {out}")
+        return 0
 
     print(f"# ttrsim {ttrsim.__version__} on {result['machine']['cpu']} "
           f"({result['machine']['cores']} cores)\n")
+    compare_games = (args.compare_games if args.compare_games is not None
+                     else 4000 if args.quick else 20000)
+    if compare_games:
+        c = compare_cost(compare_games)
+        result["compare"] = c
+        print(f"## paired comparison (ttrsim.compare), Europe 4p, 1 worker, {c['games']:,} games")
+        print(f"CPU time: compare {c['compare_s']:.2f} s = {c['ratio']:.2f} x simulate per-event "
+              f"({c['simulate_s']:.2f} s), {c['ratio_summary']:.2f} x simulate --summary "
+              f"({c['simulate_summary_s']:.2f} s); {c['ratio_both_summary']:.2f} x simulate "
+              f"--summary of both boards ({c['simulate_summary_s']:.2f} + "
+              f"{c['simulate_variant_summary_s']:.2f} s)\n")
+    if args.only_compare:
+        Path(args.json).write_text(json.dumps(result, indent=2))
+        print(f"written to {args.json}")
+        return 0
     print("## games per second, one core (profile: share of time in rules / policy / results)")
     print(f"{'policy':10s} {'board':8s} {'players':>7s} {'games/s':>10s} {'turns':>6s}  profile")
     configs = [(board, players, policy) for policy in args.policies.split(",")
@@ -311,6 +460,10 @@ def main(argv=None) -> int:
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
         print(f"\nparallel efficiency with {cores} workers: {eff:.0%} "
               f"({alln:,.0f} games/s against {cores} x {one:,.0f})")
+    result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
+                     for o in ("tickets", "random")]
+    for r in result["env"]:
+        print_env(r)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"\nwritten to {args.json}")
     return 0

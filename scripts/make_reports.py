@@ -11,6 +11,12 @@ under ``--runs``, default ``runs/``, which is not kept in the repository):
 - ``europe-4p-tunnels``: the tunnel study, four tunnel attitudes at one table
   (``tickets:risk=0``, the default ``tickets`` (risk 0.3), ``tickets:risk=0.6`` and
   ``tickets:tunnels=0``), seat-rotated, so the win matrix says which attitude pays.
+- ``europe-4p-route-importance``: each route of Europe removed in turn and played on the
+  same games as the intact board (``ttrsim.analysis.route_importance``), 4 players;
+- ``usa-4p-ticket-fairness``: ticket values, suggested points and two closed-loop rounds
+  on USA, 4 players (``ttrsim.analysis.ticket_fairness``).
+  These two use their own game counts (``--balance-games``; see BALANCE_GAMES), sized for
+  a few minutes on a 2-core machine.
 
     python scripts/make_reports.py                  # everything, 1,000,000 games each
     python scripts/make_reports.py --games 20000    # a quick look
@@ -68,16 +74,68 @@ def run_study(name: str, games: int, runs: Path, jobs: int, fresh: bool):
           f"({time.perf_counter() - t - played:.0f} s)")
 
 
+# balance studies: name -> (board, players, games per side)
+BALANCE_GAMES = {"europe-4p-route-importance": ("europe", 4, 4000),
+                 "usa-4p-ticket-fairness": ("usa", 4, 40000)}
+
+
+def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool):
+    from ttrsim.analysis import route_importance, ticket_fairness
+    from ttrsim.balance_report import write_fairness_report, write_route_importance_report
+
+    board, players, default = BALANCE_GAMES[name]
+    games = games or default
+    out = ROOT / "reports" / name
+    t = time.perf_counter()
+    command = (f"python scripts/make_reports.py --only {name}"
+               + (f" --balance-games {games}" if games != default else "") + f" --jobs {jobs}")
+    if name == "europe-4p-route-importance":
+        work = runs / name
+        if fresh and work.exists():
+            shutil.rmtree(work)
+        table = route_importance(board, players, games=games, seed=SEED, n_jobs=jobs,
+                                 out=work, progress=True)
+        played = time.perf_counter() - t
+        n_boards = int(table.note.eq("").sum()) + 1
+        notes = [f"Europe, 4 players, every seat on the default policy (tickets), seats rotating; "
+                 f"{games:,} games per board on {n_boards} boards (the intact board and each "
+                 f"route removed): {games * n_boards:,} games in {played:.0f} s with "
+                 f"--jobs {jobs}. Seed {SEED}. Made by: {command}"]
+        from ttrsim import maps
+
+        index = write_route_importance_report(table, maps.load(board), out,
+                                              f"Route importance: Europe, 4 players, "
+                                              f"{games:,} games per route", notes)
+    else:
+        fair = ticket_fairness(board, players, games=games, seed=SEED, n_jobs=jobs, rounds=2)
+        played = time.perf_counter() - t
+        notes = [f"USA, 4 players, every seat on the default policy (tickets), seats rotating; "
+                 f"{games:,} games per round, 3 rounds (as printed and two rounds of suggested "
+                 f"points, the same seeds): {3 * games:,} games in {played:.0f} s with --jobs "
+                 f"{jobs}. Seed {SEED}. Made by: {command}"]
+        index = write_fairness_report(fair, out, f"Fair ticket points: USA, 4 players, "
+                                      f"{games:,} games per round", notes)
+    print(f"{name}: {played:.0f} s of play, report {index.relative_to(ROOT)} "
+          f"({time.perf_counter() - t - played:.0f} s)")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=1_000_000)
     ap.add_argument("--jobs", type=int, default=-1)
     ap.add_argument("--runs", default=str(ROOT / "runs"), help="where the runs are written")
-    ap.add_argument("--only", action="append", choices=sorted(STUDIES), help="one study (repeatable)")
+    ap.add_argument("--only", action="append", choices=sorted(STUDIES) + sorted(BALANCE_GAMES),
+                    help="one study (repeatable)")
+    ap.add_argument("--balance-games", type=int, default=None,
+                    help="games per board of the balance studies (default: BALANCE_GAMES)")
     ap.add_argument("--resume", action="store_true",
                     help="reuse runs already in --runs (default: start them afresh)")
     args = ap.parse_args(argv)
-    for name in args.only or STUDIES:
+    for name in args.only or list(STUDIES) + list(BALANCE_GAMES):
+        if name in BALANCE_GAMES:
+            run_balance(name, args.balance_games, Path(args.runs), args.jobs,
+                        fresh=not args.resume)
+            continue
         run_study(name, args.games, Path(args.runs), args.jobs, fresh=not args.resume)
     return 0
 

@@ -5,10 +5,6 @@ board in the same map format) with pluggable player policies; ``simulate`` sprea
 games over cores; ``analysis``, ``plots`` and ``report`` turn the results into tables with
 confidence intervals, figures and reports.
 """
-from __future__ import annotations
-
-import os
-
 __version__ = "0.1.0"
 
 
@@ -18,16 +14,21 @@ def get_include() -> str:
     Installed packages carry the ``.pxd`` files beside the modules; a source checkout
     (editable install) keeps them in ``ext/ttrsim``.
     """
-    here = os.path.dirname(os.path.abspath(__file__))
-    if os.path.exists(os.path.join(here, "_structs.pxd")):
-        return os.path.dirname(here)
-    return os.path.join(os.path.dirname(here), "ext")
+    from os import path
+
+    here = path.dirname(path.abspath(__file__))
+    if path.exists(path.join(here, "_structs.pxd")):
+        return path.dirname(here)
+    return path.join(path.dirname(here), "ext")
 
 from ttrsim import maps  # noqa: E402
 from ttrsim.actions import Action, IllegalActionError  # noqa: E402
 from ttrsim.game import Game  # noqa: E402
 from ttrsim.policies import Policy, PolicyError  # noqa: E402
 from ttrsim.runner import Run, load_run, replay, simulate  # noqa: E402
+from ttrsim.variants import VariantError, load_variant, variant  # noqa: E402
+from ttrsim.analysis.compare import Comparison, compare  # noqa: E402
 
 __all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "get_include",
            "load_run", "maps", "replay", "simulate"]
+__all__ += ["Comparison", "VariantError", "compare", "load_variant", "variant"]

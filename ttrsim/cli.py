@@ -56,8 +56,13 @@ def _cmd_report(sub):
                         "adds the station value")
 
     def run(args):
+        from pathlib import Path
+
         from ttrsim import report
 
+        if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
+            raise ValueError(f"--out {args.out} is a file; give a directory for the report "
+                             "(it is created if missing)")
         return report.cli_report(args)
 
     p.set_defaults(func=run)
@@ -72,8 +77,10 @@ def _cmd_simulate(sub):
     p.add_argument("--board", default="europe", help="usa, europe, newyork or a map file (default europe)")
     p.add_argument("--players", type=int, default=4, help="player count (default 4)")
     p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="policy spec, e.g. tickets or 'tickets:stations=0'; once for every seat, "
-                   "or once per seat in seat order (default: the default policy). See 'ttrsim policies'.")
+                   help="policy spec, e.g. tickets or 'tickets:stations=0', or a Python policy as "
+                   "path/to/file.py:function or module:callable; once for every seat, or once "
+                   "per seat in seat order (default: the default policy). A label keeps two "
+                   "seats with the same spec apart: 'tickets#a'. See 'ttrsim policies'.")
     p.add_argument("--games", type=int, default=10_000, help="number of games (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
@@ -89,6 +96,9 @@ def _cmd_simulate(sub):
     p.add_argument("--max-turns", type=int, default=None,
                    help="stop and score a game after this many turns (default 10000)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--by", choices=("auto", "policy", "seat"), default="auto",
+                   help="summary rows: per policy, or per seat and policy (default auto: per "
+                   "seat when every seat plays the same policy, else per policy)")
 
     def run(args):
         from ttrsim.runner import simulate
@@ -103,16 +113,117 @@ def _cmd_simulate(sub):
                           batch_size=args.batch_size, rotate=not args.no_rotate,
                           summary=args.summary, out=args.out, backend=args.backend,
                           scheduler=args.scheduler, progress=not args.quiet, **kwargs)
-        print(result)
-        print(result.summary().to_string(float_format=lambda x: f"{x:.3f}"))
-        if args.out:
-            print(f"results in {args.out}")
+        from ttrsim.summary import summary_text
+
+        print(summary_text(result, by=args.by, command_line=True))
         return 0
 
     p.set_defaults(func=run)
 
 
 COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report]
+
+
+def _cmd_variant(sub):
+    p = sub.add_parser("variant", help="check a variant file and describe the board it makes",
+                       description="Apply a variant file (JSON or TOML, the keyword arguments of "
+                       "ttrsim.variant) to a board, validate it and print what changed.")
+    p.add_argument("path", help="the variant file")
+    p.add_argument("--board", default=None, help="base board (default: the file's \"base\")")
+    p.add_argument("--save", metavar="FILE", help="also write the variant's map file (JSON)")
+
+    def run(args):
+        import json
+
+        from ttrsim import maps
+        from ttrsim.variants import board_to_dict, load_variant
+
+        board = load_variant(args.path, args.board)
+        info = board.variant
+        print(f"{board.name}: variant of {info['base']} (hash {info['hash']})")
+        print(f"  changes: {info['description']}")
+        print(maps.describe(board))
+        if args.save:
+            with open(args.save, "w", encoding="utf-8") as f:
+                json.dump(board_to_dict(board), f, indent=1, ensure_ascii=False)
+            print(f"map file written to {args.save}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+def _cmd_compare(sub):
+    p = sub.add_parser(
+        "compare", help="compare a board with a variant on the same games (paired)",
+        description="Play the same games (the same seeds) on a board and on a variant of it and "
+        "print every metric with the paired difference, its 95%% interval and the "
+        "Benjamini-Hochberg q-value, significant rows first.")
+    p.add_argument("--board", default=None,
+                   help="base board: usa, europe, newyork or a map file (default: the variant "
+                   "file's \"base\", else europe)")
+    p.add_argument("--variant", required=True, metavar="FILE",
+                   help="variant file (JSON/TOML, see docs/analysis.md) or a map file")
+    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="policy spec, once for every seat or once per seat (default: tickets)")
+    p.add_argument("--games", type=int, default=10_000, help="paired games (default 10000)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    p.add_argument("--alpha", type=float, default=0.05, help="q-value threshold (default 0.05)")
+    p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
+    p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
+    p.add_argument("--report", metavar="DIR", help="write an HTML comparison report here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def run(args):
+        import os
+
+        from ttrsim import maps
+        from ttrsim.analysis.compare import compare
+        from ttrsim.variants import load_variant
+
+        if not os.path.isfile(args.variant):
+            raise ValueError(f"variant file {args.variant!r} not found")
+        base = maps.load(args.board) if args.board else None
+        if args.variant.endswith(".toml"):
+            other = load_variant(args.variant, base, "europe")
+        else:
+            import json
+
+            try:
+                with open(args.variant, encoding="utf-8") as f:
+                    is_map = "routes" in json.load(f)
+            except (OSError, ValueError):
+                is_map = False
+            if is_map:
+                other = maps.load(args.variant)
+            else:
+                other = load_variant(args.variant, base, "europe")
+        if base is None:
+            from ttrsim.variants import rebuild
+
+            info = other.variant or {}
+            base = (rebuild(info["base_variant"]) if info.get("base_variant")
+                    else maps.load(info.get("base_path") or info.get("base") or "europe"))
+        specs = args.policy
+        if specs and len(specs) not in (1, args.players):
+            raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
+                             f"seat), not {len(specs)} times")
+        players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
+        result = compare(base, other, players, games=args.games, seed=args.seed,
+                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet)
+        print(result.summary(args.rows))
+        if args.csv:
+            result.sorted_table().to_csv(args.csv, index=False)
+            print(f"table written to {args.csv}")
+        if args.report:
+            print(f"report: {result.report(args.report)}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS += [_cmd_variant, _cmd_compare]
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,17 +241,75 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Run one command; every user mistake ends with one line on stderr and exit code 2."""
+    from ttrsim.policies import PolicyError
+
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
     try:
-        return int(args.func(args) or 0)
-    except (ValueError, FileNotFoundError, KeyError) as exc:
-        # Bad input: one clear line, no traceback.
-        print(f"ttrsim {args.command}: error: {exc}", file=sys.stderr)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()              # a closed pipe shows here for short outputs
+        return code
+    except BrokenPipeError:
+        # the reader went away (``| head``): nothing left to say, and no one to say it to
+        _silence_stdout()
         return 2
+    except KeyboardInterrupt:
+        _error(args, "interrupted" + _saved_note(args))
+        return 2
+    except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
+        # Bad input: one clear line, no traceback.
+        _error(args, _one_line(exc))
+        return 2
+
+
+def _error(args, message: str) -> None:
+    print(f"ttrsim {args.command}: error: {message}", file=sys.stderr)
+
+
+def _one_line(exc: BaseException) -> str:
+    if isinstance(exc, OSError) and exc.strerror and exc.filename:
+        text = f"{exc.filename}: {exc.strerror}"
+    else:
+        text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
+    return " ".join(text.split()) or type(exc).__name__
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so that the interpreter's final flush stays quiet."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _saved_note(args) -> str:
+    """What an interrupted ``simulate`` left on disk, and how to go on."""
+    if getattr(args, "command", None) != "simulate":
+        return ""
+    if not args.out:
+        return ("; nothing was saved (without --out results stay in memory): add --out DIR to "
+                "keep every finished batch, and the same command then resumes")
+    from pathlib import Path
+    import json
+
+    out = Path(args.out)
+    try:
+        m = json.loads((out / "manifest.json").read_text())
+        # A marker being written is still named NNNNNN.tmp: only finished ones count.
+        done = ([int(p.name) for p in (out / "done").iterdir() if p.name.isdigit()]
+                if (out / "done").is_dir() else [])
+    except (OSError, ValueError):
+        return f"; nothing was saved in {out}"
+    games = sum(min(m["games"], (b + 1) * m["batch_size"]) - b * m["batch_size"] for b in done)
+    return (f"; {len(done)} of {m['batches']} batches ({games:,} of {m['games']:,} games) are "
+            f"saved in {out}: the same command resumes the run")
 
 
 if __name__ == "__main__":  # pragma: no cover

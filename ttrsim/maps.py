@@ -150,6 +150,8 @@ class Board:
     attractions: tuple[int, ...]  # city indices
     attraction_points: int
     tie_breaks: tuple[str, ...]
+    # a board made by ttrsim.variant(): its base, changes, description and hash
+    variant: dict | None = None
 
     # -- identity -----------------------------------------------------------
 

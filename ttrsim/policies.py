@@ -3,18 +3,26 @@
 A policy spec is ``"name"`` or ``"name:param=value,param=value"`` (``ttrsim policies``
 lists names and parameters), a ``ttrsim.Policy`` instance, or any Python object with a
 ``choose(observation, legal_actions)`` method or a plain callable
-``f(observation, legal_actions)`` (see docs/policies.md).
+``f(observation, legal_actions)`` (see docs/policies.md). A Python policy can also be named
+by a string, ``"path/to/file.py:function"`` or ``"module:callable"`` (a class is
+instantiated once per seat), which is how the command line takes one. Any spec string may
+end in a label, ``"tickets#a"``, so that two seats with the same spec stay apart in the
+results.
 """
 from __future__ import annotations
 
 import copy
+import importlib
+import importlib.util
+import re
+import sys
 from dataclasses import dataclass, field
 
 from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 
-__all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "make_policy",
-           "parse_spec", "policy_name", "policy_table"]
+__all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
+           "make_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
 
 
 @dataclass(frozen=True)
@@ -57,14 +65,106 @@ REGISTRY: dict[str, PolicyInfo] = {
 DEFAULT_POLICY = "tickets"
 
 
+def split_label(spec: str) -> tuple[str, str]:
+    """``"tickets:risk=0.2#cautious"`` -> ``("tickets:risk=0.2", "cautious")``; the label is
+    ``""`` when there is none. A label only renames the seat's policy in the results."""
+    body, sep, label = spec.partition("#")
+    label = label.strip()
+    if sep and not re.fullmatch(r"[\w.+-]+", label):
+        raise ValueError(f"policy {spec!r}: a label after '#' is letters, digits, '_', '.', '+' or "
+                         "'-', e.g. 'tickets#a'")
+    return body.strip(), label
+
+
+_IDENT = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
+
+
+def _python_ref(body: str):
+    """``(source, attribute)`` when ``body`` names a Python policy (``file.py:function`` or
+    ``module:callable``), else None (then it is a built-in spec)."""
+    source, sep, attr = body.rpartition(":")
+    if not sep or source.strip() in REGISTRY or source.partition(":")[0].strip() in REGISTRY:
+        return None
+    source, attr = source.strip(), attr.strip()
+    if not re.fullmatch(_IDENT, attr):
+        return None
+    if source.endswith(".py") or "/" in source or "\\" in source or re.fullmatch(_IDENT, source):
+        return source, attr
+    return None
+
+
+_LOADED: dict = {}
+
+
+def load_python_policy(ref: str):
+    """The Python object a ``"path/to/file.py:name"`` or ``"module:name"`` string names
+    (a label ``#...`` is ignored). Raises ValueError with what went wrong: no such file or
+    module, the file failing to load, or no such name in it."""
+    body, _ = split_label(ref)
+    parsed = _python_ref(body)
+    if parsed is None:
+        raise ValueError(f"{ref!r} does not name a Python policy: give path/to/file.py:function "
+                         "or module:callable")
+    source, attr = parsed
+    if source.endswith(".py") or "/" in source or "\\" in source:
+        module = _load_file(source)
+        where = f"policy file {source}"
+    else:
+        try:
+            module = importlib.import_module(source)
+        except ImportError as exc:
+            raise ValueError(f"policy {body!r}: cannot import module {source!r} ({exc}); give "
+                             "path/to/file.py:function or a module on the Python path") from None
+        except Exception as exc:
+            raise ValueError(f"policy {body!r}: module {source!r} failed to load: "
+                             f"{type(exc).__name__}: {exc}") from None
+        where = f"module {source}"
+    target = module
+    for part in attr.split("."):
+        if not hasattr(target, part):
+            names = sorted(n for n in vars(module) if not n.startswith("_")
+                           and callable(getattr(module, n)))
+            raise ValueError(f"{where} has no {attr!r}; callables in it: "
+                             f"{', '.join(names) or 'none'}")
+        target = getattr(target, part)
+    return target
+
+
+def _load_file(source: str):
+    from pathlib import Path
+
+    path = Path(source).expanduser()
+    if not path.is_file():
+        raise ValueError(f"policy file {source!r} not found (from {Path.cwd()})")
+    key = str(path.resolve())
+    if key in _LOADED:
+        return _LOADED[key]
+    stem = re.sub(r"\W", "_", path.stem)
+    name = f"_ttrsim_policy_file_{len(_LOADED)}_{stem}"
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    try:
+        spec.loader.exec_module(module)
+    except Exception as exc:
+        del sys.modules[name]
+        raise ValueError(f"policy file {source} failed to load: {type(exc).__name__}: {exc}") from None
+    _LOADED[key] = module
+    return module
+
+
 def parse_spec(spec: str) -> tuple[str, dict]:
     """Split ``"name:a=1,b=x"`` into ``("name", {"a": 1.0, "b": "x"})`` after checking the
-    name and the parameters against the registry."""
-    name, _, rest = spec.strip().partition(":")
+    name and the parameters against the registry. A label (``"#a"``) is ignored."""
+    name, _, rest = split_label(spec)[0].partition(":")
     name = name.strip()
     if name not in REGISTRY:
+        if name.endswith(".py") and not rest:
+            raise ValueError(f"policy file {name!r}: name the policy in it too, as "
+                             f"{name}:function")
         raise ValueError(f"unknown policy {name!r}; built-in policies: {', '.join(sorted(REGISTRY))}"
-                         " (or pass a Python callable / object with choose())")
+                         "; a Python policy is given as path/to/file.py:function or "
+                         "module:callable (or, in Python, as the callable itself)")
     info = REGISTRY[name]
     params = {}
     for item in filter(None, (p.strip() for p in rest.split(","))):
@@ -86,11 +186,27 @@ def make_policy(spec, board) -> Policy:
     if isinstance(spec, Policy):
         return copy.copy(spec) if not isinstance(spec, PyPolicy) else spec
     if isinstance(spec, str):
+        if _python_ref(split_label(spec)[0]):
+            target = load_python_policy(spec)
+            if isinstance(target, type):
+                try:
+                    target = target()
+                except Exception as exc:
+                    raise ValueError(f"policy {spec!r}: {target.__name__}() failed: "
+                                     f"{type(exc).__name__}: {exc}") from None
+            try:
+                guarded = _Guarded(target)
+            except TypeError:
+                raise ValueError(f"policy {spec!r} is not a policy: name a function "
+                                 "f(observation, legal_actions), or a class or object with a "
+                                 "choose(observation, legal_actions) method") from None
+            guarded.name = policy_name(spec)           # errors name it as it was given
+            return PyPolicy(guarded, board, spec=guarded.name)
         name, params = parse_spec(spec)
         info = REGISTRY[name]
         values = {k: v[0] for k, v in info.params.items()} | params
         policy = info.cls(**values) if values else info.cls()
-        policy.spec = canonical_spec(name, params)
+        policy.spec = policy_name(spec)
         return policy
     return PyPolicy(_Guarded(spec), board, spec=_python_name(spec))
 
@@ -143,7 +259,12 @@ def policy_name(spec, board=None) -> str:
     """The name a spec goes by in results: ``"tickets:risk=0.2"``, or a Python policy's
     name (its ``name`` attribute or its qualified name)."""
     if isinstance(spec, str):
-        return canonical_spec(*parse_spec(spec))
+        body, label = split_label(spec)
+        tail = f"#{label}" if label else ""
+        if _python_ref(body):
+            source, attr = _python_ref(body)
+            return f"{source}:{attr}{tail}"
+        return canonical_spec(*parse_spec(body)) + tail
     if isinstance(spec, Policy):
         return spec.spec
     from ttrsim.actions import describe_policy

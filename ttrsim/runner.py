@@ -12,7 +12,11 @@ from __future__ import annotations
 import json
 import os
 import platform
+import signal
+import threading
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -97,6 +101,7 @@ class _Config:
             "rotate": self.rotate,
             "summary": self.summary,
             "max_turns": self.max_turns,
+            **({"variant": self.board.variant} if getattr(self.board, "variant", None) else {}),
             "seed_derivation": "numpy SeedSequence(seed) -> run key; game g: SplitMix64 output g",
             "versions": {"python": platform.python_version(), "numpy": numpy.__version__,
                          "pandas": pd.__version__, "joblib": joblib.__version__,
@@ -315,22 +320,21 @@ class Run:
     def tables(self) -> dict:
         return {name: getattr(self, name) for name in self.table_names}
 
-    def summary(self) -> pd.DataFrame:
-        """Per policy: games, win share, mean score, ticket completion rate."""
-        if self.manifest["summary"]:
-            s = self.seat_summary.groupby("policy", observed=True).sum(numeric_only=True)
-        elif "games" in self._tables or self.path is None:
-            s = _policy_sums(self.games)
-        else:
-            # a part at a time, so memory does not grow with the run (a 1,000,000-game
-            # games table would take hundreds of MB just for these five sums)
-            parts = [_policy_sums(pd.read_parquet(_part(self.path, "games", b), columns=_SUMMED))
-                     for b in range(self.manifest["batches"])]
-            s = pd.concat(parts).groupby(level=0, observed=True).sum()
-        return pd.DataFrame({"games": s["games"], "win_share": s["wins"] / s["games"],
-                             "mean_score": s["score_sum"] / s["games"],
-                             "ticket_completion": s["tickets_completed_sum"]
-                             / s["tickets_kept_sum"].clip(lower=1)})
+    def summary(self, by: str = "auto") -> pd.DataFrame:
+        """Per policy, or per seat when every seat plays the same policy: seat-games, wins,
+        win share with its 95% Wilson interval, mean score, score against the other seats,
+        tickets kept and completed (``ttrsim.summary.summary_table``; docs/tables.md).
+        ``by="policy"`` or ``by="seat"`` chooses the grouping."""
+        from ttrsim.summary import summary_table
+
+        return summary_table(self, by=by)
+
+    def summary_text(self, by: str = "auto") -> str:
+        """The summary as ``ttrsim simulate`` prints it: a header (board, players, games,
+        seed, time), the table of ``summary()`` and where the results are."""
+        from ttrsim.summary import summary_text
+
+        return summary_text(self, by=by)
 
     def __repr__(self) -> str:
         m = self.manifest
@@ -372,17 +376,6 @@ def _read_table(path: Path, name: str, manifest: dict, board) -> pd.DataFrame:
     for col in df.columns.intersection(list(cats)):
         df[col] = df[col].astype(object).astype(cats[col])
     return df
-
-
-_SUMMED = ["policy", "win", "score", "tickets_completed", "tickets_kept"]
-
-
-def _policy_sums(games: pd.DataFrame) -> pd.DataFrame:
-    """Per policy the sums behind ``Run.summary``, from a games table (columns ``_SUMMED``)."""
-    g = games.groupby("policy", observed=True)
-    return pd.DataFrame({"games": g.size(), "wins": g["win"].sum(), "score_sum": g["score"].sum(),
-                         "tickets_completed_sum": g["tickets_completed"].sum(),
-                         "tickets_kept_sum": g["tickets_kept"].sum()})
 
 
 def _read_summary(path: Path, cfg: _Config) -> dict:
@@ -436,6 +429,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         raise ValueError(f"n_jobs (--jobs) must be a number of workers (1, 2, ...) or -1 for every "
                          f"core (-2: all but one, ...), got {n_jobs!r}")
     cfg = _config(board, players, games, seed, batch_size, rotate, summary, max_turns)
+    _check_backend(backend, scheduler)
     manifest = cfg.manifest()
     path = Path(out) if out is not None else None
     done = set()
@@ -446,8 +440,9 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     acc = None
     bar = _progress_bar(cfg, done, progress)
     start = time.perf_counter()
+    batches = _execute(cfg, todo, n_jobs, backend, scheduler)
     try:
-        for b, payload in _execute(cfg, todo, n_jobs, backend, scheduler):
+        for b, payload in batches:
             if path is not None:
                 _write_batch(path, cfg, b, payload)
             if cfg.summary:
@@ -458,9 +453,17 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
                 first, stop = cfg.batch_range(b)
                 bar.update(stop - first)
     finally:
+        # Stopped early (Ctrl-C, an error): cancel the batches still queued. Every batch
+        # that finished is already on disk, so joblib's warning about cancelled tasks
+        # says nothing the caller needs.
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*tasks which were still being processed",
+                                    category=UserWarning)
+            batches.close()
         if bar is not None:
             bar.close()
     manifest["wall_seconds_last_session"] = round(time.perf_counter() - start, 3)
+    manifest["games_last_session"] = sum(cfg.batch_range(b)[1] - cfg.batch_range(b)[0] for b in todo)
     if path is not None:
         manifest["complete"] = True
         _atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=2)))
@@ -484,20 +487,40 @@ def _progress_bar(cfg: _Config, done: set, show: bool):
                 desc=f"{cfg.board.name} {cfg.n_players}p", smoothing=0.1)
 
 
+def _check_backend(backend: str, scheduler: str | None) -> None:
+    """Refuse a backend that cannot run before anything is written."""
+    if backend == "dask":
+        try:
+            import distributed  # noqa: F401
+        except ImportError:
+            raise ImportError("the dask backend needs dask.distributed, which is not installed: "
+                              "pip install 'ttrsim[dask]'") from None
+        if not scheduler:
+            raise ValueError("the dask backend needs the scheduler address (scheduler=/--scheduler)")
+    elif backend != "loky":
+        raise ValueError(f"unknown backend {backend!r}: use 'loky' (local) or 'dask' (cluster)")
+
+
 def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str | None):
     """Yield (batch index, payload) as batches finish, in any order."""
     if not todo:
         return
     tasks = (joblib.delayed(_run_batch)(cfg, b) for b in todo)
     if backend == "dask":
+        from distributed import Client
+
         try:
-            from distributed import Client
-        except ImportError:
-            raise ImportError("the dask backend needs dask.distributed: pip install 'ttrsim[dask]'") from None
-        if not scheduler:
-            raise ValueError("the dask backend needs the scheduler address (scheduler=/--scheduler)")
-        with Client(scheduler) as client, joblib.parallel_config(backend="dask"):
-            client.wait_for_workers(1, timeout=60)
+            client = Client(scheduler)
+        except OSError as exc:
+            raise ValueError(f"cannot reach the dask scheduler at {scheduler} ({exc}); start one "
+                             "with 'dask scheduler' and give its address to scheduler= "
+                             "(--scheduler)") from None
+        with client, joblib.parallel_config(backend="dask"):
+            try:
+                client.wait_for_workers(1, timeout=60)
+            except (TimeoutError, OSError):
+                raise ValueError(f"the dask scheduler at {scheduler} has had no worker for 60 s; "
+                                 f"start some with 'dask worker {scheduler}'") from None
             yield from joblib.Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
         return
     if backend != "loky":
@@ -506,11 +529,32 @@ def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str
         for b in todo:
             yield _run_batch(cfg, b)
         return
-    yield from joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)
+    with _sigint_held():
+        results = joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)
+    yield from results
+
+
+@contextmanager
+def _sigint_held():
+    """Ignore SIGINT while joblib starts its worker processes (a few milliseconds: starting
+    a process does not wait for it). The workers inherit the ignored signal, so a Ctrl-C
+    interrupts this process alone, which then cancels the workers, instead of interrupting
+    every worker too (each printing a traceback when caught while still starting up)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _prepare_out(path: Path, manifest: dict, cfg: _Config) -> set:
     """Check an existing directory belongs to this run; return the batches already done."""
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"out={str(path)!r} (--out) is a file; give a directory for the results "
+                         "(it is created if missing)")
     mfile = path / "manifest.json"
     if mfile.exists():
         try:
@@ -524,7 +568,11 @@ def _prepare_out(path: Path, manifest: dict, cfg: _Config) -> set:
                              "directory or delete it")
     elif path.exists() and any(path.iterdir()):
         raise ValueError(f"{path} is not empty and holds no ttrsim run; choose another --out directory")
-    path.mkdir(parents=True, exist_ok=True)
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create the out= (--out) directory {str(path)!r}: "
+                         f"{exc.strerror or exc}") from None
     started = dict(manifest, complete=False)
     _atomic_write(mfile, lambda p: p.write_text(json.dumps(started, indent=2)))
     return {b for b in range(cfg.n_batches) if _done_marker(path, b).exists()}
@@ -553,7 +601,12 @@ def _board_of(manifest: dict):
 
     name = manifest["board"]
     source = manifest.get("board_path") or name
-    board = maps.load(source)
+    if manifest.get("variant"):
+        from ttrsim.variants import rebuild
+
+        source, board = f"variant {name}", rebuild(manifest["variant"])
+    else:
+        board = maps.load(source)
     if board.checksum != manifest["board_checksum"]:
         raise ValueError(f"board {source!r} has changed since the run (checksum differs)")
     return board

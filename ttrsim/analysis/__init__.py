@@ -7,6 +7,8 @@ normal intervals, as columns ``<name>_low`` and ``<name>_high`` (default confide
 See ``docs/analysis.md`` for a guide.
 """
 from ._tables import MissingTable
+from .balance import Fairness, route_importance, ticket_difficulty, ticket_fairness
+from .compare import Comparison, compare
 from .routes import binned_quantile, route_claims
 from .seats import by_player_count, policy_win_matrix, score_distribution, seat_advantage
 from .stations import station_usage, station_value
@@ -22,6 +24,12 @@ from .tickets import ticket_balance, ticket_completion
 from .tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
 
 __all__ = [
+    "Comparison",
+    "Fairness",
+    "compare",
+    "route_importance",
+    "ticket_difficulty",
+    "ticket_fairness",
     "Estimate",
     "MissingTable",
     "binned_quantile",

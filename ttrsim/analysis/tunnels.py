@@ -54,8 +54,9 @@ def parse_counts(text: str | None) -> dict[str, int]:
         if not item.strip():
             continue
         name, sep, count = item.partition("=")
-        if not sep:
-            raise ValueError(f"expected colour=count, not {item.strip()!r}")
+        if not sep or not count.strip().isdigit():
+            raise ValueError(f"expected colour=count with a whole number of cards, e.g. red=2, "
+                             f"not {item.strip()!r}")
         out[name.strip()] = out.get(name.strip(), 0) + int(count)
     return out
 
@@ -79,6 +80,9 @@ def tunnel_odds(board, color, hand=None, faceup=None, discards=None, all_wild: b
     Returns a DataFrame ``extra, probability`` for extra = 0..3, with ``attrs`` holding
     ``expected`` (= n K / N), ``unseen`` (N), ``matching`` (K) and ``revealed`` (n).
     """
+    if not board.route_tunnel.any():
+        raise ValueError(f"the {board.name} board has no tunnels, so there are no tunnel odds; "
+                         "ask on a board with tunnels, such as europe")
     deck = card_counts(board, list(board.deck_colors) + [board.deck_wild])
     known = sum(card_counts(board, c) for c in (hand, faceup, discards))
     unseen = deck - known

@@ -1,0 +1,202 @@
+"""Every user mistake on the command line ends with one line on stderr and exit code 2,
+never a traceback: bad --out, a missing extra, Ctrl-C, a closed pipe, bad tunnel-odds
+input, Python policies named on the command line."""
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from ttrsim.cli import main
+from ttrsim.runner import load_run, simulate
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def one_line_error(capsys, argv, *needles):
+    """Run ``ttrsim argv`` in-process; it must fail with exit code 2 and one stderr line."""
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = err.splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith(f"ttrsim {argv[0]}: error: ")
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+    return lines[0]
+
+
+def ttrsim_process(*args, **kwargs):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.Popen([sys.executable, "-m", "ttrsim", *args], env=env, text=True,
+                            # a clean SIGINT disposition whatever the test runner inherited
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+                            **kwargs)
+
+
+def test_out_naming_a_file(capsys, tmp_path):
+    target = tmp_path / "results.txt"
+    target.write_text("mine")
+    one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--out", str(target)],
+                   "is a file", "directory")
+    one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--out", str(target / "sub")],
+                   "cannot create")
+    assert target.read_text() == "mine"
+    with pytest.raises(ValueError, match="is a file"):
+        simulate("usa", 2, games=5, out=target)
+
+
+def test_report_out_naming_a_file(capsys, tmp_path):
+    simulate("newyork", ["random"] * 2, games=20, out=tmp_path / "run")
+    target = tmp_path / "report.html"
+    target.write_text("")
+    one_line_error(capsys, ["report", str(tmp_path / "run"), "--out", str(target)], "is a file")
+    one_line_error(capsys, ["report", str(target)], "holds no ttrsim run")
+
+
+def test_dask_backend_without_dask_names_the_extra(capsys, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "distributed", None)      # as if not installed
+    out = tmp_path / "never"
+    one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--backend", "dask",
+                            "--scheduler", "tcp://127.0.0.1:1", "--out", str(out)],
+                   "pip install 'ttrsim[dask]'")
+    assert not out.exists()                                   # refused before writing
+    with pytest.raises(ImportError, match=r"ttrsim\[dask\]"):
+        simulate("usa", 2, games=5, backend="dask", scheduler="tcp://127.0.0.1:1")
+
+
+@pytest.mark.parametrize("argv, needles", [
+    (["--hand", "red=x"], ["'red=x'", "whole number"]),
+    (["--hand", "red=-1"], ["whole number"]),
+    (["--faceup", "blue"], ["colour=count"]),
+    (["--board", "usa"], ["usa board has no tunnels"]),
+    (["--board", "newyork"], ["newyork board has no tunnels"]),
+    (["--board", "mars"], ["mars"]),
+])
+def test_tunnel_odds_bad_input(capsys, argv, needles):
+    one_line_error(capsys, ["tunnel-odds", "--color", "red", *argv], *needles)
+
+
+POLICY_FILE = '''
+def first(observation, legal_actions):
+    return legal_actions[0]
+
+class Last:
+    def choose(self, observation, legal_actions):
+        return legal_actions[-1]
+
+CONSTANT = 3
+
+def answers_none(observation, legal_actions):
+    return None
+
+def crashes(observation, legal_actions):
+    raise RuntimeError("boom")
+'''
+
+
+@pytest.fixture
+def policy_file(tmp_path, monkeypatch):
+    (tmp_path / "mine.py").write_text(POLICY_FILE)
+    (tmp_path / "broken.py").write_text("def f(:\n")
+    monkeypatch.chdir(tmp_path)
+    return tmp_path / "mine.py"
+
+
+def test_python_policy_from_a_file_plays(capsys, policy_file):
+    assert main(["simulate", "--board", "newyork", "--players", "3", "--games", "3", "--quiet",
+                 "--policy", "mine.py:first", "--policy", f"{policy_file}:Last",
+                 "--policy", "random"]) == 0
+    text = capsys.readouterr().out
+    assert "mine.py:first" in text and f"{policy_file}:Last" in text
+    # the API takes the same strings and gives the same games
+    run = simulate("newyork", ["mine.py:first", f"{policy_file}:Last", "random"], games=3)
+    assert run.manifest["policies"] == ["mine.py:first", f"{policy_file}:Last", "random"]
+    assert list(run.summary().seat_games) == [3, 3, 3]
+
+
+@pytest.mark.parametrize("spec, needles", [
+    ("mine.py:nope", ["has no 'nope'", "Last", "first"]),
+    ("missing.py:f", ["'missing.py' not found"]),
+    ("broken.py:f", ["failed to load", "SyntaxError", "line 1"]),
+    ("mine.py:CONSTANT", ["is not a policy"]),
+    ("mine.py", ["mine.py:function"]),
+    ("no_such_module_here:f", ["cannot import module 'no_such_module_here'"]),
+    ("mine.py:answers_none", ["'mine.py:answers_none' (seat", "answered None",
+                              "legal actions"]),
+    ("mine.py:crashes", ["'mine.py:crashes' (seat", "RuntimeError('boom')"]),
+])
+def test_python_policy_mistakes(capsys, policy_file, spec, needles):
+    line = one_line_error(capsys, ["simulate", "--board", "newyork", "--players", "2", "--games",
+                                   "2", "--quiet", "--policy", spec, "--policy", "random"], *needles)
+    # the API raises the same message
+    from ttrsim.policies import PolicyError
+
+    with pytest.raises((ValueError, PolicyError)) as info:
+        simulate("newyork", [spec, "random"], games=2)
+    assert " ".join(str(info.value).split()) == line.split(": error: ", 1)[1]
+
+
+def test_closed_pipe_is_quiet(tmp_path):
+    read, write = os.pipe()
+    os.close(read)                         # the reader has gone, as after `| head -1`
+    with os.fdopen(write, "w") as stdout:
+        proc = ttrsim_process("policies", stdout=stdout, stderr=subprocess.PIPE)
+    err = proc.communicate(timeout=120)[1]
+    assert proc.returncode == 2 and err == ""
+
+
+def interrupt_after_batches(args, out, batches):
+    """Start ``ttrsim simulate``, press Ctrl-C (SIGINT to its process group, as a terminal
+    does) once ``batches`` batches are on disk; return (exit code, stderr)."""
+    proc = ttrsim_process("simulate", *args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                          start_new_session=True)
+    deadline = time.time() + 120
+    while time.time() < deadline and proc.poll() is None:
+        done = out / "done"
+        if done.is_dir() and len([p for p in done.iterdir() if p.name.isdigit()]) >= batches:
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, "the run finished before it could be interrupted"
+    os.killpg(proc.pid, signal.SIGINT)
+    err = proc.communicate(timeout=120)[1]
+    return proc.returncode, err
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_ctrl_c_says_what_was_saved_and_that_the_same_command_resumes(tmp_path, jobs):
+    out = tmp_path / "run"
+    args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "300000",
+            "--batch-size", "1000", "--seed", "2", "--quiet", "--jobs", jobs, "--out", str(out)]
+    code, err = interrupt_after_batches(args, out, 2)
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "Traceback" not in err and "Warning" not in err
+    assert err.startswith("ttrsim simulate: error: interrupted; ")
+    assert "of 300 batches" in err and "the same command resumes" in err
+    saved = int(err.split("interrupted; ")[1].split(" of ")[0])
+    assert saved >= 2 and saved == len([p for p in (out / "done").iterdir() if p.name.isdigit()])
+    with pytest.raises(ValueError, match="incomplete"):
+        load_run(out)
+
+
+def test_ctrl_c_without_out_says_nothing_was_saved(capsys, monkeypatch):
+    import ttrsim.runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(ttrsim.runner, "_run_batch", interrupted)
+    one_line_error(capsys, ["simulate", "--games", "5", "--quiet"], "interrupted",
+                   "nothing was saved", "--out DIR")
+
+
+def test_unreachable_dask_scheduler(capsys, monkeypatch):
+    distributed = pytest.importorskip("distributed")
+
+    def unreachable(address, *args, **kwargs):
+        raise OSError(f"Timed out trying to connect to {address} after 30 s")
+    monkeypatch.setattr(distributed, "Client", unreachable)
+    one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--backend", "dask",
+                            "--scheduler", "tcp://10.255.0.1:8786"],
+                   "cannot reach the dask scheduler at tcp://10.255.0.1:8786", "dask scheduler")

@@ -1,0 +1,32 @@
+"""The README's commands: CI runs exactly its test command, and its examples write only
+into ignored folders."""
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+
+
+def indented_commands() -> list:
+    return [line.strip() for line in README.splitlines() if line.startswith("    pip install")]
+
+
+def test_two_commands_and_ci_runs_the_test_command():
+    main_job, tests = indented_commands()
+    assert main_job == "pip install -e . && ttrsim simulate"
+    assert tests.endswith("python -m pytest") and '".[test]"' in tests
+    ci = [line for line in (ROOT / ".ci" / "run").read_text().splitlines()
+          if line.strip() and not line.startswith("#") and not line.startswith(("set ", "cd "))]
+    assert ci == [tests]
+
+
+def test_examples_write_only_into_ignored_folders():
+    shell = "\n".join(re.findall(r"```bash\n(.*?)```", README, flags=re.S))
+    outs = re.findall(r"--out\s+(\S+)", shell)
+    reports = re.findall(r"^ttrsim report (\S+)\s*(?:#.*)?$", shell, flags=re.M)
+    assert outs and reports
+    ignored = {line.strip().strip("/") for line in (ROOT / ".gitignore").read_text().splitlines()
+               if line.strip().endswith("/") and "*" not in line}
+    for path in outs + [p + "/report" for p in reports]:
+        top = path.split("/")[0]
+        assert top in ignored, f"{path} would be written into a folder the repository tracks"
