@@ -21,6 +21,7 @@ later to add games. ``--doc`` writes the totals as Markdown (docs/fuzz.md).
     python scripts/fuzz.py --games 1000000 --n-jobs 2 --state fuzz-state.jsonl
     python scripts/fuzz.py --games 1000000 --state fuzz-state.jsonl --doc docs/fuzz.md --report-only
     python scripts/fuzz.py --games 2000 --chunk 200          # a quick look
+    python scripts/fuzz.py --measure                         # cost of the checks
 """
 from __future__ import annotations
 
@@ -225,6 +226,31 @@ def machine_line() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def measure(games: int = 3000, repeat: int = 3) -> list[str]:
+    """Games/s of ``play_batch`` without and with ``check_state`` after every action and of
+    ``fuzz_batch``, all seats ``random``, best of ``repeat`` (one process)."""
+    from ttrsim._batch import game_seeds, play_batch
+    from ttrsim._fuzz import fuzz_batch
+    from ttrsim._policies import RandomPolicy
+    out = []
+    for name, n in (("usa", 2), ("europe", 4)):
+        _, cb = _board(name)
+        runs = {"no check": lambda: play_batch(cb, n, [RandomPolicy() for _ in range(n)],
+                                               game_seeds(7, games), summary=True),
+                "check": lambda: play_batch(cb, n, [RandomPolicy() for _ in range(n)],
+                                            game_seeds(7, games), summary=True, check=True),
+                "fuzz_batch": lambda: fuzz_batch(cb, n, [RandomPolicy() for _ in range(n)],
+                                                 game_seeds(7, games))}
+        for label, run in runs.items():
+            best = 0.0
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                run()
+                best = max(best, games / (time.perf_counter() - t0))
+            out.append(f"{name} {n}p {label}: {best:,.0f} games/s")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -245,7 +271,12 @@ def main(argv=None) -> int:
     ap.add_argument("--command", action="append", default=None,
                     help="with --doc: the command(s) that produced the state file, as recorded "
                          "in the document (default: this command)")
+    ap.add_argument("--measure", action="store_true",
+                    help="print games/s with and without the checks (random play) and exit")
     args = ap.parse_args(argv)
+    if args.measure:
+        print("\n".join(measure()))
+        return 0
     if args.games <= 0 or args.chunk <= 0:
         ap.error("--games and --chunk must be positive")
     from joblib import Parallel, delayed
