@@ -21,6 +21,7 @@ later to add games. ``--doc`` writes the totals as Markdown (docs/fuzz.md).
     python scripts/fuzz.py --games 1000000 --n-jobs 2 --state fuzz-state.jsonl
     python scripts/fuzz.py --games 1000000 --state fuzz-state.jsonl --doc docs/fuzz.md --report-only
     python scripts/fuzz.py --games 2000 --chunk 200          # a quick look
+    python scripts/fuzz.py --measure                         # cost of the checks
 """
 from __future__ import annotations
 
@@ -38,7 +39,8 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 import numpy as np
 
 BOARDS = ("usa", "europe", "newyork")
-MODES = ("random", "mixed")
+MODES = ("random", "mixed", "hoard")
+DEFAULT_MODES = ("random", "mixed")
 MIXED_POOL = ("random", "tickets", "tickets:stations=0", "tickets:tunnels=0", "tickets:risk=0.9",
               "tickets:draw=40", "routes", "routes:min_len=1", "routes:tunnels=0", "greedy",
               "greedy:risk=0.9", "greedy:draw=40")
@@ -57,8 +59,8 @@ def player_counts(name) -> list[int]:
     return list(range(board.min_players, board.max_players + 1))
 
 
-def cells(boards) -> list[tuple[str, int, str]]:
-    return [(b, n, m) for b in boards for n in player_counts(b) for m in MODES]
+def cells(boards, modes=DEFAULT_MODES) -> list[tuple[str, int, str]]:
+    return [(b, n, m) for b in boards for n in player_counts(b) for m in modes]
 
 
 def cell_key(board: str, n: int, mode: str) -> int:
@@ -66,8 +68,8 @@ def cell_key(board: str, n: int, mode: str) -> int:
 
 
 def chunk_specs(board: str, n: int, mode: str, idx: int) -> list[str]:
-    if mode == "random":
-        return ["random"] * n
+    if mode in ("random", "hoard"):
+        return [mode] * n
     rng = np.random.default_rng([cell_key(board, n, mode), idx])
     return [MIXED_POOL[i] for i in rng.integers(len(MIXED_POOL), size=n)]
 
@@ -75,11 +77,11 @@ def chunk_specs(board: str, n: int, mode: str, idx: int) -> list[str]:
 def play_chunk(board: str, n: int, mode: str, idx: int, size: int) -> dict:
     """Play chunk ``idx`` (games idx*size .. idx*size+size-1 of its cell)."""
     from ttrsim._batch import game_seeds
-    from ttrsim._fuzz import fuzz_batch
+    from ttrsim._fuzz import HoardPolicy, fuzz_batch
     from ttrsim.policies import make_policy
     b, cb = _board(board)
     specs = chunk_specs(board, n, mode, idx)
-    policies = [make_policy(s, b) for s in specs]
+    policies = [HoardPolicy(s) if s == "hoard" else make_policy(s, b) for s in specs]
     t0 = time.perf_counter()
     res = fuzz_batch(cb, n, policies, game_seeds(cell_key(board, n, mode), size, idx * size))
     res.update(board=board, players=n, mode=mode, chunk=idx, size=size, policies=specs,
@@ -101,13 +103,13 @@ def load_state(path: Path) -> list[dict]:
     return rows
 
 
-def plan(boards, games: int, size: int, done: set) -> list[tuple]:
-    """Chunks still to play so that each board reaches ``games`` games, split evenly over
-    its player counts and both modes, in an order that keeps every cell at the same
-    progress (a run stopped early is balanced)."""
+def plan(boards, games: int, size: int, done: set, modes=DEFAULT_MODES) -> list[tuple]:
+    """Chunks still to play so that each board reaches ``games`` games of ``modes``, split
+    evenly over its player counts and the modes, in an order that keeps every cell at the
+    same progress (a run stopped early is balanced)."""
     todo = defaultdict(list)
     for b in boards:
-        cs = [c for c in cells(boards) if c[0] == b]
+        cs = [c for c in cells(boards, modes) if c[0] == b]
         per_cell = -(-games // len(cs))
         n_chunks = -(-per_cell // size)
         for c in cs:
@@ -153,9 +155,10 @@ def totals(rows: list[dict]) -> dict:
                     order[c[0]], c[1], order.get(c[2], len(MODES))))})
 
 
-def markdown(tot: dict, command: str, machine: str) -> str:
+def markdown(tot: dict, commands: list[str], machine: str) -> str:
     from ttrsim._fuzz import EDGE_CASES
-    lines = ["# Fuzzing: invariants over random and mixed-policy games", "",
+    modes = [m for m in MODES if any(c[2] == m for c in tot["cells"])]
+    lines = ["# Fuzzing: invariants over random, mixed-policy and hoarding games", "",
              "Every game below was played by the compiled loop `ttrsim._fuzz.fuzz_batch`, "
              "which after **every action** runs the core's `check_state` (each train card and "
              "ticket in exactly one place; trains, stations and cards within bounds; route "
@@ -167,37 +170,44 @@ def markdown(tot: dict, command: str, machine: str) -> str:
              "against the totals, and that the game ended within 10,000 turns.", "",
              "Modes: `random` — every seat plays a uniformly random legal action; `mixed` — "
              "each seat plays a built-in policy drawn (once per chunk of games) from "
-             + ", ".join(f"`{s}`" for s in MIXED_POOL) + ". Games are split evenly over the "
-             "board's player counts and the two modes.", "",
-             f"Produced by: `{command}`", "", f"Machine: {machine}", "",
+             + ", ".join(f"`{s}`" for s in MIXED_POOL) + "; `hoard` — every seat plays "
+             "`ttrsim._fuzz.HoardPolicy`, which takes a card whenever it can, else draws and "
+             "keeps tickets, else claims the shortest route it can pay (it empties the deck, "
+             "the discards and the ticket deck and drives games to the all-pass ending). "
+             "A run's games are split evenly over the board's player counts and the modes "
+             "it plays.", "",
+             "Produced by:", "", *[f"    {c}" for c in commands], "", f"Machine: {machine}", "",
              "## Totals per board", "",
-             "| board | games | actions checked | violations |", "|---|---:|---:|---:|"]
+             "| board | " + " | ".join(f"{m} games" for m in modes)
+             + " | all games | actions checked | violations |",
+             "|---|" + "---:|" * (len(modes) + 3)]
     for b, t in tot["boards"].items():
-        lines.append(f"| {b} | {t['games']:,} | {t['actions']:,} | {t['violations']:,} |")
+        per_mode = [sum(c["games"] for k, c in tot["cells"].items() if k[0] == b and k[2] == m)
+                    for m in modes]
+        lines.append(f"| {b} | " + " | ".join(f"{g:,}" for g in per_mode)
+                     + f" | {t['games']:,} | {t['actions']:,} | {t['violations']:,} |")
     viol = {b: t for b, t in tot["boards"].items() if t["violations"]}
+    lines += ["", "## Violations", ""]
     if viol:
-        lines += ["", "## Violations", ""]
         for b, t in viol.items():
             lines.append(f"- {b}: {t['by_code']}; first: {t['first']}")
-    lines += ["", "## Games per board, player count and mode", "",
-              "| board | players | mode | games | turns per game | games/s (one worker) |",
-              "|---|---:|---|---:|---:|---:|"]
-    for (b, n, m), t in tot["cells"].items():
-        rate = t["games"] / t["seconds"] if t["seconds"] else float("nan")
-        lines.append(f"| {b} | {n} | {m} | {t['games']:,} | {t['turns'] / max(t['games'], 1):.1f} "
-                     f"| {rate:,.0f} |")
+    else:
+        lines.append("None: no invariant was broken in any game.")
     lines += ["", "## Edge cases reached (games in which each occurred at least once)", "",
               "| edge case | " + " | ".join(tot["boards"]) + " |",
               "|---|" + "---:|" * len(tot["boards"])]
     for e in EDGE_CASES:
         lines.append(f"| {e} | " + " | ".join(f"{t['edges'][e]:,}" for t in tot["boards"].values())
                      + " |")
-    lines += ["", "Edge cases per player count and mode:", "",
-              "| board | players | mode | deck and discards empty | all passed | final round at 0 / 1 / 2 trains |",
-              "|---|---:|---|---:|---:|---|"]
+    lines += ["", "## Per board, player count and mode", "",
+              "| board | players | mode | games | turns per game | games/s (one worker) | "
+              "deck and discards empty | all passed | final round at 0 / 1 / 2 trains |",
+              "|---|---:|---|---:|---:|---:|---:|---:|---|"]
     for (b, n, m), t in tot["cells"].items():
         e = t["edges"]
-        lines.append(f"| {b} | {n} | {m} | {e['deck_and_discards_empty']:,} | "
+        rate = t["games"] / t["seconds"] if t["seconds"] else float("nan")
+        lines.append(f"| {b} | {n} | {m} | {t['games']:,} | {t['turns'] / max(t['games'], 1):.1f} "
+                     f"| {rate:,.0f} | {e['deck_and_discards_empty']:,} | "
                      f"{e['all_players_passed']:,} | {e['final_round_at_0_trains']:,} / "
                      f"{e['final_round_at_1_train']:,} / {e['final_round_at_2_trains']:,} |")
     return "\n".join(lines) + "\n"
@@ -216,11 +226,40 @@ def machine_line() -> str:
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
 
 
+def measure(games: int = 3000, repeat: int = 3) -> list[str]:
+    """Games/s of ``play_batch`` without and with ``check_state`` after every action and of
+    ``fuzz_batch``, all seats ``random``, best of ``repeat`` (one process)."""
+    from ttrsim._batch import game_seeds, play_batch
+    from ttrsim._fuzz import fuzz_batch
+    from ttrsim._policies import RandomPolicy
+    out = []
+    for name, n in (("usa", 2), ("europe", 4)):
+        _, cb = _board(name)
+        runs = {"no check": lambda: play_batch(cb, n, [RandomPolicy() for _ in range(n)],
+                                               game_seeds(7, games), summary=True),
+                "check": lambda: play_batch(cb, n, [RandomPolicy() for _ in range(n)],
+                                            game_seeds(7, games), summary=True, check=True),
+                "fuzz_batch": lambda: fuzz_batch(cb, n, [RandomPolicy() for _ in range(n)],
+                                                 game_seeds(7, games))}
+        for label, run in runs.items():
+            best = 0.0
+            for _ in range(repeat):
+                t0 = time.perf_counter()
+                run()
+                best = max(best, games / (time.perf_counter() - t0))
+            out.append(f"{name} {n}p {label}: {best:,.0f} games/s")
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=10000, help="games per board (default 10000)")
     ap.add_argument("--boards", nargs="+", default=list(BOARDS), choices=BOARDS)
+    ap.add_argument("--modes", nargs="+", default=list(DEFAULT_MODES), choices=MODES,
+                    help="random: every seat random; mixed: built-in policies drawn per chunk; "
+                         "hoard: every seat hoards cards (empties the deck, reaches all-pass "
+                         "endings); --games is split over the modes given (default random mixed)")
     ap.add_argument("--chunk", type=int, default=1000, help="games per chunk (default 1000)")
     ap.add_argument("--n-jobs", type=int, default=-1, help="worker processes (default: all cores)")
     ap.add_argument("--state", type=Path, default=None,
@@ -229,7 +268,15 @@ def main(argv=None) -> int:
                     help="stop taking results at this UTC time (HH:MM); the state keeps them")
     ap.add_argument("--doc", type=Path, default=None, help="write the totals as Markdown here")
     ap.add_argument("--report-only", action="store_true", help="play nothing, only report")
+    ap.add_argument("--command", action="append", default=None,
+                    help="with --doc: the command(s) that produced the state file, as recorded "
+                         "in the document (default: this command)")
+    ap.add_argument("--measure", action="store_true",
+                    help="print games/s with and without the checks (random play) and exit")
     args = ap.parse_args(argv)
+    if args.measure:
+        print("\n".join(measure()))
+        return 0
     if args.games <= 0 or args.chunk <= 0:
         ap.error("--games and --chunk must be positive")
     from joblib import Parallel, delayed
@@ -238,7 +285,7 @@ def main(argv=None) -> int:
     rows = load_state(args.state) if args.state else []
     done = {(r["board"], r["players"], r["mode"], r["chunk"]) for r in rows
             if r.get("size") == args.chunk}
-    todo = [] if args.report_only else plan(args.boards, args.games, args.chunk, done)
+    todo = [] if args.report_only else plan(args.boards, args.games, args.chunk, done, args.modes)
     deadline = None
     if args.stop_at:
         hh, mm = map(int, args.stop_at.split(":"))
@@ -275,9 +322,9 @@ def main(argv=None) -> int:
         print(f"{b}: {t['games']:,} games, {t['actions']:,} actions checked, "
               f"{t['violations']} violations {t['by_code'] or ''}")
     if args.doc:
-        cmd = "python scripts/fuzz.py " + " ".join(
-            a for a in (argv if argv is not None else sys.argv[1:]) if a != "--report-only")
-        args.doc.write_text(markdown(tot, cmd, machine_line()))
+        cmds = args.command or ["python scripts/fuzz.py " + " ".join(
+            a for a in (argv if argv is not None else sys.argv[1:]) if a != "--report-only")]
+        args.doc.write_text(markdown(tot, cmds, machine_line()))
     return 1 if any(t["violations"] for t in tot["boards"].values()) else 0
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from ttrsim import maps
 from ttrsim._batch import game_seeds
-from ttrsim._fuzz import EDGE_CASES, VIOLATION_MESSAGES, fuzz_batch
+from ttrsim._fuzz import EDGE_CASES, VIOLATION_MESSAGES, HoardPolicy, fuzz_batch
 from ttrsim._engine import CHECK_MESSAGES
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
@@ -28,6 +28,7 @@ CONFIGS = [(b, n) for b in fuzz.BOARDS for n in range(maps.load(b).min_players,
 @pytest.mark.parametrize("board,n", CONFIGS)
 @pytest.mark.parametrize("mode", fuzz.MODES)
 def test_small_fuzz_run_has_no_violation(board, n, mode):
+    """random, mixed and hoarding play on every board and player count."""
     res = fuzz.play_chunk(board, n, mode, 3, 60)
     assert res["games"] == 60
     assert res["violations"] == 0, (res["by_code"], res["first"])
@@ -59,6 +60,15 @@ def test_fuzz_batch_is_reproducible_and_counts_edge_cases():
                for k in range(3))
 
 
+def test_hoarders_empty_the_deck_and_can_end_by_passes():
+    board = maps.load("usa")
+    cb = compile_board(board)
+    r = fuzz_batch(cb, 3, [HoardPolicy("hoard") for _ in range(3)], game_seeds(9, 1000))
+    assert r["violations"] == 0
+    assert r["edges"]["deck_and_discards_empty"] == 1000 and r["edges"]["ticket_deck_empty"] > 0
+    assert r["edges"]["pass_played"] > 0 and r["edges"]["all_players_passed"] > 0
+
+
 def test_fuzz_batch_rejects_bad_input():
     board = maps.load("usa")
     cb = compile_board(board)
@@ -83,7 +93,7 @@ def test_script_resumes_and_adds_games(tmp_path, capsys):
     assert sum(r["games"] for r in rows2) == 240
     assert rows2[:len(rows)] == rows                          # the first games were kept
     text = doc.read_text()
-    assert "| newyork | 240 |" in text and "violations" in text
+    assert "| newyork | 120 | 120 | 240 |" in text and "None: no invariant was broken" in text
     # the same chunks give the same games: a chunk played again is identical
     again = fuzz.play_chunk("newyork", 3, "mixed", 0, 20)
     first = next(r for r in rows if (r["players"], r["mode"], r["chunk"]) == (3, "mixed", 0))

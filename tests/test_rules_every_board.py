@@ -96,3 +96,62 @@ def test_initial_discards_leave_the_game_only_where_the_board_says(board_name, n
         assert set(dropped) <= set(st["removed"]) and st["ticket_deck"] == deck
     else:
         assert st["ticket_deck"] == deck + dropped and not set(dropped) & set(st["removed"])
+
+
+def plain_route(board, max_len=None):
+    """A coloured route (not gray, not a tunnel or ferry), the shortest of the board."""
+    ok = [r for r in range(board.n_routes)
+          if board.route_color[r] >= 0 and not board.route_tunnel[r] and not board.route_ferry[r]
+          and (max_len is None or board.route_len[r] <= max_len)]
+    return min(ok, key=lambda r: (board.route_len[r], r))
+
+
+def row_without_wilds(board, avoid):
+    colors = [c for c in board.colors if c != avoid]
+    assert len(colors) >= 5
+    return colors[:5]
+
+
+@pytest.mark.parametrize("board_name,n", CONFIGS)
+@pytest.mark.parametrize("spare", [0, 1])
+def test_final_round_starts_at_the_trigger_one_more_turn_each(board_name, n, spare):
+    """Claiming down to the board's end trigger (trains left <= end_trigger) starts the
+    final round: every player, the trigger's included, plays one more turn. One train more
+    and nothing starts."""
+    board = LOADED[board_name]
+    r = plain_route(board)
+    length, color = int(board.route_len[r]), board.colors[board.route_color[r]]
+    trains = [board.end_trigger + length + spare] + [None] * (n - 1)
+    g = Game.from_position(board_name, n, faceup=row_without_wilds(board, color),
+                           hands=[{color: length}], trains=trains)
+    # (a hand-made train count is not 45 minus the routes' lengths: no check_state here)
+    g.apply(g.action("claim", route=r, color=color))
+    st = g.state()
+    assert st["players"][0]["trains"] == board.end_trigger + spare
+    if spare:
+        assert not st["last_round"]
+        return
+    assert st["last_round"] and st["turns_left"] == n
+    for seat in list(range(1, n)) + [0]:
+        assert g.current_player == seat and not g.is_over()
+        g.apply(g.action("draw_blind"))
+        g.apply(g.action("draw_blind"))
+    assert g.is_over() and g.turn == n + 1 and not g.state()["ended_by_passes"]
+
+
+@pytest.mark.parametrize("board_name,n", CONFIGS)
+def test_faceup_wild_first_is_the_only_card(board_name, n):
+    """On every board, a face-up wild card (locomotive, taxi) taken first ends the draw,
+    and is never legal as the second card."""
+    board = LOADED[board_name]
+    faceup = [board.wild, *board.colors[:3], board.wild]
+    g = Game.from_position(board_name, n, faceup=faceup, deck_top=[board.colors[4]] * 2)
+    g.apply(g.action("draw_faceup", slot=0))
+    g._core.check()
+    assert g.current_player == 1 % n and g.phase == "turn" and g.turn == 1
+    wild = board.colors.index(board.wild) if board.wild in board.colors else 8
+    assert g.state()["players"][0]["hand"][wild] == 1
+    # second card: a face-up wild is not legal, a plain one is
+    g.apply(g.action("draw_faceup", slot=1))
+    legal = {(a.kind, getattr(a, "slot", None)) for a in g.legal_actions()}
+    assert ("draw_faceup", 4) not in legal and ("draw_faceup", 2) in legal

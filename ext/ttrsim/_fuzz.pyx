@@ -8,9 +8,9 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (GameState, CompiledBoard, action_kind, apply_action, check_state,
+from ttrsim._engine cimport (GameState, CompiledBoard, action_a, action_kind, apply_action, check_state,
                              discard_total, game_init, legal_actions, score_game)
-from ttrsim._rng cimport splitmix64
+from ttrsim._rng cimport rng_below, splitmix64
 from ttrsim._bits cimport get_bit
 from ttrsim._policy cimport Policy
 
@@ -79,6 +79,60 @@ cdef enum:
     E_DOUBLE_BOTH = 14
     E_TIE = 15
     N_EDGES = 16
+
+
+cdef inline int count_set(int x) noexcept nogil:
+    cdef int n = 0
+    while x:
+        x &= x - 1
+        n += 1
+    return n
+
+
+cdef class HoardPolicy(Policy):
+    """``hoard`` (fuzzing only): takes a train card whenever it may (blind first, else a
+    face-up card), else draws destination tickets and keeps them all; only when it can
+    draw nothing does it claim the shortest route it can pay (the short routes go first,
+    so that late in the game no open route fits the trains left), else play a uniformly
+    random legal action (station, tunnel answer or pass). Several hoarders empty the deck, the discards and the ticket deck and
+    leave hands that pay for few routes: games that end with every player passing."""
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        cdef int i, k, key, best = -1, best_key = 1000
+        for i in range(n_legal):
+            k = action_kind(legal[i])
+            if k == ACT_DRAW_BLIND:
+                key = 0
+            elif k == ACT_DRAW_FACEUP:
+                key = 1
+            elif k == ACT_DRAW_TICKETS:
+                key = 2
+            elif k == ACT_KEEP:
+                key = 100 - count_set(action_a(legal[i]))     # keep the most tickets
+            else:
+                continue
+            if key < best_key:
+                best_key = key
+                best = i
+        if best >= 0:
+            return legal[best]
+        # nothing to draw: claim the shortest route it can, so that the short routes go
+        # first and players near the end hold trains that no open route fits; else any
+        # legal action
+        best_key = 0
+        for i in range(n_legal):
+            if action_kind(legal[i]) == ACT_CLAIM:
+                key = (MAX_LEN - b.route_len[action_a(legal[i])]) * 64 + rng_below(&self.rng, 64)
+                if key > best_key:
+                    best_key = key
+                    best = i
+        if best >= 0:
+            return legal[best]
+        return legal[rng_below(&self.rng, n_legal)]
+
+    def __reduce__(self):
+        return (HoardPolicy, (self.spec,))
 
 
 cdef inline int32_t call_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int seat,
