@@ -308,3 +308,16 @@ def test_variant_cli_and_the_file_base(tmp_path, capsys):
                "--games", "100", "--quiet", "--rows", "3"])
     out = capsys.readouterr().out
     assert rc == 0 and out.startswith("compare europe vs europe.v")
+
+
+def test_dask_backend_gives_the_same_tables():
+    distributed = pytest.importorskip("distributed")
+    v = variant("newyork", trains=12)
+    kw = dict(games=300, seed=1, batch_size=100)
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, processes=True) as cluster:
+        dask = dict(backend="dask", scheduler=cluster.scheduler_address)
+        c = compare("newyork", v, 2, **kw, **dask)
+        r = route_importance("newyork", 2, routes=[1, 2], **kw, **dask)
+    assert c.table.equals(compare("newyork", v, 2, **kw).table)
+    assert r.equals(route_importance("newyork", 2, routes=[1, 2], **kw))
