@@ -129,7 +129,7 @@ def test_summary_score_chart_plain_labels(summary_run):
     ax = fig.axes[0]
     assert [t.get_text() for t in ax.get_xticklabels()] == sorted(set(SPECS))
     assert ax.get_title().startswith("Mean score") and ax.get_xlabel() == "policy"
-    assert any("quantiles need a per-event run" in t.get_text() for t in ax.texts)
+    assert "quantiles need a per-event run" in ax.get_title()
     assert len(ax.lines) + len(ax.collections) > 0
 
 

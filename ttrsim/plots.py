@@ -300,9 +300,8 @@ def plot_score_distribution(table: pd.DataFrame, title: str | None = None) -> Fi
         ax.errorbar(range(1, len(rows) + 1), rows.score_mean, yerr=err, fmt="o", capsize=4)
         ax.set_xticks(range(1, len(rows) + 1), labels)
         ax.set_xlim(0.5, len(rows) + 0.5)
-        ax.text(0.01, 0.01, "quantiles need a per-event run (summary mode keeps sums only)",
-                transform=ax.transAxes, fontsize=8, color="gray", va="bottom")
-        default = "Mean score with 95% confidence interval"
+        default = ("Mean score with 95% confidence interval\n"
+                   "(summary mode keeps sums only: quantiles need a per-event run)")
     if max((len(s) for s in labels), default=0) > 12:
         ax.tick_params(axis="x", labelrotation=20)
     ax.set_xlabel(", ".join(cols) if cols else "group")
