@@ -102,7 +102,9 @@ def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top
         err = _errors(part.expected_points, part.expected_points_low, part.expected_points_high)
         ax.errorbar(part.points, part.expected_points, yerr=err, fmt="o", capsize=2,
                     label=label or "ticket")
-    top = table.nlargest(label_top, "abs_gap")
+    # each ticket named once (a table split by policy holds it once per policy)
+    top = (table.sort_values("abs_gap", ascending=False, kind="stable")
+           .drop_duplicates("ticket").head(label_top))
     for k, (_, r) in enumerate(top.iterrows()):
         text = r["name"] if "name" in table.columns else f"ticket {r.ticket}"
         # Staggered so that labels of tickets with similar values stay readable.
