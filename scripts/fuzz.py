@@ -283,8 +283,12 @@ def main(argv=None) -> int:
     from tqdm import tqdm
 
     rows = load_state(args.state) if args.state else []
-    done = {(r["board"], r["players"], r["mode"], r["chunk"]) for r in rows
-            if r.get("size") == args.chunk}
+    sizes = {r["size"] for r in rows}
+    if not args.report_only and sizes - {args.chunk}:
+        # chunk i holds games i*size ..: another size would replay games already counted
+        ap.error(f"{args.state} holds chunks of {', '.join(map(str, sorted(sizes)))} games: "
+                 f"resume with the same --chunk")
+    done = {(r["board"], r["players"], r["mode"], r["chunk"]) for r in rows}
     todo = [] if args.report_only else plan(args.boards, args.games, args.chunk, done, args.modes)
     deadline = None
     if args.stop_at:

@@ -94,6 +94,8 @@ def test_script_resumes_and_adds_games(tmp_path, capsys):
     assert rows2[:len(rows)] == rows                          # the first games were kept
     text = doc.read_text()
     assert "| newyork | 120 | 120 | 240 |" in text and "None: no invariant was broken" in text
+    with pytest.raises(SystemExit):                           # another chunk size: refused
+        fuzz.main(["--boards", "newyork", "--chunk", "30", "--state", str(state), "--games", "360"])
     # the same chunks give the same games: a chunk played again is identical
     again = fuzz.play_chunk("newyork", 3, "mixed", 0, 20)
     first = next(r for r in rows if (r["players"], r["mode"], r["chunk"]) == (3, "mixed", 0))

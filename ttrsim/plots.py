@@ -102,7 +102,9 @@ def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top
         err = _errors(part.expected_points, part.expected_points_low, part.expected_points_high)
         ax.errorbar(part.points, part.expected_points, yerr=err, fmt="o", capsize=2,
                     label=label or "ticket")
-    top = table.nlargest(label_top, "abs_gap")
+    # each ticket named once (a table split by policy holds it once per policy)
+    top = (table.sort_values("abs_gap", ascending=False, kind="stable")
+           .drop_duplicates("ticket").head(label_top))
     for k, (_, r) in enumerate(top.iterrows()):
         text = r["name"] if "name" in table.columns else f"ticket {r.ticket}"
         # Staggered so that labels of tickets with similar values stay readable.
@@ -300,9 +302,8 @@ def plot_score_distribution(table: pd.DataFrame, title: str | None = None) -> Fi
         ax.errorbar(range(1, len(rows) + 1), rows.score_mean, yerr=err, fmt="o", capsize=4)
         ax.set_xticks(range(1, len(rows) + 1), labels)
         ax.set_xlim(0.5, len(rows) + 0.5)
-        ax.text(0.01, 0.01, "quantiles need a per-event run (summary mode keeps sums only)",
-                transform=ax.transAxes, fontsize=8, color="gray", va="bottom")
-        default = "Mean score with 95% confidence interval"
+        default = ("Mean score with 95% confidence interval\n"
+                   "(summary mode keeps sums only: quantiles need a per-event run)")
     if max((len(s) for s in labels), default=0) > 12:
         ax.tick_params(axis="x", labelrotation=20)
     ax.set_xlabel(", ".join(cols) if cols else "group")

@@ -237,12 +237,17 @@ def _tickets(sec: _Section, run, ctx) -> None:
         sec.text(f"Every table and chart of this section is split by policy ({', '.join(names)}): "
                  "a ticket's rates describe the players of one policy.")
     completion = an.ticket_completion(run, by=by)
+    if by:      # each ticket's rows of every policy side by side
+        completion = completion.sort_values(["ticket", "policy"], kind="stable", ignore_index=True)
     sec.table("ticket_completion", completion, f"Keep and completion rate of each ticket{per}.",
               [*by, "ticket", "name", "points", "offered", "keep_rate", "completion_rate", "completion_rate_low",
-               "completion_rate_high", "expected_points", "by_station"], max_rows=60)
+               "completion_rate_high", "expected_points", "by_station"],
+              max_rows=60 * (len(names) if by else 1))
     sec.figure("ticket_completion", plots.plot_ticket_completion(completion),
                f"Completion rate of each ticket{per}.")
     balance = an.ticket_balance(run, by=by)
+    if by:      # the largest gaps of every policy first
+        balance = balance.sort_values(["rank", "policy"], kind="stable", ignore_index=True)
     sec.text("Balance: gap = printed points - expected points when kept (= 2 x points x failure rate); "
              f"tickets ranked by the gap{' within each policy' if by else ''}.")
     sec.table("ticket_balance", balance, f"Tickets ranked by the balance gap{per}.",
@@ -263,6 +268,10 @@ def _routes(sec: _Section, run, ctx) -> None:
         _pooled_note(sec, run, "route claims")
     claims = an.route_claims(run, by=by)
     ranked = claims.sort_values([*by, "claim_rate"], ascending=[True] * len(by) + [False], kind="stable")
+    if by:      # the most claimed routes of every policy first
+        order = ranked.groupby("policy", observed=True).cumcount()
+        ranked = ranked.assign(_order=order).sort_values(["_order", "policy"], kind="stable")
+        ranked = ranked.drop(columns="_order")
     sec.table("route_claims", ranked, f"Routes by claim rate (share of games claimed){' per policy' if by else ''}.",
               [*by, "route", "name", "length", "color", "claims", "claim_rate", "claim_rate_low",
                "claim_rate_high", "turn_median", "unneeded_share"])
@@ -299,6 +308,8 @@ def _tunnels(sec: _Section, run, ctx) -> None:
     outcomes = pd.concat(parts, ignore_index=True)
     by = ["policy"] if "policy" in outcomes.columns else []
     outcomes = outcomes[by + [c for c in outcomes.columns if c not in by]]
+    if by:      # each route's rows of every policy side by side
+        outcomes = outcomes.sort_values(["route", "policy"], kind="stable", ignore_index=True)
     sec.table("tunnel_outcomes", outcomes,
               f"Extra cards asked, declines and cards paid per tunnel route{' and policy' if by else ''}.",
               [*by, "route", "name", "attempts", "extra_mean", "p_extra_0", "p_extra_1", "p_extra_2",
@@ -344,6 +355,8 @@ def _stations(sec: _Section, run, ctx) -> None:
     usage = pd.concat(parts, ignore_index=True)
     by = ["policy"] if "policy" in usage.columns else []
     usage = usage[by + [c for c in usage.columns if c not in by]]
+    if by:
+        usage = usage.sort_values(["city", "policy"], kind="stable", ignore_index=True)
     sec.table("station_usage", usage, f"Cities where stations were built{' per policy' if by else ''}.")
     baseline = ctx["baseline"]
     if baseline is None:

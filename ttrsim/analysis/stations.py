@@ -11,7 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._tables import EVENT, MissingTable, board_of, count_games, games_of, manifest_of, require, source
+from ._tables import (EVENT, MissingTable, attach, board_of, count_games, games_of, keys,
+                      manifest_of, require, source)
 from .stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -157,6 +158,7 @@ def station_usage(
     board=None,
     n_games: int | None = None,
     confidence: float = DEFAULT_CONFIDENCE,
+    by=(),
 ) -> pd.DataFrame:
     """Where stations are built: per city, ``built`` (stations built there over all games),
     ``built_rate`` = share of games with a station there (a city holds at most one),
@@ -164,27 +166,44 @@ def station_usage(
     borrowed / built, with Wilson intervals; ``turn_mean`` (mean turn of building, per-event
     runs only). With a board every city is listed, unbuilt ones with 0.
     ``n_games`` defaults to the games table or the manifest.
+
+    ``by``: games column(s) to split by, e.g. ``"policy"`` (per-event runs): each group
+    counts its own seats' stations, out of the games it played (``games``).
     """
+    by = keys(by)
     mode, table = source(run_or_stations, "stations")
+    games = games_of(run_or_stations)
     if mode == EVENT:
         require(table, ["city", "borrowed"], "the stations table")
+        table = attach(table, games, by)
         table = table.assign(city=table.city.astype(str), useful=table.borrowed.ne(-1))
         agg = {"built": ("city", "size"), "borrowed": ("useful", "sum")}
         if "turn" in table.columns:
             agg["turn_mean"] = ("turn", "mean")
-        out = table.groupby("city").agg(**agg)
+        out = table.groupby([*by, "city"], observed=True).agg(**agg)
     else:
-        require(table, ["city", "built", "borrowed"], "station_summary")
-        out = table.assign(city=table.city.astype(str)).groupby("city")[["built", "borrowed"]].sum()
+        require(table, ["city", "built", "borrowed", *by], "station_summary")
+        out = table.assign(city=table.city.astype(str)).groupby([*by, "city"], observed=True)[
+            ["built", "borrowed"]].sum()
+    total = count_games(run_or_stations, games, by, n_games)
     board = board_of(run_or_stations, board)
     if board is not None:
-        out = out.reindex(list(board.cities)).fillna({"built": 0, "borrowed": 0})
-    out = out.astype({"built": int, "borrowed": int})
-    total = count_games(run_or_stations, games_of(run_or_stations), [], n_games)
+        if by:
+            groups = [g if isinstance(g, tuple) else (g,) for g in total.index]
+            index = pd.MultiIndex.from_tuples([(*g, c) for g in groups for c in board.cities],
+                                              names=[*by, "city"])
+        else:
+            index = pd.Index(list(board.cities), name="city")
+        out = out.reindex(index)
+    out = out.fillna({"built": 0, "borrowed": 0}).astype({"built": int, "borrowed": int})
+    out = out.rename_axis([*by, "city"]).reset_index()
+    if by:
+        out = out.merge(total.rename("games").reset_index(), on=by, how="left")
+    else:
+        out["games"] = total
     out = out.assign(
-        games=total,
-        **rate_columns("built_rate", out.built, total, confidence),
+        **rate_columns("built_rate", out.built, out.games, confidence),
         **rate_columns("useful_rate", out.borrowed, out.built, confidence),
     )
-    return out.rename_axis("city").reset_index().sort_values("built", ascending=False, kind="stable", ignore_index=True)
-
+    return out.sort_values([*by, "built"], ascending=[True] * len(by) + [False], kind="stable",
+                           ignore_index=True)

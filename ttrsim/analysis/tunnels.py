@@ -6,7 +6,7 @@ from math import comb
 import numpy as np
 import pandas as pd
 
-from ._tables import EVENT, board_of, keys, require, route_facts, source
+from ._tables import EVENT, attach, board_of, games_of, keys, require, route_facts, source
 from .stats import DEFAULT_CONFIDENCE, rate_columns
 
 #: Cards revealed from the deck when a tunnel is claimed.
@@ -114,17 +114,20 @@ def tunnel_odds(board, color, hand=None, faceup=None, discards=None, all_wild: b
     return out
 
 
-def _tunnel_counts(run_or_tunnels) -> pd.DataFrame:
-    """Counts per route, colour (when known) and extra: ``attempts, paid, declined``."""
+def _tunnel_counts(run_or_tunnels, by=(), games: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Counts per group of ``by`` (games columns such as ``policy``, ``players``,
+    ``seat``), route, colour (when known) and extra: ``attempts, paid, declined``."""
     mode, table = source(run_or_tunnels, "tunnels")
+    extra = [c for c in keys(by) if c not in ("route", "color", "extra")]
     if mode == EVENT:
         require(table, ["route", "extra", "outcome"], "the tunnels table")
+        table = attach(table, games_of(run_or_tunnels, games), extra)
         outcome = table.outcome.astype(str)
         table = table.assign(attempts=1, paid=outcome.eq("paid"), declined=outcome.eq("declined"))
     else:
-        require(table, ["route", "extra", "attempts", "paid", "declined"], "tunnel_summary")
-    by = ["route", "color", "extra"] if "color" in table.columns else ["route", "extra"]
-    counts = table.groupby(by, observed=True)[["attempts", "paid", "declined"]].sum()
+        require(table, ["route", "extra", "attempts", "paid", "declined", *extra], "tunnel_summary")
+    cols = [*extra, "route", "color", "extra"] if "color" in table.columns else [*extra, "route", "extra"]
+    counts = table.groupby(cols, observed=True)[["attempts", "paid", "declined"]].sum()
     return counts.astype(int).reset_index()
 
 
@@ -133,12 +136,13 @@ def tunnel_extra_distribution(
 ) -> pd.DataFrame:
     """Observed share of attempts asking 0, 1, 2 or 3 extra cards.
 
-    ``by`` groups attempts (``route``, ``color``, both, or ``()`` for all attempts); the
-    result has one row per group and extra count: ``count, attempts, share`` with a
+    ``by`` groups attempts (``route``, ``color``, both, or ``()`` for all attempts; per
+    event also by games columns such as ``policy``); the result has one row per group and
+    extra count: ``count, attempts, share`` with a
     Wilson interval (``share_low, share_high``).
     """
     by = keys(by)
-    counts = _tunnel_counts(run_or_tunnels)
+    counts = _tunnel_counts(run_or_tunnels, by)
     require(counts, by, "the tunnel table")
     per_extra = counts.groupby([*by, "extra"], observed=True).attempts.sum()
     if by:
@@ -152,7 +156,8 @@ def tunnel_extra_distribution(
     return long.assign(**rate_columns("share", long["count"], long.attempts, confidence))
 
 
-def tunnel_outcomes(run_or_tunnels, board=None, confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+def tunnel_outcomes(run_or_tunnels, board=None, confidence: float = DEFAULT_CONFIDENCE,
+                    by=()) -> pd.DataFrame:
     """Per tunnel route: how often each extra count came up, declines and cards paid.
 
     Columns: ``route`` (plus ``name, length, color`` with a board), ``attempts``,
@@ -162,16 +167,22 @@ def tunnel_outcomes(run_or_tunnels, board=None, confidence: float = DEFAULT_CONF
     interval; a declined attempt costs the turn, the cards go back to the hand), ``paid``,
     ``extra_paid_mean`` (extra cards paid per attempt, 0 when free or declined) and
     ``extra_paid_when_paid`` (extra cards per paid attempt).
+
+    ``by``: games column(s) to split by, e.g. ``"policy"`` (per-event runs; each group
+    counts the attempts of its own seats), one row per group and route.
     """
-    counts = _tunnel_counts(run_or_tunnels)
+    by = [c for c in keys(by) if c != "route"]
+    group = [*by, "route"]
+    counts = _tunnel_counts(run_or_tunnels, by)
     counts["extra_asked"] = counts.extra * counts.attempts
     counts["extra_paid"] = counts.extra * counts.paid
     counts["asked"] = np.where(counts.extra > 0, counts.attempts, 0)
-    sums = counts.groupby("route")[["attempts", "extra_asked", "asked", "declined", "paid", "extra_paid"]].sum()
+    sums = counts.groupby(group, observed=True)[
+        ["attempts", "extra_asked", "asked", "declined", "paid", "extra_paid"]].sum()
     out = pd.DataFrame({"attempts": sums.attempts, "extra_mean": sums.extra_asked / sums.attempts})
-    shares = tunnel_extra_distribution(counts, by="route", confidence=confidence)
+    shares = tunnel_extra_distribution(counts, by=group, confidence=confidence)
     for k in EXTRAS:
-        at_k = shares[shares.extra == k].set_index("route")
+        at_k = shares[shares.extra == k].set_index(group)
         for suffix in ("", "_low", "_high"):
             out[f"p_extra_{k}{suffix}"] = at_k[f"share{suffix}"]
     out = out.assign(
@@ -186,7 +197,7 @@ def tunnel_outcomes(run_or_tunnels, board=None, confidence: float = DEFAULT_CONF
     if board is not None:
         facts = route_facts(board)[["name", "length", "color"]]
         out = out.join(facts, on="route")
-        front = ["route", *facts.columns]
+        front = [*group, *facts.columns]
         out = out[front + [c for c in out.columns if c not in front]]
     return out
 
