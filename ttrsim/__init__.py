@@ -28,6 +28,7 @@ from ttrsim.actions import Action, IllegalActionError  # noqa: E402
 from ttrsim.game import Game  # noqa: E402
 from ttrsim.policies import Policy, PolicyError  # noqa: E402
 from ttrsim.runner import Run, load_run, replay, simulate  # noqa: E402
+from ttrsim.search import analyse  # noqa: E402
 
-__all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "get_include",
+__all__ = ["Action", "Game", "analyse", "IllegalActionError", "Policy", "PolicyError", "Run", "get_include",
            "load_run", "maps", "replay", "simulate"]
