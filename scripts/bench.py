@@ -351,7 +351,8 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=3,
                     help="timed rounds through the per-core measurements; the best of "
                          "each counts (default 3)")
-    ap.add_argument("--policies", default=",".join(sorted(REGISTRY)), help="comma-separated")
+    ap.add_argument("--policies", default=",".join(sorted(set(REGISTRY) - {"search"})),
+                    help="comma-separated (search has its own section: --search)")
     ap.add_argument("--skip-runs", action="store_true", help="only the per-core measurements")
     ap.add_argument("--compare-games", type=int, default=None,
                     help="games of the paired-comparison timing (default 20000, --quick 4000; "

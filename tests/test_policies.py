@@ -280,7 +280,7 @@ def test_registry_specs_and_parameters():
     for name, info in REGISTRY.items():
         assert info.doc
         for key, (default, doc) in info.params.items():
-            assert doc and isinstance(default, (int, float))
+            assert doc and isinstance(default, (int, float, str))
 
 
 def test_policies_copy_and_pickle_with_their_parameters():

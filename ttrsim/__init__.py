@@ -28,7 +28,8 @@ from ttrsim.policies import Policy, PolicyError  # noqa: E402
 from ttrsim.runner import Run, load_run, replay, simulate  # noqa: E402
 from ttrsim.variants import VariantError, load_variant, variant  # noqa: E402
 from ttrsim.analysis.compare import Comparison, compare  # noqa: E402
+from ttrsim.search import analyse  # noqa: E402
 
-__all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "get_include",
-           "load_run", "maps", "replay", "simulate"]
+__all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "analyse",
+           "get_include", "load_run", "maps", "replay", "simulate"]
 __all__ += ["Comparison", "VariantError", "compare", "load_variant", "variant"]

@@ -121,7 +121,33 @@ def _cmd_simulate(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report]
+def _cmd_analyse(sub):
+    p = sub.add_parser(
+        "analyse", help="rank the moves of a saved position by information-set search",
+        description="Read a position saved with Game.save (JSON) and print, for the seat to "
+        "move, each candidate action with its playouts, win rate (Wilson 95%% interval) and "
+        "mean final score margin, best first. See docs/search.md.")
+    p.add_argument("position", metavar="POSITION.json", help="a position saved with Game.save")
+    p.add_argument("--playouts", type=int, default=1000, help="playouts per candidate (default 1000)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
+    p.add_argument("--rollout", default="tickets", help="rollout policy (default tickets)")
+    p.add_argument("--claims", type=int, default=12, help="claims considered (default 12)")
+
+    def run(args):
+        from ttrsim.game import Game
+        from ttrsim.search import analyse
+
+        g = Game.load(args.position)
+        df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
+                     claims=args.claims)
+        print(f"{g!r}: seat {g.current_player} to move")
+        print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse]
 
 
 def _cmd_variant(sub):

@@ -162,6 +162,60 @@ class Game:
         core.determinize(seat, _seed64(seed))
         return Game(self.board, _core=core)
 
+    # --- saving positions ---------------------------------------------------------------
+    def to_json(self) -> str:
+        """The complete position as JSON text (hidden information included): the board
+        (built-in name or map file path), the player count, the state, and a readable
+        summary. ``Game.from_json`` reads it back; ``ttrsim analyse`` reads it from a file."""
+        import base64
+        import json
+
+        board = self.board.path or self.board.name
+        st = self.state()
+        return json.dumps({
+            "format": "ttrsim-position", "version": 1, "board": board,
+            "n_players": self.n_players,
+            "state": base64.b64encode(self._core.state_bytes()).decode("ascii"),
+            "summary": {"turn": st["turn"], "phase": st["phase"], "current": st["current"],
+                        "faceup": st["faceup"],
+                        "players": [{k: p[k] for k in ("hand", "trains", "routes", "tickets")}
+                                    for p in st["players"]]},
+        }, indent=1)
+
+    def save(self, path) -> None:
+        """Write ``to_json()`` to a file."""
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(self.to_json())
+
+    @classmethod
+    def from_json(cls, text: str) -> "Game":
+        """A game from ``to_json()`` text (same ttrsim version: the state is stored in the
+        core's binary layout)."""
+        import base64
+        import json
+
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"not a saved position (invalid JSON: {exc})") from None
+        if not isinstance(d, dict) or d.get("format") != "ttrsim-position":
+            raise ValueError("not a saved position: expected a JSON object with "
+                             "\"format\": \"ttrsim-position\" (write one with Game.save)")
+        board = resolve_board(d["board"])
+        core = GameCore(compile_board(board), int(d["n_players"]), 0, False)
+        try:
+            core.load_state_bytes(base64.b64decode(d["state"]))
+        except ValueError:
+            raise ValueError("saved position from another ttrsim version (state size differs); "
+                             "save it again with this version") from None
+        return cls(board, _core=core)
+
+    @classmethod
+    def load(cls, path) -> "Game":
+        """A game saved with ``save``."""
+        with open(path, encoding="utf-8") as f:
+            return cls.from_json(f.read())
+
     def __getstate__(self):
         return {"board": self.board, "core": self._core}
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
 from ttrsim._policy import Policy, PolicyError, PyPolicy
+from ttrsim._search import SearchPolicy
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
            "make_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
@@ -61,6 +62,21 @@ REGISTRY: dict[str, PolicyInfo] = {
         "one-step lookahead: claims the route worth most in points plus ticket progress "
         "when that beats drawing cards, else draws toward the best route it cannot pay",
         {"tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
+    "search": PolicyInfo(
+        SearchPolicy,
+        "information-set Monte Carlo search: samples worlds consistent with what the seat "
+        "knows, plays a few candidate actions (the heuristics' choices, a blind draw, a "
+        "ticket draw, the longest claims) out to the end with the rollout policy and "
+        "keeps the best (sequential halving over the candidates; see docs/search.md)",
+        {"playouts": (200, "playouts per decision (the budget; more is stronger and slower)"),
+         "rollout": ("tickets", "built-in policy that plays every seat in the playouts"),
+         "worlds": (0, "distinct sampled worlds per decision (0: a fresh one per playout)"),
+         "c": (0.0, "UCB1 exploration constant; 0 uses sequential halving instead"),
+         "utility": (0.2, "weight of the final score margin in a playout's value "
+                          "(0: wins only, 1: margin only; 50 points of margin = full range)"),
+         "claims": (0, "claims considered besides the heuristics' choices (longest first); "
+                      "more candidates dilute the budget: 3 lost clearly to 0 (docs/search.md)"),
+         "draws": (0, "1: search second card draws too; 0: the rollout policy takes them")}),
 }
 DEFAULT_POLICY = "tickets"
 

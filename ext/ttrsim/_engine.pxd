@@ -50,6 +50,7 @@ cdef enum:
     CHK_STATIONS = 11
     CHK_TUNNEL = 12
     CHK_END = 13
+    CHK_KNOWN = 14
 
 cdef enum:
     TUNNEL_FREE = 0

@@ -623,6 +623,7 @@ cdef void take_card(const BoardC* b, GameState* s, int slot) noexcept nogil:
         card = s.faceup[slot]
         s.faceup[slot] = draw_card(s)
         check_wilds(b, s)
+        s.known[s.current][card] += 1       # everyone saw it taken
     s.p[s.current].hand[card] += 1
     s.first_card = card
 
@@ -666,6 +667,15 @@ cdef inline void pay_cards(GameState* s, int color, int n, int wild_cards) noexc
     if n > wild_cards:
         p.hand[color] -= n - wild_cards
         s.discard[color] += n - wild_cards
+    forget_known(s, color, n, wild_cards)
+
+
+cdef inline void forget_known(GameState* s, int color, int n, int wild_cards) noexcept nogil:
+    """Cards paid in public count against the cards the payer is known to hold."""
+    cdef int16_t* known = s.known[s.current]
+    known[WILD] = known[WILD] - wild_cards if known[WILD] > wild_cards else 0
+    if n > wild_cards and color != WILD:
+        known[color] = known[color] - (n - wild_cards) if known[color] > n - wild_cards else 0
 
 
 cdef void keep_tickets(const BoardC* b, GameState* s, int mask, bint initial, EventSink* ev) noexcept nogil:
@@ -776,6 +786,7 @@ cdef void apply_legal(const BoardC* b, GameState* s, int32_t act, EventSink* ev)
     p.hand[WILD] -= k
     if c != WILD:
         p.hand[c] -= n - k
+    forget_known(s, c, n, k)
     s.t_route = a
     s.t_color = c
     s.t_wild = k
@@ -812,8 +823,10 @@ cdef void finish_tunnel(const BoardC* b, GameState* s, bint claimed, EventSink* 
         complete_claim(b, s, s.t_route, ev)
     else:
         p.hand[WILD] += s.t_wild
+        s.known[s.current][WILD] += s.t_wild        # shown, then taken back
         if s.t_color != WILD:
             p.hand[s.t_color] += n - s.t_wild
+            s.known[s.current][s.t_color] += n - s.t_wild
     for i in range(s.n_revealed):
         s.discard[s.revealed[i]] += 1
     s.n_revealed = 0
@@ -1166,22 +1179,29 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
     """Resample what `seat` cannot see (deck order, other hands, other players' tickets,
     offers and discards, the ticket deck, the tickets out of the game that nobody
     discarded) uniformly, keeping every count, and reseed the generator; a lookahead on
-    the result learns nothing hidden. Tickets are resampled within their class (long or
-    regular, see ticket_class), so every place keeps its class: the ticket deck holds no
-    long ticket, and each player keeps their number of long tickets. Tickets `seat`
-    returned to the ticket deck are resampled like the rest (the copy forgets where they
-    are)."""
+    the result learns nothing hidden. Cards a player is publicly known to hold (taken
+    from the face-up row and not spent since, GameState.known) stay in that hand.
+    Tickets are resampled within their class (long or regular, see ticket_class), so
+    every place keeps its class: the ticket deck holds no long ticket, and each player
+    keeps their number of long tickets. Tickets `seat` returned to the ticket deck are
+    resampled like the rest (the copy forgets where they are).
+
+    The pools are built in a canonical order (cards by type, tickets by index) before
+    they are shuffled, so the result depends only on what `seat` may know and the seed:
+    two states that differ only in hidden information give the same copy."""
     cdef uint8_t pool[MAX_DECK]
     cdef uint8_t slots[MAX_TICKETS]     # hidden tickets in a fixed order of their places
-    cdef uint8_t tpool[2][MAX_TICKETS]  # the same tickets by class, then shuffled
+    cdef uint8_t tpool[2][MAX_TICKETS]  # the hidden tickets by class, then shuffled
+    cdef int cnt[N_CARD_TYPES]
     cdef int nt[2]
     cdef int taken[2]
     cdef uint64_t hidden_removed[2]
+    cdef uint64_t hidden[2]
     cdef int n = 0, ns = 0, i, j, t, q, k, c, w
     rng_seed(&s.rng, seed)
+    memset(cnt, 0, sizeof(cnt))
     for i in range(s.deck_n):
-        pool[n] = s.deck[i]
-        n += 1
+        cnt[s.deck[i]] += 1
     # places of hidden tickets: other players' tickets, offers and discards, the ticket
     # deck, and the tickets nobody discarded that are out of the game (Europe's undealt
     # long tickets)
@@ -1189,44 +1209,59 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
         hidden_removed[w] = s.removed[w]
         for q in range(s.n_players):
             hidden_removed[w] &= ~s.p[q].discarded[w]
+        hidden[w] = hidden_removed[w]
     for q in range(s.n_players):
         if q == seat:
             continue
         for t in range(N_CARD_TYPES):
-            for k in range(s.p[q].hand[t]):
-                pool[n] = t
-                n += 1
+            cnt[t] += s.p[q].hand[t] - s.known[q][t]
+        for w in range(2):
+            hidden[w] |= s.p[q].tickets[w] | s.p[q].discarded[w]
+        for i in range(s.n_pending[q]):
+            set_bit(hidden, s.pending[q][i])
+    for i in range(s.tdeck_n):
+        set_bit(hidden, s.tdeck[(s.tdeck_head + i) % MAX_TICKETS])
+    for t in range(N_CARD_TYPES):
+        for k in range(cnt[t]):
+            pool[n] = t
+            n += 1
+    nt[0] = 0
+    nt[1] = 0
+    for t in range(b.n_tickets):
+        if get_bit(hidden, t):
+            c = ticket_class(b, t)
+            tpool[c][nt[c]] = t
+            nt[c] += 1
+    # the places, in a fixed order: each other player's tickets, offers and discards,
+    # then the ticket deck, then the rest out of the game (their classes are public)
+    for q in range(s.n_players):
+        if q == seat:
+            continue
         for t in range(b.n_tickets):
             if get_bit(s.p[q].tickets, t):
-                slots[ns] = t
+                slots[ns] = ticket_class(b, t)
                 ns += 1
         for i in range(s.n_pending[q]):
-            slots[ns] = s.pending[q][i]
+            slots[ns] = ticket_class(b, s.pending[q][i])
             ns += 1
         for t in range(b.n_tickets):
             if get_bit(s.p[q].discarded, t):
-                slots[ns] = t
+                slots[ns] = ticket_class(b, t)
                 ns += 1
     for i in range(s.tdeck_n):
-        slots[ns] = s.tdeck[(s.tdeck_head + i) % MAX_TICKETS]
+        slots[ns] = ticket_class(b, s.tdeck[(s.tdeck_head + i) % MAX_TICKETS])
         ns += 1
     for t in range(b.n_tickets):
         if get_bit(hidden_removed, t):
-            slots[ns] = t
+            slots[ns] = ticket_class(b, t)
             ns += 1
-    nt[0] = 0
-    nt[1] = 0
-    for i in range(ns):
-        c = ticket_class(b, slots[i])
-        tpool[c][nt[c]] = slots[i]
-        nt[c] += 1
     shuffle_cards(s, pool, n)
     shuffle_cards(s, tpool[0], nt[0])
     shuffle_cards(s, tpool[1], nt[1])
     taken[0] = 0
     taken[1] = 0
     for i in range(ns):                 # each place takes the next ticket of its class
-        c = ticket_class(b, slots[i])
+        c = slots[i]
         slots[i] = tpool[c][taken[c]]
         taken[c] += 1
     # write back in the order the places were read
@@ -1236,7 +1271,9 @@ cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) no
         if q == seat:
             continue
         i = hand_total(s, q)
-        memset(s.p[q].hand, 0, sizeof(s.p[q].hand))
+        for t in range(N_CARD_TYPES):
+            s.p[q].hand[t] = s.known[q][t]
+            i -= s.known[q][t]
         while i > 0:
             s.p[q].hand[pool[j]] += 1
             j += 1
@@ -1468,6 +1505,10 @@ cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil:
         return CHK_END
     if s.phase != PH_OVER and s.passes >= s.n_players:
         return CHK_END
+    for q in range(s.n_players):
+        for t in range(N_CARD_TYPES):
+            if s.known[q][t] < 0 or s.known[q][t] > s.p[q].hand[t]:
+                return CHK_KNOWN
     return 0
 
 
@@ -1497,6 +1538,7 @@ CHECK_MESSAGES = (
     "stations left, station cities and city stations disagree",
     "tunnel state is inconsistent",
     "final-round or pass counters are inconsistent",
+    "cards known to be in a hand exceed that hand (GameState.known)",
 )
 
 
@@ -1731,6 +1773,7 @@ cdef class GameCore:
             p = &s.p[q]
             players.append(dict(
                 hand=[p.hand[t] for t in range(N_CARD_TYPES)], trains=p.trains,
+                known=[s.known[q][t] for t in range(N_CARD_TYPES)],
                 stations_left=p.stations_left, route_points=p.route_points,
                 stations=[p.station_city[k] for k in range(MAX_STATIONS) if p.station_city[k] >= 0],
                 routes=_bits(p.routes, b.n_routes), tickets=_bits(p.tickets, b.n_tickets),

@@ -168,6 +168,10 @@ ctypedef struct GameState:
     int passes                          # consecutive passes
     int ended_by_passes
     int redeals                         # face-up re-deals so far (statistics)
+    # public knowledge of hands: cards each seat took from the face-up row and has not
+    # spent since (payments seen by all count against them first); determinize keeps
+    # them in their holder's hand
+    int16_t known[MAX_PLAYERS][N_CARD_TYPES]
 
 
 ctypedef struct ScoreC:

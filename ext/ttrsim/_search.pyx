@@ -1,0 +1,456 @@
+# The `search` policy: information-set Monte Carlo search over the compiled core.
+#
+# At each decision the policy lists a few candidate actions, samples worlds consistent
+# with what its seat may know (determinize: hidden hands, deck order, hidden tickets and
+# ticket deck resampled; cards publicly known to be in a hand stay there), plays each
+# candidate out to the end of the game with a built-in rollout policy in every seat, and
+# keeps the candidate with the best mean utility. The budget is shared out by a bandit
+# over the candidates: sequential halving (default) or UCB1. Candidate k's i-th playout
+# uses world i for every k (common random numbers), so candidates are compared on the
+# same deals. Everything below runs without the GIL and allocates nothing per decision;
+# docs/search.md describes the method and its measured strength and speed.
+cimport cython
+from libc.stdint cimport int32_t, uint64_t
+from libc.math cimport log, sqrt
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from ttrsim._structs cimport *
+from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+                             apply_action, apply_legal, determinize, is_legal, legal_actions,
+                             make_action, sample_legal, score_game)
+from ttrsim._rng cimport rng_next, rng_seed, splitmix64
+from ttrsim._policy cimport Policy
+
+import numpy as np
+
+from ttrsim._policy import PolicyError
+
+
+cdef enum:
+    MAX_CAND = 48             # candidates per decision at most
+    PLAYOUT_TURNS = 1000      # a playout still running after this many turns is scored
+
+
+cdef class SearchPolicy(Policy):
+    """``search``: flat information-set Monte Carlo search with a bandit over a filtered
+    set of candidate actions; playouts run a built-in rollout policy in every seat."""
+    cdef readonly int playouts         # playouts per decision (the budget)
+    cdef readonly str rollout          # spec of the rollout policy
+    cdef readonly int worlds           # distinct sampled worlds per decision (0: one per playout)
+    cdef readonly double c             # UCB1 exploration constant; 0: sequential halving
+    cdef readonly double utility       # weight of the score margin in the utility (0: win only)
+    cdef readonly int claims           # claim candidates at most (longest routes first)
+    cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
+    cdef readonly double scale         # points of margin that map to the utility's full range
+    cdef Policy r0, r1, r2, r3, r4     # rollout instances, one per seat
+    cdef Policy q0, q1, q2             # proposers: policies whose choices become candidates
+    cdef int n_prop
+    cdef bint roll_checked             # the rollout policy's actions need no legality check
+    cdef bint roll_random
+    cdef int32_t* buf                  # legal actions inside playouts (random rollouts)
+    cdef GameState world
+    # the last decision's statistics (analyse reads them)
+    cdef public int n_cand
+    cdef int32_t cand[MAX_CAND]
+    cdef int visits[MAX_CAND]
+    cdef double usum[MAX_CAND]
+    cdef double wins[MAX_CAND]
+    cdef double msum[MAX_CAND]
+    cdef bint alive[MAX_CAND]
+    cdef public int chosen
+    cdef public bint uniform           # analyse: every candidate gets `playouts` playouts
+    cdef public long long total_playouts
+    cdef public long long total_decisions
+
+    def __cinit__(self, *args, **kwargs):
+        self.buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
+        if self.buf == NULL:
+            raise MemoryError()
+
+    def __dealloc__(self):
+        free(self.buf)
+
+    def __init__(self, playouts=200, rollout="tickets", worlds=0, c=0.0, utility=0.2,
+                 claims=0, draws=0, spec=None):
+        from ttrsim.policies import REGISTRY, make_policy, parse_spec
+
+        Policy.__init__(self, spec)
+        if not isinstance(playouts, (int, float)) or playouts != playouts or int(playouts) < 1:
+            raise ValueError(f"search: playouts must be a positive number of playouts per "
+                             f"decision, got {playouts!r}")
+        if int(worlds) < 0:
+            raise ValueError(f"search: worlds must be 0 (one per playout) or positive, got {worlds}")
+        if float(c) < 0:
+            raise ValueError(f"search: c (exploration) must be >= 0 (0: sequential halving), got {c}")
+        if not 0.0 <= float(utility) <= 1.0:
+            raise ValueError(f"search: utility must be within 0..1 (0: wins only, 1: score "
+                             f"margin only), got {utility}")
+        if int(claims) < 0:
+            raise ValueError(f"search: claims must be >= 0, got {claims}")
+        rollout = str(rollout).strip()
+        name = rollout.partition(":")[0].strip()
+        if name not in REGISTRY or name == "search":
+            known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
+            raise ValueError(f"search: unknown rollout policy {rollout!r}; use one of the "
+                             f"built-in policies: {known}")
+        parse_spec(rollout)
+        self.playouts = int(playouts)
+        self.rollout = rollout
+        self.worlds = int(worlds)
+        self.c = float(c)
+        self.utility = float(utility)
+        self.claims = int(claims)
+        self.draws = int(draws)
+        self.scale = 50.0
+        rolls = [make_policy(rollout, None) for _ in range(MAX_PLAYERS)]
+        self.r0, self.r1, self.r2, self.r3, self.r4 = rolls
+        from ttrsim._policies import PlanningPolicy, RandomPolicy
+        self.roll_checked = isinstance(rolls[0], (PlanningPolicy, RandomPolicy))
+        self.roll_random = isinstance(rolls[0], RandomPolicy)
+        props = [rollout] + [p for p in ("tickets", "greedy", "routes")
+                             if p != rollout and p in REGISTRY]
+        props = [make_policy(p, None) for p in props[:3]]
+        props = [p for p in props if not isinstance(p, RandomPolicy)]
+        self.n_prop = len(props)
+        props += [None] * (3 - len(props))
+        self.q0, self.q1, self.q2 = props
+        self.n_cand = 0
+        self.chosen = -1
+        self.uniform = False
+        self.total_playouts = 0
+        self.total_decisions = 0
+
+    @property
+    def params(self):
+        return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
+                    utility=self.utility, claims=self.claims, draws=self.draws)
+
+    def __reduce__(self):
+        from ttrsim._policies import _rebuild
+        return (_rebuild, (type(self), self.params, self.spec))
+
+    # --- dispatch to the rollout instances and proposers -------------------------------
+    @cython.final
+    cdef void roll_start(self, int q, const BoardC* b, const GameState* s,
+                         uint64_t seed) noexcept nogil:
+        if q == 0:
+            self.r0.start_game(b, s, q, seed)
+        elif q == 1:
+            self.r1.start_game(b, s, q, seed)
+        elif q == 2:
+            self.r2.start_game(b, s, q, seed)
+        elif q == 3:
+            self.r3.start_game(b, s, q, seed)
+        else:
+            self.r4.start_game(b, s, q, seed)
+
+    @cython.final
+    cdef int32_t roll_choose(self, int q, const BoardC* b, const GameState* s) noexcept nogil:
+        cdef int n = 0
+        if self.roll_random:
+            return sample_legal(b, s, &self.r0.rng)
+        if self.r0.needs_legal:
+            n = legal_actions(b, s, self.buf)
+        if q == 0:
+            return self.r0.choose(b, s, q, self.buf, n)
+        if q == 1:
+            return self.r1.choose(b, s, q, self.buf, n)
+        if q == 2:
+            return self.r2.choose(b, s, q, self.buf, n)
+        if q == 3:
+            return self.r3.choose(b, s, q, self.buf, n)
+        return self.r4.choose(b, s, q, self.buf, n)
+
+    @cython.final
+    cdef int32_t propose(self, int k, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        cdef int32_t act
+        if k == 0:
+            self.q0.start_game(b, s, seat, seed)
+            act = self.q0.choose(b, s, seat, NULL, 0)
+        elif k == 1:
+            self.q1.start_game(b, s, seat, seed)
+            act = self.q1.choose(b, s, seat, NULL, 0)
+        else:
+            self.q2.start_game(b, s, seat, seed)
+            act = self.q2.choose(b, s, seat, NULL, 0)
+        return act
+
+    # --- candidates -----------------------------------------------------------------
+    @cython.final
+    cdef void add_cand(self, int32_t act) noexcept nogil:
+        cdef int i
+        if act < 0 or self.n_cand >= MAX_CAND:
+            return
+        for i in range(self.n_cand):
+            if self.cand[i] == act:
+                return
+        self.cand[self.n_cand] = act
+        self.n_cand += 1
+
+    @cython.final
+    cdef bint has_route(self, int route) noexcept nogil:
+        cdef int i
+        for i in range(self.n_cand):
+            if action_kind(self.cand[i]) == ACT_CLAIM and action_a(self.cand[i]) == route:
+                return True
+        return False
+
+    @cython.final
+    cdef void list_candidates(self, const BoardC* b, const GameState* s, int seat,
+                              const int32_t* legal, int n_legal, uint64_t seed) noexcept nogil:
+        """The candidate filter. Ticket choices and tunnel payments: every legal choice
+        (a tunnel: decline, or pay with the fewest wild cards). Second card draws: each
+        distinct face-up colour and the blind draw. A turn: what the proposers (the
+        rollout policy, tickets, greedy, routes) would play, a blind draw, a ticket draw,
+        and claims of the longest routes the hand pays (`claims` at most), each with one
+        payment: the proposers' if they claim that route, else the fewest wild cards and
+        the colour the hand has fewest of beyond the cost (it keeps the larger sets)."""
+        cdef int i, k, kind, r, best_k, cost, slack, best_slack, n_claims
+        cdef int32_t act, best
+        cdef int seen_type[N_CARD_TYPES]
+        cdef int16_t order[MAX_ROUTES]
+        cdef int32_t pay[MAX_ROUTES]
+        cdef int n_routes = 0, j, tmp
+        self.n_cand = 0
+        if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+            for i in range(n_legal):
+                self.add_cand(legal[i])
+            return
+        if s.phase == PH_TUNNEL:
+            best = -1
+            for i in range(n_legal):
+                if action_kind(legal[i]) == ACT_TUNNEL_DECLINE:
+                    self.add_cand(legal[i])
+                elif best < 0 or action_c(legal[i]) < action_c(best):
+                    best = legal[i]
+            self.add_cand(best)
+            return
+        if s.phase == PH_SECOND_DRAW:
+            if not self.draws:
+                self.add_cand(self.propose(0, b, s, seat, seed))
+                return
+            for i in range(N_CARD_TYPES):
+                seen_type[i] = 0
+            for i in range(n_legal):
+                act = legal[i]
+                if action_kind(act) == ACT_DRAW_FACEUP:
+                    k = s.faceup[action_a(act)]
+                    if k >= 0 and not seen_type[k]:
+                        seen_type[k] = 1
+                        self.add_cand(act)
+                else:
+                    self.add_cand(act)
+            return
+        # a turn: the proposers first
+        for k in range(self.n_prop):
+            self.add_cand(self.propose(k, b, s, seat, seed))
+        for i in range(n_legal):
+            kind = action_kind(legal[i])
+            if kind == ACT_DRAW_BLIND or kind == ACT_DRAW_TICKETS:
+                self.add_cand(legal[i])
+        # claims: one payment per route
+        for r in range(MAX_ROUTES):
+            pay[r] = -1
+        for i in range(n_legal):
+            act = legal[i]
+            if action_kind(act) != ACT_CLAIM:
+                continue
+            r = action_a(act)
+            if pay[r] < 0:
+                order[n_routes] = r
+                n_routes += 1
+                pay[r] = act
+                continue
+            best = pay[r]
+            if action_c(act) < action_c(best):
+                pay[r] = act
+            elif action_c(act) == action_c(best) and action_b(act) != WILD and action_b(best) != WILD:
+                # same wild cards: keep the colour with less left over
+                if s.p[seat].hand[action_b(act)] < s.p[seat].hand[action_b(best)]:
+                    pay[r] = act
+        # longest routes first (insertion sort; stable on the route index)
+        for i in range(1, n_routes):
+            tmp = order[i]
+            j = i - 1
+            while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = tmp
+        n_claims = 0
+        for i in range(n_routes):
+            if n_claims >= self.claims:
+                break
+            if not self.has_route(order[i]):
+                self.add_cand(pay[order[i]])
+            n_claims += 1
+
+    # --- playouts -------------------------------------------------------------------
+    @cython.final
+    cdef double playout(self, const BoardC* b, const GameState* s, int seat, int32_t act,
+                        uint64_t base, int index, double* win, double* margin) noexcept nogil:
+        """Play candidate `act` in world `index` to the end; return the utility."""
+        cdef GameState* w = &self.world
+        cdef ScoreC sc[MAX_PLAYERS]
+        cdef uint64_t x, wseed
+        cdef int q, n_best = 0, best_other = -100000
+        cdef int32_t a
+        cdef double u, m
+        memcpy(w, s, sizeof(GameState))
+        x = base + <uint64_t>(index if self.worlds == 0 else index % self.worlds) * 0x9E3779B97F4A7C15ULL
+        wseed = splitmix64(&x)
+        determinize(b, w, seat, wseed)
+        if self.worlds != 0:             # the same world, a fresh future
+            x = base ^ (<uint64_t>index * 0xD1B54A32D192ED03ULL)
+            rng_seed(&w.rng, splitmix64(&x))
+        apply_legal(b, w, act, NULL)
+        for q in range(w.n_players):
+            self.roll_start(q, b, w, splitmix64(&x))
+        while w.phase != PH_OVER and w.turn < s.turn + PLAYOUT_TURNS:
+            a = self.roll_choose(w.current, b, w)
+            if a < 0:
+                break
+            if self.roll_checked:
+                apply_legal(b, w, a, NULL)
+            elif apply_action(b, w, a, NULL) != 0:
+                break
+        score_game(b, w, sc)
+        for q in range(w.n_players):
+            if sc[q].rank == 1:
+                n_best += 1
+            if q != seat and sc[q].total > best_other:
+                best_other = sc[q].total
+        win[0] = (1.0 / n_best) if sc[seat].rank == 1 else 0.0
+        margin[0] = sc[seat].total - best_other
+        m = 0.5 + margin[0] / (2.0 * self.scale)
+        m = 0.0 if m < 0.0 else (1.0 if m > 1.0 else m)
+        u = (1.0 - self.utility) * win[0] + self.utility * m
+        return u
+
+    @cython.final
+    cdef void run(self, const BoardC* b, const GameState* s, int seat, int k, int n,
+                  uint64_t base) noexcept nogil:
+        """n more playouts of candidate k (its next worlds in order)."""
+        cdef int i
+        cdef double wn, mg
+        for i in range(n):
+            self.usum[k] += self.playout(b, s, seat, self.cand[k], base, self.visits[k], &wn, &mg)
+            self.wins[k] += wn
+            self.msum[k] += mg
+            self.visits[k] += 1
+        self.total_playouts += n
+
+    @cython.final
+    cdef int search(self, const BoardC* b, const GameState* s, int seat,
+                    uint64_t base) noexcept nogil:
+        """Share the budget out over the candidates; return the index of the choice."""
+        cdef int k, i, j, n_alive, rounds, per, used = 0, best = 0, tmp
+        cdef int order[MAX_CAND]
+        cdef double v, bv, total
+        for k in range(self.n_cand):
+            self.visits[k] = 0
+            self.usum[k] = 0.0
+            self.wins[k] = 0.0
+            self.msum[k] = 0.0
+            self.alive[k] = True
+        if self.uniform:
+            best = 0
+            for k in range(self.n_cand):
+                self.run(b, s, seat, k, self.playouts, base)
+                if self.usum[k] > self.usum[best]:
+                    best = k
+            return best
+        if self.n_cand <= 1:
+            return 0
+        if self.c > 0:
+            # UCB1: one playout each, then the highest upper bound; choose the most visited
+            for k in range(self.n_cand):
+                self.run(b, s, seat, k, 1, base)
+            for i in range(self.n_cand, self.playouts):
+                total = log(<double>i)
+                bv = -1.0
+                for k in range(self.n_cand):
+                    v = self.usum[k] / self.visits[k] + self.c * sqrt(total / self.visits[k])
+                    if v > bv:
+                        bv = v
+                        best = k
+                self.run(b, s, seat, best, 1, base)
+            best = 0
+            for k in range(1, self.n_cand):
+                if (self.visits[k] > self.visits[best] or (self.visits[k] == self.visits[best]
+                        and self.usum[k] > self.usum[best])):
+                    best = k
+            return best
+        # sequential halving
+        rounds = 0
+        n_alive = self.n_cand
+        while n_alive > 1:
+            rounds += 1
+            n_alive = (n_alive + 1) // 2
+        n_alive = self.n_cand
+        while n_alive > 1:
+            per = (self.playouts - used) // (n_alive * rounds)
+            if per < 1:
+                per = 1
+            j = 0
+            for k in range(self.n_cand):
+                if self.alive[k]:
+                    self.run(b, s, seat, k, per, base)
+                    used += per
+                    order[j] = k
+                    j += 1
+            # rank the survivors by mean utility (ties: candidate order), keep the top half
+            for i in range(1, j):
+                tmp = order[i]
+                v = self.usum[tmp] / self.visits[tmp]
+                k = i - 1
+                while k >= 0 and self.usum[order[k]] / self.visits[order[k]] < v:
+                    order[k + 1] = order[k]
+                    k -= 1
+                order[k + 1] = tmp
+            n_alive = (n_alive + 1) // 2
+            for i in range(n_alive, j):
+                self.alive[order[i]] = False
+            rounds -= 1
+            if rounds < 1:
+                rounds = 1
+        for k in range(self.n_cand):
+            if self.alive[k]:
+                return k
+        return 0
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        rng_seed(&self.rng, seed)
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        cdef uint64_t base = rng_next(&self.rng)
+        if n_legal <= 0:
+            with gil:
+                self.error = PolicyError("search: no legal action (the game is over)")
+            return -1
+        self.list_candidates(b, s, seat, legal, n_legal, base)
+        if self.n_cand == 0:
+            self.add_cand(legal[0])
+        self.chosen = self.search(b, s, seat, base)
+        self.total_decisions += 1
+        return self.cand[self.chosen]
+
+    def last_decision(self):
+        """Statistics of the last decision: a list of (action code, playouts, summed
+        utility, wins, summed score margin, still in the race), in candidate order, and
+        the index of the chosen candidate."""
+        rows = [(self.cand[k], self.visits[k], self.usum[k], self.wins[k], self.msum[k],
+                 bool(self.alive[k])) for k in range(self.n_cand)]
+        return rows, self.chosen
+
+
+def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
+    """Run `policy`'s search once in the current position of `game` (a ``ttrsim.Game`` or
+    its core) for the seat to act; return ``policy.last_decision()``. The game is not
+    changed."""
+    from ttrsim._policies import decide
+    decide(policy, game, seed)
+    return policy.last_decision()

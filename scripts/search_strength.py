@@ -1,0 +1,199 @@
+"""Strength of the `search` policy against `tickets`, resumable.
+
+Plays seat-rotated games in chunks and appends each finished chunk to a JSON file
+(default scripts/search_strength.json), so an interrupted run keeps what it measured and
+the same command resumes it. Game g of a table always gets the same seed (game_seeds of
+the table's key) and seat rotation, whatever the chunking or order.
+
+Tables (--part):
+  two    search (default settings) vs tickets, 2 players, on USA, Europe and New York
+  four   one search seat vs three tickets, 4 players, on the three boards
+  curve  search with playouts=P vs tickets, Europe 2 players, for a range of P
+
+    nice -n 5 python scripts/search_strength.py --part two --games 2000     # resumable
+    python scripts/search_strength.py --markdown    # tables of docs/search.md from the JSON
+    python scripts/search_strength.py --figure docs/search_curve.png
+
+Win share: games the search seat ranks first (a shared first place counts as a win),
+with its Wilson 95% interval (scipy.stats.binomtest). The machine was shared with other
+work while these ran, so the seconds per game are provisional.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+from ttrsim.game import compile_board
+from ttrsim.policies import make_policy
+
+BOARDS = ("usa", "europe", "newyork")
+CURVE = (12, 25, 50, 100, 200, 400, 800)
+RANK = SCORE_COLS.index("rank")
+DEFAULT_JSON = Path(__file__).with_name("search_strength.json")
+
+
+def tables(part: str, games: int, search: str) -> list[dict]:
+    """The tables of one part: board, players, specs (slot 0 is the search seat)."""
+    if part == "two":
+        return [dict(board=b, players=2, specs=[search, "tickets"], games=games) for b in BOARDS]
+    if part == "four":
+        return [dict(board=b, players=4, specs=[search] + ["tickets"] * 3, games=games)
+                for b in BOARDS]
+    if part == "curve":
+        return [dict(board="europe", players=2, specs=[f"search:playouts={p}", "tickets"],
+                     games=games) for p in CURVE]
+    raise ValueError(f"unknown part {part!r}: two, four or curve")
+
+
+def key_of(t: dict) -> str:
+    return f"{t['board']}|{t['players']}|{'/'.join(t['specs'])}"
+
+
+def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
+    """Games first..first+n-1 of table t: the search seat's wins, margins and timing."""
+    cb = compile_board(t["board"])
+    policies = [make_policy(s, cb.board) for s in t["specs"]]
+    key = (seed * 1_000_003 + zlib.crc32(key_of(t).encode())) & 0xFFFFFFFFFFFFFFFF
+    tic = time.perf_counter()
+    out = play_batch(cb, t["players"], policies, game_seeds(key, n, first), first, True, True)
+    seconds = time.perf_counter() - tic
+    sc, slot = out["scores"], out["slot"]
+    mine = sc[slot == 0]
+    others = sc[slot != 0].reshape(n, t["players"] - 1, -1)
+    margin = mine[:, 0].astype(int) - others[:, :, 0].max(axis=1)
+    return dict(key=key_of(t), first=first, games=n, wins=int((mine[:, RANK] == 1).sum()),
+                margin_sum=int(margin.sum()), score_sum=int(mine[:, 0].sum()),
+                seconds=seconds, decisions=int(policies[0].total_decisions),
+                playouts=int(policies[0].total_playouts))
+
+
+def load(path: Path) -> dict:
+    return json.loads(path.read_text()) if path.exists() else {"chunks": []}
+
+
+def run(parts: list[str], games: int, chunk: int, seed: int, search: str, path: Path,
+        deadline: float | None) -> None:
+    """Play the missing chunks, round-robin over the tables so that partial results cover
+    every table; save after each chunk."""
+    data = load(path)
+    todo = [t for p in parts for t in tables(p, games, search)]
+    done = {(c["key"], c["first"]) for c in data["chunks"]}
+    progress = True
+    first = 0
+    while progress:
+        progress = False
+        for t in todo:
+            if first >= t["games"]:
+                continue
+            progress = True
+            if (key_of(t), first) in done:
+                continue
+            if deadline and time.time() > deadline:
+                print("deadline reached", file=sys.stderr)
+                return
+            n = min(chunk, t["games"] - first)
+            row = play_chunk(t, first, n, seed)
+            data["chunks"].append(row)
+            path.write_text(json.dumps(data, indent=0))
+            print(f"{row['key']} games {first}..{first + n - 1}: {row['wins']}/{n} wins, "
+                  f"{row['seconds'] / n:.2f} s/game", file=sys.stderr, flush=True)
+        first += chunk
+
+
+def summary(path: Path) -> list[dict]:
+    """One row per table: games, wins, win share with Wilson 95% interval, mean margin."""
+    from scipy.stats import binomtest
+
+    agg: dict[str, dict] = {}
+    for c in load(path)["chunks"]:
+        a = agg.setdefault(c["key"], dict(games=0, wins=0, margin_sum=0, seconds=0.0,
+                                          decisions=0, playouts=0))
+        for k in a:
+            a[k] += c[k]
+    rows = []
+    for key, a in agg.items():
+        board, players, specs = key.split("|")
+        ci = binomtest(a["wins"], a["games"]).proportion_ci(method="wilson")
+        rows.append(dict(board=board, players=int(players), search=specs.split("/")[0],
+                         games=a["games"], win_share=a["wins"] / a["games"], low=ci.low,
+                         high=ci.high, mean_margin=a["margin_sum"] / a["games"],
+                         seconds_per_game=a["seconds"] / a["games"],
+                         playouts_per_decision=a["playouts"] / max(a["decisions"], 1)))
+    return rows
+
+
+def markdown(path: Path) -> str:
+    out = ["| board | players | search | games | win share (95% CI) | mean margin | s/game |",
+           "|---|---|---|---|---|---|---|"]
+    for r in summary(path):
+        out.append(f"| {r['board']} | {r['players']} | {r['search']} | {r['games']:,} | "
+                   f"{r['win_share']:.3f} ({r['low']:.3f}–{r['high']:.3f}) | "
+                   f"{r['mean_margin']:+.1f} | {r['seconds_per_game']:.2f} |")
+    return "\n".join(out)
+
+
+def figure(path: Path, out: str) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rows = [r for r in summary(path) if r["board"] == "europe" and r["players"] == 2
+            and "playouts=" in r["search"]]
+    rows.sort(key=lambda r: int(r["search"].split("playouts=")[1]))
+    if not rows:
+        raise SystemExit("no curve results yet (--part curve)")
+    x = [int(r["search"].split("playouts=")[1]) for r in rows]
+    y = np.array([r["win_share"] for r in rows])
+    lo = np.array([r["low"] for r in rows])
+    hi = np.array([r["high"] for r in rows])
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=3)
+    for xi, r in zip(x, rows):
+        ax.annotate(f"{r['seconds_per_game']:.2f}s", (xi, r["win_share"]),
+                    textcoords="offset points", xytext=(4, -12), fontsize=7)
+    ax.axhline(0.5, color="gray", lw=0.8, ls="--")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("playouts per decision")
+    ax.set_ylabel("win share vs tickets (Wilson 95%)")
+    ax.set_title(f"search vs tickets, Europe 2 players ({rows[0]['games']}+ games per point)")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", action="append", choices=("two", "four", "curve"),
+                    help="tables to play (repeatable; default: two)")
+    ap.add_argument("--games", type=int, default=2000, help="games per table (default 2000)")
+    ap.add_argument("--chunk", type=int, default=50, help="games per saved chunk (default 50)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--search", default="search", help="spec of the search seat (default: search)")
+    ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    ap.add_argument("--until", type=float, default=None,
+                    help="stop starting chunks after this many minutes")
+    ap.add_argument("--markdown", action="store_true", help="print the tables and exit")
+    ap.add_argument("--figure", metavar="PNG", help="draw the playouts curve and exit")
+    args = ap.parse_args(argv)
+    if args.markdown:
+        print(markdown(args.json))
+        return 0
+    if args.figure:
+        figure(args.json, args.figure)
+        return 0
+    deadline = time.time() + 60 * args.until if args.until else None
+    run(args.part or ["two"], args.games, args.chunk, args.seed, args.search, args.json, deadline)
+    print(markdown(args.json))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,229 @@
+"""The `search` policy and position analysis: legality, reproducibility, hidden
+information, known best moves, saved positions and errors."""
+import numpy as np
+import pandas as pd
+import pytest
+
+import ttrsim
+from ttrsim import Game
+from ttrsim._batch import game_seeds, play_batch
+from ttrsim._policies import decide
+from ttrsim._search import SearchPolicy
+from ttrsim.cli import main as cli_main
+from ttrsim.game import compile_board
+from ttrsim.policies import make_policy
+from ttrsim.runner import simulate
+
+TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 5)] \
+    + [("newyork", n) for n in (2, 3, 4)]
+# every candidate path: second draws and claims searched too, another rollout policy
+FAST = "search:playouts=6,draws=1,claims=4"
+
+
+# --- legality --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("board,n", TABLES)
+def test_search_plays_only_legal_actions_on_every_board_and_table(board, n):
+    cb = compile_board(board)
+    specs = [FAST, "search:playouts=4,rollout=greedy"] + ["tickets"] * (n - 2)
+    policies = [make_policy(s, cb.board) for s in specs]
+    # check: every action is checked for legality and every invariant after every action
+    out = play_batch(cb, n, policies, game_seeds(17 + n, 3), 0, True, True, check=True)
+    assert not out["truncated"].any()
+    decisions = policies[0].total_decisions + policies[1].total_decisions
+    assert decisions > 90
+    assert policies[0].total_playouts > 0
+
+
+def test_thousands_of_search_decisions_are_legal():
+    cb = compile_board("europe")
+    total = 0
+    for n in (2, 4):
+        policies = [make_policy("search:playouts=2,draws=1,claims=8", cb.board) for _ in range(n)]
+        play_batch(cb, n, policies, game_seeds(5, 3), 0, True, True, check=True)
+        total += sum(p.total_decisions for p in policies)
+    assert total > 1200
+
+
+# --- reproducibility ------------------------------------------------------------------
+
+def test_same_seed_same_games_whatever_the_workers():
+    kw = dict(games=8, seed=4, batch_size=2)
+    specs = ["search:playouts=8", "tickets"]
+    a = simulate("newyork", specs, n_jobs=1, **kw)
+    b = simulate("newyork", specs, n_jobs=2, **kw)
+    for name in a.table_names:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+    c = simulate("newyork", specs, n_jobs=1, games=8, seed=5, batch_size=2)
+    assert not a.games["score"].equals(c.games["score"])
+
+
+def test_decision_is_a_function_of_the_seed():
+    g = _midgame("europe", 2, seed=8)
+    p = make_policy("search:playouts=40", g.board)
+    assert decide(p, g, seed=3) == decide(p, g, seed=3)
+    rows, chosen = p.last_decision()
+    assert sum(r[1] for r in rows) <= 40 + len(rows)
+
+
+# --- hidden information ----------------------------------------------------------------
+
+def _midgame(board, n, seed, turns=14):
+    g = Game(board, n, seed=seed)
+    tickets = [make_policy("tickets", g.board) for _ in range(n)]
+    while not g.is_over() and g.turn < turns:
+        g.apply(decide(tickets[g.current_player], g, seed=seed + g.turn))
+    return g
+
+
+@pytest.mark.parametrize("board,n,seed", [("europe", 2, 1), ("usa", 3, 2), ("newyork", 2, 3),
+                                          ("europe", 4, 4)])
+def test_search_decisions_ignore_hidden_information(board, n, seed):
+    """Changing only what the seat cannot see (other hands except cards known taken face
+    up, deck order, other players' tickets, the ticket deck) leaves its decision alone."""
+    changed = 0
+    for turns in (3, 9, 16, 24):
+        g = _midgame(board, n, seed, turns)
+        if g.is_over():
+            continue
+        seat = g.current_player
+        p = make_policy("search:playouts=24,draws=1,claims=3", g.board)
+        want = decide(p, g, seed=11)
+        rows_a = p.last_decision()[0]
+        for k in range(3):
+            h = g.determinized(seat, 1000 + k)
+            st_g, st_h = g.state(), h.state()
+            changed += st_g["deck"] != st_h["deck"] or any(
+                st_g["players"][q]["hand"] != st_h["players"][q]["hand"]
+                or st_g["players"][q]["tickets"] != st_h["players"][q]["tickets"]
+                for q in range(n) if q != seat)
+            assert h.observation(seat) == g.observation(seat)
+            assert decide(p, h, seed=11) == want
+            assert p.last_decision()[0] == rows_a      # the very same statistics
+    assert changed >= 8
+
+
+def test_cards_taken_face_up_are_known_and_stay_in_hand_when_worlds_are_sampled():
+    rng = np.random.default_rng(0)
+    seen = 0
+    for seed in range(6):
+        g = Game("europe", 3, seed=seed)
+        while not g.is_over() and g.turn < 60:
+            acts = g.legal_actions()
+            g.apply(acts[rng.integers(len(acts))])
+            st = g.state()
+            for q in range(3):
+                known, hand = st["players"][q]["known"], st["players"][q]["hand"]
+                assert all(0 <= k <= h for k, h in zip(known, hand))
+            g._core.check()
+        for seat in range(3):
+            for k in range(3):
+                h = g.determinized(seat, k).state()
+                for q in range(3):
+                    known = st["players"][q]["known"]
+                    seen += sum(known)
+                    assert all(x >= y for x, y in zip(h["players"][q]["hand"], known))
+                    assert h["players"][q]["known"] == known
+    assert seen > 0
+
+
+def test_face_up_draw_is_known_until_spent():
+    g = Game.from_position("europe", 2, hands=[{"red": 2}, {}], faceup=["red"] * 3 + ["blue"] * 2,
+                           current=0, seed=1)
+    g.apply(g.action("draw_faceup", slot=0))
+    g.apply(g.action("draw_faceup", slot=4))
+    st = g.state()
+    red, blue = g.board.colors.index("red"), g.board.colors.index("blue")
+    assert st["players"][0]["known"][red] == 1 and st["players"][0]["known"][blue] == 1
+    assert st["players"][0]["hand"][red] == 3
+    h = g.determinized(1, 7).state()
+    assert h["players"][0]["hand"][red] >= 1 and h["players"][0]["hand"][blue] >= 1
+    g.apply(g.action("draw_blind"))
+    g.apply(g.action("draw_blind"))
+    # seat 0 pays two red cards: the known red card counts as spent
+    route = next(r for r in range(g.board.n_routes) if g.board.route_len[r] == 2
+                 and g.board.route_color[r] == red and not g.board.route_tunnel[r])
+    g.apply(g.action("claim", route=route, color="red"))
+    assert g.state()["players"][0]["known"][red] == 0
+    assert g.state()["players"][0]["known"][blue] == 1
+
+
+# --- analyse ---------------------------------------------------------------------------
+
+def last_turn_position():
+    """Europe, 2 players. Seat 1 claims Barcelona - Madrid and starts the final round:
+    seat 0 has this one turn. It holds Warszawa - Smolensk (6) and owns Kyiv - Warszawa;
+    only claiming Kyiv - Smolensk with its 3 red cards completes the ticket, takes the
+    longest trail and wins (39 to 29); any other move loses."""
+    g = Game.from_position("europe", 2, hands=[{"red": 3}, {"yellow": 2}],
+                           tickets=[[36], []], routes=[[66], [81]], trains=[3, 4],
+                           current=1, seed=5)
+    g.apply(g.action("claim", route=11, color="yellow"))
+    assert g.state()["last_round"] and g.current_player == 0
+    return g
+
+
+def test_analyse_finds_the_only_winning_claim():
+    g = last_turn_position()
+    win = g.action("claim", route=65, color="red").code
+    df = ttrsim.analyse(g, playouts=30, seed=2)
+    assert list(df.columns[:8]) == ["action", "code", "playouts", "win_rate", "win_low",
+                                    "win_high", "mean_margin", "utility"]
+    assert df.loc[0, "code"] == win and df.loc[0, "best"] and df["best"].sum() == 1
+    assert df.loc[0, "win_rate"] == 1.0 and (df.loc[1:, "win_rate"] == 0).all()
+    assert df.loc[0, "win_low"] > 0.85 and (df.loc[1:, "win_high"] < 0.15).all()
+    assert (df["playouts"] == 30).all() and len(df) > 5
+    assert "Kyiv - Smolensk" in df.loc[0, "action"]
+    assert df.loc[0, "mean_margin"] == 10
+    # the policy plays it too, and the game is untouched
+    before = g.state()
+    assert decide(make_policy("search:playouts=40", g.board), g, seed=1) == win
+    assert g.state() == before
+
+
+def test_analyse_of_a_saved_position_from_the_command_line(tmp_path, capsys):
+    g = last_turn_position()
+    path = tmp_path / "pos.json"
+    g.save(path)
+    h = Game.load(path)
+    assert h.state() == g.state() and h.board.name == g.board.name
+    assert cli_main(["analyse", str(path), "--playouts", "10"]) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[2]
+    assert "Kyiv - Smolensk" in first and "True" in first
+
+
+# --- errors ----------------------------------------------------------------------------
+
+def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
+    with pytest.raises(ValueError, match="unknown rollout policy 'nope'"):
+        make_policy("search:rollout=nope", None)
+    with pytest.raises(ValueError, match="unknown rollout policy 'search'"):
+        SearchPolicy(rollout="search")
+    with pytest.raises(ValueError, match="playouts must be a positive"):
+        make_policy("search:playouts=0", None)
+    with pytest.raises(ValueError, match="playouts must be a positive"):
+        ttrsim.analyse(last_turn_position(), playouts=0)
+    with pytest.raises(ValueError, match="utility"):
+        make_policy("search:utility=2", None)
+    g = Game("newyork", 2, seed=1)
+    while not g.is_over():
+        g.apply(g.legal_actions()[0])
+    with pytest.raises(ValueError, match="game is over"):
+        ttrsim.analyse(g)
+    with pytest.raises(ValueError, match="is not to move"):
+        ttrsim.analyse(last_turn_position(), seat=1)
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"hello": 1}')
+    assert cli_main(["analyse", str(bad)]) == 2
+    assert "not a saved position" in capsys.readouterr().err
+    assert cli_main(["analyse", str(tmp_path / "missing.json")]) == 2
+
+
+def test_search_is_listed_and_pickles():
+    import pickle
+
+    assert "search" in ttrsim.policies.REGISTRY
+    p = make_policy("search:playouts=50,rollout=greedy", None)
+    q = pickle.loads(pickle.dumps(p))
+    assert q.params == p.params and q.spec == p.spec == "search:playouts=50,rollout=greedy"

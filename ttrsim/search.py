@@ -1,0 +1,71 @@
+"""Position analysis with the ``search`` policy: which move is best here, and by how much.
+
+>>> g = ttrsim.Game("europe", 2, seed=3)          # doctest: +SKIP
+>>> ttrsim.analyse(g, playouts=500)               # doctest: +SKIP
+
+docs/search.md describes the search, its parameters and a worked example.
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+__all__ = ["analyse"]
+
+
+def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, *,
+            rollout: str = "tickets", claims: int = 12, utility: float = 0.2) -> pd.DataFrame:
+    """Evaluate the candidate actions of the seat to move by information-set search.
+
+    Every candidate of the ``search`` policy's filter (the heuristics' choices, a blind
+    draw, a ticket draw, up to ``claims`` claims; every choice when keeping tickets) is
+    played ``playouts`` times to the end of the game from worlds sampled from what the
+    seat may know (hidden hands, deck order and hidden tickets resampled), with
+    ``rollout`` playing every seat. Candidate k's i-th playout uses the same world as
+    every other candidate's i-th (common random numbers), so differences between rows
+    are measured on the same deals.
+
+    Parameters
+    ----------
+    game : ttrsim.Game
+        The position (it is not changed). Hidden information in it is not used.
+    seat : int, optional
+        The seat to move (default); another seat raises ValueError (only the seat to move
+        has actions to compare).
+    playouts : playouts per candidate. seed : seeds the sampled worlds (same seed, same table).
+    rollout, claims, utility : as the ``search`` policy's parameters (``ttrsim policies``).
+
+    Returns
+    -------
+    pandas.DataFrame, one row per candidate, best first (by mean utility, the value the
+    search maximises): ``action`` (in words), ``code``, ``playouts``, ``win_rate`` with its
+    Wilson 95% interval ``win_low``/``win_high``, ``mean_margin`` (final score minus the
+    best opponent's), ``utility`` (mean playout value), ``best`` (True on the chosen row).
+    """
+    from scipy.stats import binomtest
+
+    from ttrsim._search import SearchPolicy, analyse_position
+    from ttrsim.actions import Action
+
+    if game.is_over():
+        raise ValueError("the game is over: there is no move to analyse")
+    if seat is not None and int(seat) != game.current_player:
+        raise ValueError(f"seat {seat} is not to move (seat {game.current_player} is, in "
+                         f"phase {game.phase}); analyse the position when it is that seat's turn")
+    if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts <= 0:
+        raise ValueError(f"playouts must be a positive integer (per candidate), got {playouts!r}")
+    policy = SearchPolicy(playouts=playouts, rollout=rollout, claims=claims, utility=utility)
+    policy.uniform = True
+    rows, chosen = analyse_position(policy, game, seed)
+    out = []
+    for k, (code, n, usum, wins, msum, _alive) in enumerate(rows):
+        won = int(round(wins))
+        ci = binomtest(won, n).proportion_ci(method="wilson") if n else None
+        out.append({"action": str(Action.decode(int(code), game.board)), "code": int(code),
+                    "playouts": int(n), "win_rate": wins / n if n else float("nan"),
+                    "win_low": ci.low if ci else float("nan"),
+                    "win_high": ci.high if ci else float("nan"),
+                    "mean_margin": msum / n if n else float("nan"),
+                    "utility": usum / n if n else float("nan"), "best": k == chosen})
+    df = pd.DataFrame(out)
+    df = df.sort_values(["best", "utility"], ascending=[False, False], kind="stable")
+    return df.reset_index(drop=True)
