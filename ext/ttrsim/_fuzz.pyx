@@ -31,16 +31,16 @@ _EXTRA = (
 )
 VIOLATION_MESSAGES = tuple(CHECK_MESSAGES) + _EXTRA
 cdef enum:
-    V_BASE = 14            # == len(CHECK_MESSAGES); checked in fuzz_batch
-    V_NO_LEGAL = 14
-    V_ILLEGAL = 15
-    V_SCORE_PARTS = 16
-    V_TICKET_POINTS = 17
-    V_RANK = 18
-    V_TRUNCATED = 19
-    V_END_BOUNDS = 20
-    V_NO_LEGAL_OR_ILLEGAL = 21
-    N_VIOLATIONS = 22
+    V_BASE = 15            # == len(CHECK_MESSAGES); checked in fuzz_batch
+    V_NO_LEGAL = 15
+    V_ILLEGAL = 16
+    V_SCORE_PARTS = 17
+    V_TICKET_POINTS = 18
+    V_RANK = 19
+    V_TRUNCATED = 20
+    V_END_BOUNDS = 21
+    V_NO_LEGAL_OR_ILLEGAL = 22
+    N_VIOLATIONS = 23
 
 # Edge cases: games in which each situation occurred at least once.
 EDGE_CASES = (
