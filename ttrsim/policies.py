@@ -76,7 +76,10 @@ REGISTRY: dict[str, PolicyInfo] = {
                           "(0: wins only, 1: margin only; 50 points of margin = full range)"),
          "claims": (0, "claims considered besides the heuristics' choices (longest first); "
                       "more candidates dilute the budget: 3 lost clearly to 0 (docs/search.md)"),
-         "draws": (0, "1: search second card draws too; 0: the rollout policy takes them")}),
+         "draws": (0, "1: search second card draws too; 0: the rollout policy takes them"),
+         "z": (1.0, "another candidate replaces the rollout policy's own choice only when "
+                    "its mean value is higher by z standard errors (paired over the same "
+                    "worlds); 0: the best mean wins")}),
 }
 DEFAULT_POLICY = "tickets"
 

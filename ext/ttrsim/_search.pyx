@@ -14,6 +14,7 @@ from libc.stdint cimport int32_t, uint64_t
 from libc.math cimport log, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
@@ -43,7 +44,13 @@ cdef class SearchPolicy(Policy):
     cdef readonly int claims           # claim candidates at most (longest routes first)
     cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
     cdef readonly double scale         # points of margin that map to the utility's full range
+    cdef readonly double z             # a candidate replaces the rollout policy's own choice
+                                       # only when better by z standard errors (paired)
+    cdef double* vals                  # utility of each playout: [candidate][world]
+    cdef int cap                       # playouts per candidate that vals holds
     cdef Policy r0, r1, r2, r3, r4     # rollout instances, one per seat
+    cdef Policy me                     # the rollout policy playing this seat's real game:
+                                       # its choice is the default candidate
     cdef Policy q0, q1, q2             # proposers: policies whose choices become candidates
     cdef int n_prop
     cdef bint roll_checked             # the rollout policy's actions need no legality check
@@ -65,14 +72,16 @@ cdef class SearchPolicy(Policy):
 
     def __cinit__(self, *args, **kwargs):
         self.buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
+        self.vals = NULL
         if self.buf == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
         free(self.buf)
+        free(self.vals)
 
     def __init__(self, playouts=200, rollout="tickets", worlds=0, c=0.0, utility=0.2,
-                 claims=0, draws=0, spec=None):
+                 claims=0, draws=0, z=1.0, spec=None):
         from ttrsim.policies import REGISTRY, make_policy, parse_spec
 
         Policy.__init__(self, spec)
@@ -103,11 +112,19 @@ cdef class SearchPolicy(Policy):
         self.claims = int(claims)
         self.draws = int(draws)
         self.scale = 50.0
+        if float(z) < 0:
+            raise ValueError(f"search: z must be >= 0, got {z}")
+        self.z = float(z)
+        self.cap = self.playouts + 2
+        self.vals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
+        if self.vals == NULL:
+            raise MemoryError()
         rolls = [make_policy(rollout, None) for _ in range(MAX_PLAYERS)]
         self.r0, self.r1, self.r2, self.r3, self.r4 = rolls
         from ttrsim._policies import PlanningPolicy, RandomPolicy
         self.roll_checked = isinstance(rolls[0], (PlanningPolicy, RandomPolicy))
         self.roll_random = isinstance(rolls[0], RandomPolicy)
+        self.me = make_policy(rollout, None)
         props = [rollout] + [p for p in ("tickets", "greedy", "routes")
                              if p != rollout and p in REGISTRY]
         props = [make_policy(p, None) for p in props[:3]]
@@ -124,7 +141,7 @@ cdef class SearchPolicy(Policy):
     @property
     def params(self):
         return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
-                    utility=self.utility, claims=self.claims, draws=self.draws)
+                    utility=self.utility, claims=self.claims, draws=self.draws, z=self.z)
 
     def __reduce__(self):
         from ttrsim._policies import _rebuild
@@ -214,6 +231,9 @@ cdef class SearchPolicy(Policy):
         cdef int32_t pay[MAX_ROUTES]
         cdef int n_routes = 0, j, tmp
         self.n_cand = 0
+        # the rollout policy's own choice in this game comes first: the search departs
+        # from it only on evidence (see choose)
+        self.add_cand(self.me.choose(b, s, seat, legal, n_legal))
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
             for i in range(n_legal):
                 self.add_cand(legal[i])
@@ -229,7 +249,6 @@ cdef class SearchPolicy(Policy):
             return
         if s.phase == PH_SECOND_DRAW:
             if not self.draws:
-                self.add_cand(self.propose(0, b, s, seat, seed))
                 return
             for i in range(N_CARD_TYPES):
                 seen_type[i] = 0
@@ -243,8 +262,8 @@ cdef class SearchPolicy(Policy):
                 else:
                     self.add_cand(act)
             return
-        # a turn: the proposers first
-        for k in range(self.n_prop):
+        # a turn: the other proposers
+        for k in range(1, self.n_prop):
             self.add_cand(self.propose(k, b, s, seat, seed))
         for i in range(n_legal):
             kind = action_kind(legal[i])
@@ -334,8 +353,12 @@ cdef class SearchPolicy(Policy):
         """n more playouts of candidate k (its next worlds in order)."""
         cdef int i
         cdef double wn, mg
+        cdef double u
         for i in range(n):
-            self.usum[k] += self.playout(b, s, seat, self.cand[k], base, self.visits[k], &wn, &mg)
+            u = self.playout(b, s, seat, self.cand[k], base, self.visits[k], &wn, &mg)
+            if self.visits[k] < self.cap:
+                self.vals[k * self.cap + self.visits[k]] = u
+            self.usum[k] += u
             self.wins[k] += wn
             self.msum[k] += mg
             self.visits[k] += 1
@@ -411,18 +434,41 @@ cdef class SearchPolicy(Policy):
                 order[k + 1] = tmp
             n_alive = (n_alive + 1) // 2
             for i in range(n_alive, j):
-                self.alive[order[i]] = False
+                if order[i] != 0:           # the default stays to the end (paired test)
+                    self.alive[order[i]] = False
             rounds -= 1
             if rounds < 1:
                 rounds = 1
-        for k in range(self.n_cand):
-            if self.alive[k]:
-                return k
-        return 0
+        best = 0
+        for k in range(1, self.n_cand):
+            if self.alive[k] and self.visits[k] > 0 and (
+                    self.usum[k] / self.visits[k] > self.usum[best] / self.visits[best]):
+                best = k
+        return best
+
+    @cython.final
+    cdef bint beats_default(self, int k) noexcept nogil:
+        """Candidate k's mean utility exceeds the default's (candidate 0) by more than z
+        standard errors of the paired differences over the worlds both played."""
+        cdef int m = self.visits[k] if self.visits[k] < self.visits[0] else self.visits[0]
+        cdef int i
+        cdef double d, sd = 0.0, sq = 0.0
+        if m > self.cap:
+            m = self.cap
+        if m < 2:
+            return m > 0 and self.vals[k * self.cap] > self.vals[0]
+        for i in range(m):
+            d = self.vals[k * self.cap + i] - self.vals[i]
+            sd += d
+            sq += d * d
+        d = sd / m
+        sq = (sq - m * d * d) / (m - 1)
+        return d > 0 and d * d * m > self.z * self.z * sq
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
         rng_seed(&self.rng, seed)
+        self.me.start_game(b, s, seat, seed ^ 0x5DEECE66DULL)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
@@ -435,6 +481,8 @@ cdef class SearchPolicy(Policy):
         if self.n_cand == 0:
             self.add_cand(legal[0])
         self.chosen = self.search(b, s, seat, base)
+        if self.chosen != 0 and not self.uniform and not self.beats_default(self.chosen):
+            self.chosen = 0
         self.total_decisions += 1
         return self.cand[self.chosen]
 
@@ -454,3 +502,62 @@ def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
     from ttrsim._policies import decide
     decide(policy, game, seed)
     return policy.last_decision()
+
+
+cdef inline long long _now_ns() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef CompiledBoard copy_position(game, GameState* s):
+    """Copy the current position of `game` (a ``ttrsim.Game`` or its core) into s."""
+    core = getattr(game, "_core", game)
+    cdef bytes data = core.state_bytes()
+    memcpy(s, <const char*>data, sizeof(GameState))
+    return core.cb
+
+
+def bench_playouts(SearchPolicy policy, game, int n, uint64_t seed=0):
+    """Benchmark helper (scripts/bench.py): in the current position of `game`, time `n`
+    search playouts of the policy's first candidate (sampling a world, playing out,
+    scoring, bookkeeping) against `n` plain playouts of the same action from the true
+    position by the rollout policy (copy, play to the end, score). Returns the two
+    times in seconds."""
+    cdef GameState s
+    cdef GameState w
+    cdef ScoreC sc[MAX_PLAYERS]
+    cdef CompiledBoard cb = copy_position(game, &s)
+    cdef const BoardC* b = &cb.c
+    cdef int seat = s.current, i, q
+    cdef int32_t a
+    cdef long long t0, t1, t2
+    cdef uint64_t x = seed
+    buf = np.empty(MAX_ACTIONS, dtype=np.int32)
+    cdef int32_t[::1] legal = buf
+    cdef int n_legal = legal_actions(b, &s, &legal[0])
+    if n_legal == 0:
+        raise ValueError("the game is over")
+    if n > policy.cap:
+        raise ValueError(f"n must be at most {policy.cap} (the policy's playouts + 2)")
+    with nogil:
+        policy.list_candidates(b, &s, seat, &legal[0], n_legal, seed)
+        policy.visits[0] = 0
+        policy.usum[0] = policy.wins[0] = policy.msum[0] = 0.0
+        t0 = _now_ns()
+        policy.run(b, &s, seat, 0, n, seed)
+        t1 = _now_ns()
+        for i in range(n):
+            memcpy(&w, &s, sizeof(GameState))
+            rng_seed(&w.rng, splitmix64(&x))
+            apply_legal(b, &w, policy.cand[0], NULL)
+            for q in range(w.n_players):
+                policy.roll_start(q, b, &w, splitmix64(&x))
+            while w.phase != PH_OVER and w.turn < s.turn + PLAYOUT_TURNS:
+                a = policy.roll_choose(w.current, b, &w)
+                if a < 0:
+                    break
+                apply_legal(b, &w, a, NULL)
+            score_game(b, &w, sc)
+        t2 = _now_ns()
+    return (t1 - t0) * 1e-9, (t2 - t1) * 1e-9
