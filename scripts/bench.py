@@ -327,6 +327,57 @@ def env_rate(board: str = "europe", players: int = 4, opponents: str = "tickets"
             "tickets_games_per_cpu_s": std}
 
 
+def search_rate(board: str = "europe", games: int = 20, seed: int = 1,
+                positions: int = 20, playouts: int = 200) -> dict:
+    """The ``search`` policy (default settings) in 2-player games against ``tickets``, in
+    CPU time of this process: seconds per game, decisions and playouts per second; and the
+    cost of a search playout against the rollout policy playing the same action to the end
+    from the same position without search (``bench_playouts``), over `positions` positions
+    taken from ``tickets`` self-play (every 7th decision)."""
+    from ttrsim._search import bench_playouts
+    from ttrsim.policies import decide
+
+    cb = compile_board(board)
+    pols = [make_policy("search", cb.board), make_policy("tickets", cb.board)]
+    t = time.process_time()
+    play_batch(cb, 2, pols, game_seeds(seed, games), 0, False, True)
+    dt = time.process_time() - t
+    sp = pols[0]
+    searched = plain = 0.0
+    taken = 0
+    g_seed = seed
+    while taken < positions:
+        g = ttrsim.Game(board, 2, seed=g_seed)
+        tk = [make_policy("tickets", cb.board) for _ in range(2)]
+        k = 0
+        while not g.is_over() and taken < positions:
+            if k % 7 == 6 and g.phase == "turn":
+                a, b_ = bench_playouts(make_policy("search", cb.board), g, playouts,
+                                       seed=g_seed * 1000 + k)
+                searched += a
+                plain += b_
+                taken += 1
+            g.apply(decide(tk[g.current_player], g, seed=k))
+            k += 1
+        g_seed += 1
+    return {"board": board, "players": 2, "opponent": "tickets", "games": games,
+            "s_per_game": dt / games, "decisions_per_s": sp.total_decisions / dt,
+            "playouts_per_s": sp.total_playouts / dt,
+            "decisions_per_game": sp.total_decisions / games,
+            "positions": taken, "playouts_per_position": playouts,
+            "search_playout_us": 1e6 * searched / (taken * playouts),
+            "plain_playout_us": 1e6 * plain / (taken * playouts),
+            "overhead": searched / plain - 1.0}
+
+
+def print_search(r: dict) -> None:
+    print(f"## search (default settings), {r['board']} 2p against tickets, one core (CPU time)")
+    print(f"{r['s_per_game']:.3f} s per game ({r['games']} games), "
+          f"{r['decisions_per_s']:,.0f} search decisions/s, {r['playouts_per_s']:,.0f} playouts/s; "
+          f"a playout {r['search_playout_us']:.1f} us against {r['plain_playout_us']:.1f} us for "
+          f"the rollout policy alone from the same position: overhead {r['overhead']:+.0%}\n")
+
+
 def print_env(r: dict) -> None:
     print(f"\n## ttrsim.env.VectorEnv, {r['board']} {r['players']}p, {r['n_envs']} envs, "
           f"sample_actions() against {r['opponents']} opponents")
@@ -369,6 +420,10 @@ def main(argv=None) -> int:
     ap.add_argument("--env", action="store_true",
                     help="only the vector environment's agent steps per second "
                          "(Europe 4p, sample_actions() against tickets opponents)")
+    ap.add_argument("--search", action="store_true",
+                    help="only the search policy: seconds per game, decisions and playouts per "
+                         "second, a playout's cost against the rollout policy alone "
+                         "(written to bench-search.json)")
     ap.add_argument("--markdown", action="store_true",
                     help="print the tables of docs/performance.md from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
@@ -383,6 +438,16 @@ def main(argv=None) -> int:
         print(markdown(json.loads(Path(args.json).read_text())))
         return 0
     result = {"machine": machine(), "date": time.strftime("%Y-%m-%d"), "core": [], "runs": []}
+    if args.search:
+        result["search"] = [search_rate(b, games=8 if args.quick else 40)
+                            for b in ("europe", "usa", "newyork")]
+        for r in result["search"]:
+            print_search(r)
+        out = Path(args.json).with_name("bench-search.json") \
+            if args.json.endswith(("bench.json", "bench-partial.json")) else Path(args.json)
+        out.write_text(json.dumps(result, indent=2))
+        print(f"written to {out}")
+        return 0
     if args.env:
         result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
                          for o in ("tickets", "random")]
