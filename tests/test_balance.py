@@ -310,6 +310,7 @@ def test_variant_cli_and_the_file_base(tmp_path, capsys):
     assert rc == 0 and out.startswith("compare europe vs europe.v")
 
 
+@pytest.mark.slow
 def test_dask_backend_gives_the_same_tables():
     distributed = pytest.importorskip("distributed")
     v = variant("newyork", trains=12)
