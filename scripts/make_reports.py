@@ -11,6 +11,9 @@ under ``--runs``, default ``runs/``, which is not kept in the repository):
 - ``europe-4p-tunnels``: the tunnel study, four tunnel attitudes at one table
   (``tickets:risk=0``, the default ``tickets`` (risk 0.3), ``tickets:risk=0.6`` and
   ``tickets:tunnels=0``), seat-rotated, so the win matrix says which attitude pays.
+- ``europe-2p-search``: ``search`` (default settings) against ``tickets``, 2 players,
+  seat-rotated, 1,000 games (FIXED_GAMES): every table split by policy, so ticket
+  completion, score parts and routes show under both players side by side;
 - ``europe-4p-route-importance``: each route of Europe removed in turn and played on the
   same games as the intact board (``ttrsim.analysis.route_importance``), 4 players;
 - ``usa-4p-ticket-fairness``: ticket values, suggested points and two closed-loop rounds
@@ -48,11 +51,16 @@ STUDIES = {
     "europe-4p-tunnels": ("europe", ["tickets:risk=0", "tickets", "tickets:risk=0.6",
                                      "tickets:tunnels=0"],
                           "Europe, 4 players: is the tunnel worth the risk"),
+    "europe-2p-search": ("europe", ["search", "tickets"],
+                         "Europe, 2 players: the search player against tickets (seat-rotated)"),
 }
+# studies whose policies are too slow for --games: their own game count
+FIXED_GAMES = {"europe-2p-search": 1000}
 
 
 def run_study(name: str, games: int, runs: Path, jobs: int, fresh: bool):
     board, players, title = STUDIES[name]
+    games = FIXED_GAMES.get(name, games)
     out = runs / name
     if fresh and out.exists():
         shutil.rmtree(out)
