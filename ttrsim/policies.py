@@ -67,7 +67,8 @@ REGISTRY: dict[str, PolicyInfo] = {
         "information-set Monte Carlo search: samples worlds consistent with what the seat "
         "knows, plays a few candidate actions (the heuristics' choices, a blind draw, a "
         "ticket draw, the longest claims) out to the end with the rollout policy and "
-        "keeps the best (sequential halving over the candidates; see docs/search.md)",
+        "departs from the rollout policy's own choice only for a candidate better by z "
+        "paired standard errors (sequential halving over the candidates; docs/search.md)",
         {"playouts": (200, "playouts per decision (the budget; more is stronger and slower)"),
          "rollout": ("tickets", "built-in policy that plays every seat in the playouts"),
          "worlds": (0, "distinct sampled worlds per decision (0: a fresh one per playout)"),
