@@ -200,3 +200,15 @@ def test_unreachable_dask_scheduler(capsys, monkeypatch):
     one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--backend", "dask",
                             "--scheduler", "tcp://10.255.0.1:8786"],
                    "cannot reach the dask scheduler at tcp://10.255.0.1:8786", "dask scheduler")
+
+
+def test_ctrl_c_while_workers_start_is_kept_for_after():
+    """SIGINT is held while joblib starts its workers; one pressed then must interrupt the
+    run as soon as the workers are up, not be lost (the run would go on to the end)."""
+    from ttrsim.runner import _sigint_held
+
+    with pytest.raises(KeyboardInterrupt):
+        with _sigint_held():
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(0.05)               # still held: nothing raised in here
+        time.sleep(0.05)

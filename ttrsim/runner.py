@@ -543,11 +543,19 @@ def _sigint_held():
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    # Blocked as well as ignored: a Ctrl-C pressed meanwhile stays pending (Linux keeps a
+    # blocked signal even when ignored) and interrupts this process once the handler is
+    # back, instead of being lost while the first batches already finish.
+    block = hasattr(signal, "pthread_sigmask")
+    if block:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
+        if block:
+            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
 
 
 def _prepare_out(path: Path, manifest: dict, cfg: _Config) -> set:
