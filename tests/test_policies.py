@@ -77,13 +77,52 @@ def test_tickets_beats_random_and_completes_its_tickets(board):
 
 @pytest.mark.parametrize("board", ["usa", "europe"])
 def test_tickets_is_the_strongest_built_in(board):
-    for other in ("routes", "greedy"):
+    # measured over 20,000 games: 0.62 (USA) and 0.63 (Europe) against routes, 0.89 and
+    # 0.73 against greedy; 600 games give a standard error of 0.02
+    for other, least in (("routes", 0.55), ("greedy", 0.65)):
         out, _ = play(board, ["tickets", other], 600, seed=5)
-        assert (share(out, 0, "rank") == 1).mean() > 0.65
+        assert (share(out, 0, "rank") == 1).mean() > least, other
     out, _ = play(board, ["greedy", "random"], 200, seed=5)
     assert (share(out, 0, "rank") == 1).mean() > 0.9
     out, _ = play(board, ["routes", "random"], 200, seed=5)
     assert (share(out, 0, "rank") == 1).mean() > 0.9
+
+
+def test_routes_completes_its_tickets_on_long_routes():
+    """USA 4-player self-play: `routes` completes most of the tickets it keeps (measured
+    0.71 over 4,000 games) and claims longer routes on average than `tickets` (4.04 trains
+    per claim against 3.77)."""
+    lengths = {}
+    for spec in ("routes", "tickets"):
+        cb = compile_board("usa")
+        policies = [make_policy(f"{spec}#{k}", cb.board) for k in range(4)]
+        out = play_batch(cb, 4, policies, game_seeds(2, 300), rotate=True)
+        claims = out["claims"]
+        lengths[spec] = np.asarray(cb.board.route_len)[claims[:, 2]].mean()
+        if spec == "routes":
+            sc = out["scores"]
+            done = sc[:, :, COL["tickets_completed"]].sum() / sc[:, :, COL["tickets_kept"]].sum()
+            assert done >= 0.6, done
+            assert (sc[:, :, COL["tickets_kept"]] == cb.board.initial_keep).all()  # the fewest
+    assert lengths["routes"] > lengths["tickets"] + 0.1, lengths
+
+
+def test_routes_claims_for_its_tickets_first():
+    """`routes` holding Denver - El Paso (Denver - Santa Fe its own, the ways through
+    Santa Fe and Phoenix taken) with 6 white, 4 red and 5 yellow claims a route toward El
+    Paso through Oklahoma City rather than the longer Calgary - Winnipeg (6 white); once
+    the ticket is joined it claims Calgary - Winnipeg, the longest it can pay."""
+    board = compile_board("usa").board
+    hand = {"white": 6, "red": 4, "yellow": 5}
+    policy = make_policy("routes", board)
+    g = Game.from_position("usa", 2, hands=[hand, {}], tickets=[[6], [7]],
+                           routes=[[38], [49, 48]], current=0, seed=3)
+    act = Action.decode(decide(policy, g), board)
+    assert act.kind == "claim" and act.route in (33, 47, 81), str(act)
+    g = Game.from_position("usa", 2, hands=[hand, {}], tickets=[[6], [7]],
+                           routes=[[38, 49], [48]], current=0, seed=3)
+    act = Action.decode(decide(policy, g), board)
+    assert act.kind == "claim" and act.route == 14, str(act)
 
 
 def test_station_and_tunnel_parameters_change_play():

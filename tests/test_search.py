@@ -40,7 +40,7 @@ def test_thousands_of_search_decisions_are_legal():
     total = 0
     for n in (2, 4):
         policies = [make_policy("search:playouts=2,draws=1,claims=8", cb.board) for _ in range(n)]
-        play_batch(cb, n, policies, game_seeds(5, 3), 0, True, True, check=True)
+        play_batch(cb, n, policies, game_seeds(5, 4), 0, True, True, check=True)
         total += sum(p.total_decisions for p in policies)
     assert total > 1200
 

@@ -53,10 +53,13 @@ REGISTRY: dict[str, PolicyInfo] = {
          "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
     "routes": PolicyInfo(
         RoutesPolicy,
-        "claims the longest route it can afford, else collects cards for the longest "
-        "within reach; keeps the initial tickets cheapest to complete, draws no more",
+        "a long-route strategy: keeps the fewest, cheapest initial tickets and joins them "
+        "along long routes, otherwise claims the longest route it can afford with the "
+        "trains its tickets do not need and collects for the longest within reach; draws "
+        "no more tickets",
         {"tunnels": _TUNNELS, "risk": _RISK,
-         "min_len": (3, "shortest route it claims before the end is near")}),
+         "min_len": (3, "shortest route it aims for off its ticket plan before the end "
+                        "is near")}),
     "greedy": PolicyInfo(
         GreedyPolicy,
         "one-step lookahead: claims the route worth most in points plus ticket progress "

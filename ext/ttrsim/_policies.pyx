@@ -241,6 +241,8 @@ cdef class PlanningPolicy(Policy):
     cdef uint64_t pool_decision        # decision for which self.pool was counted
     cdef uint64_t br_decision          # decision of the cached best_route result
     cdef int br_min_len
+    cdef int br_reserve
+    cdef int reserve                   # trains best_route leaves unspent (0 but in routes)
     cdef double br_horizon
     cdef bint br_longest
     cdef int32_t br_act
@@ -1135,13 +1137,15 @@ cdef class PlanningPolicy(Policy):
         ticket draw, then the turn) gets the first answer again."""
         cdef int32_t act
         if (self.br_decision == self.decision and min_len == self.br_min_len
-                and horizon == self.br_horizon and longest == self.br_longest):
+                and horizon == self.br_horizon and longest == self.br_longest
+                and self.reserve == self.br_reserve):
             target_color[0] = self.br_col
             self.route_rate = self.br_rate
             return self.br_act
         act = self.scan_routes(b, s, seat, min_len, horizon, longest, target_color)
         self.br_decision = self.decision
         self.br_min_len = min_len
+        self.br_reserve = self.reserve
         self.br_horizon = horizon
         self.br_longest = longest
         self.br_act = act
@@ -1176,7 +1180,8 @@ cdef class PlanningPolicy(Policy):
             if not longest and self.bound[i] <= best_v:
                 break                 # routes come by score bound: none left can win
             L = b.route_len[r]
-            if (not longest and top[L] <= best_v) or L < min_len or L > s.p[seat].trains:
+            if (not longest and top[L] <= best_v) or L < min_len \
+                    or L > s.p[seat].trains - self.reserve:
                 # the routes up to len_end[i] have the same length: all skipped alike
                 i = self.len_end[i]
                 continue
@@ -1283,6 +1288,38 @@ cdef class PlanningPolicy(Policy):
                 if v > best:
                     best = v
                     act = a
+        return act
+
+    @cython.final
+    cdef int32_t claim_planned(self, const BoardC* b, const GameState* s,
+                               int seat) noexcept nogil:
+        """A claim of a planned route the seat can pay (-1: none): longest first, single
+        routes before doubles, then the cheaper payment (none longer than its most cards
+        of a colour plus wilds is tried: see may_afford). Needs refresh_plan first."""
+        cdef int w, r, q, cand, i, cost, pri, best_pri = -1000000
+        cdef int most = hand_most(b, s.p[seat].hand)
+        cdef int cap = most + s.p[seat].hand[WILD]
+        cdef int32_t a, act = -1
+        cdef uint64_t bits
+        for w in range(2):
+            bits = self.plan.routes[w] & ~longer_than(&self.bi, cap, w)
+            while bits:
+                r = w * 64 + lowest_bit(bits)
+                bits &= bits - 1
+                q = route_partner_open(b, s, r, seat)
+                for i in range(2):
+                    cand = r if i == 0 else q
+                    if cand < 0 or not may_afford(b, s.p[seat].hand, most, cand):
+                        continue
+                    self.keep_without(b, cand)
+                    cost = claim_payment(b, s, seat, cand, self.keep, self.risk,
+                                          self.tunnel_pool(b, s, seat, cand), &a)
+                    if cost < 0:
+                        continue
+                    pri = 16 * b.route_len[cand] + (8 if q < 0 else 0) - cost
+                    if pri > best_pri:
+                        best_pri = pri
+                        act = a
         return act
 
     @cython.final
@@ -1405,9 +1442,8 @@ cdef class TicketsPolicy(PlanningPolicy):
 
     @cython.final
     cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        cdef int w, r, q, cand, i, cost, pri, best_pri = -1000000, city, col, most, cap
+        cdef int city, col, cost
         cdef int32_t a, act = -1
-        cdef uint64_t bits
         cdef double horizon = self.rounds(b, s)
         cdef bint done = self.plan.routes[0] == 0 and self.plan.routes[1] == 0
         cdef bint borrow = self.borrow_pending(b, s, seat, &city)
@@ -1423,29 +1459,8 @@ cdef class TicketsPolicy(PlanningPolicy):
                 return act
             if col >= 0:
                 return self.collect(b, s, seat, col)
-        # 1. a planned route it can pay: longest first, single routes before doubles
-        #    (none longer than its most cards of a colour plus wilds: see may_afford)
-        most = hand_most(b, s.p[seat].hand)
-        cap = most + s.p[seat].hand[WILD]
-        for w in range(2):
-            bits = self.plan.routes[w] & ~longer_than(&self.bi, cap, w)
-            while bits:
-                r = w * 64 + lowest_bit(bits)
-                bits &= bits - 1
-                q = route_partner_open(b, s, r, seat)
-                for i in range(2):
-                    cand = r if i == 0 else q
-                    if cand < 0 or not may_afford(b, s.p[seat].hand, most, cand):
-                        continue
-                    self.keep_without(b, cand)
-                    cost = claim_payment(b, s, seat, cand, self.keep, self.risk,
-                                          self.tunnel_pool(b, s, seat, cand), &a)
-                    if cost < 0:
-                        continue
-                    pri = 16 * b.route_len[cand] + (8 if q < 0 else 0) - cost
-                    if pri > best_pri:
-                        best_pri = pri
-                        act = a
+        # 1. a planned route it can pay
+        act = self.claim_planned(b, s, seat)
         if act >= 0:
             return act
         # 2. a station to borrow a planned route another player took: built at once if
@@ -1471,9 +1486,12 @@ cdef class TicketsPolicy(PlanningPolicy):
 
 
 cdef class RoutesPolicy(PlanningPolicy):
-    """``routes``: claims the longest route it can afford (at least `min_len` long until
-    the end is near), else collects cards for the longest route within reach; keeps the
-    initial tickets that are cheapest to complete and never draws more."""
+    """``routes``: a long-route strategy. Keeps the fewest initial tickets, those cheapest
+    to join, and plans them along long routes (the planner's weights favour them). Each
+    turn: claim a planned route it can pay, else the longest open route of at least
+    `min_len` (shorter near the end) it can pay with the trains the plan does not need;
+    otherwise collect the plan's colours, or once the plan is done (or can no longer be
+    finished) the colour of the longest route within reach. Never draws more tickets."""
     cdef readonly int min_len
 
     def __init__(self, tunnels=1, risk=0.3, min_len=3, spec=None):
@@ -1489,24 +1507,49 @@ cdef class RoutesPolicy(PlanningPolicy):
         return -1000.0 * count_bits(mask) - plan.cost
 
     cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        if s.phase == PH_SECOND_DRAW:
-            return self.collect(b, s, seat, self.target)
+        cdef int c
+        if s.phase == PH_SECOND_DRAW and self.nd_turn == s.turn:
+            # the second card goes where the first went
+            if self.target >= 0:
+                return self.collect(b, s, seat, self.target)
+            c = s.first_card
+            if 0 <= c < WILD and self.nd.missing[c] > 0:
+                self.nd.missing[c] -= 1
+            return self.draw_card(b, s, seat, self.nd.missing, True)
+        self.refresh_plan(b, s, seat)
+        plan_needs(b, s, seat, &self.plan, self.tunnel_spare, &self.nd)
+        self.nd_turn = s.turn
         return self.turn(b, s, seat)
 
     @cython.final
     cdef int32_t turn(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         cdef int col, min_len = self.min_len
+        cdef bint second = s.phase == PH_SECOND_DRAW
         cdef double horizon = self.rounds(b, s)
-        cdef int32_t act
-        if horizon < 2 or s.p[seat].trains < min_len:
-            min_len = 1
-        act = self.best_route(b, s, seat, min_len, 1e9, True, &col)
-        if act >= 0:
-            return act
-        if col < 0 and min_len > 1:
-            act = self.best_route(b, s, seat, 1, 1e9, True, &col)
+        cdef bint pending = (self.plan.routes[0] != 0 or self.plan.routes[1] != 0) and \
+            self.plan.claims + (self.nd.short + 1) // 2 <= horizon + 1
+        cdef int32_t act = -1
+        if s.last_round and not second:
+            act = self.final_claim(b, s, seat)
             if act >= 0:
                 return act
+        if pending and not second:
+            act = self.claim_planned(b, s, seat)
+            if act >= 0:
+                return act
+        if horizon < 2 or s.p[seat].trains < min_len:
+            min_len = 1
+        # off the plan: only with the trains the plan does not need
+        self.reserve = self.plan.trains if pending else 0
+        act = self.best_route(b, s, seat, min_len, 1e9, True, &col)
+        if act < 0 and col < 0 and min_len > 1:
+            act = self.best_route(b, s, seat, 1, 1e9, True, &col)
+        self.reserve = 0
+        if act >= 0 and not second:
+            return act
+        if pending:
+            self.target = -1
+            return self.draw_card(b, s, seat, self.nd.missing, second)
         return self.collect(b, s, seat, col)
 
 
