@@ -58,9 +58,9 @@ def table(board: str, specs: list, games: int, seed: int, tune=None) -> list[dic
     for k, spec in enumerate(specs):
         mine = sc[slot == k]                      # (games, score columns)
         kept = mine[:, COL["tickets_kept"]].sum()
-        # events carry (game, seat); the policy of slot k sits in seat (k + game) % n
-        own_claims = claims[(claims[:, 1] - claims[:, 0]) % n == k]
-        own_offers = offers[(offers[:, 1] - offers[:, 0]) % n == k]
+        # events carry (game, seat); slot[game, seat] is the policy's slot
+        own_claims = claims[slot[claims[:, 0], claims[:, 1]] == k]
+        own_offers = offers[slot[offers[:, 0], offers[:, 1]] == k]
         rows.append({"board": board, "players": n, "policy": spec,
                      "opponents": [s for j, s in enumerate(specs) if j != k],
                      "games": games, "win_share": float((mine[:, COL["rank"]] == 1).mean()),
@@ -110,7 +110,8 @@ def draws(games: int, seed: int) -> list[dict]:
         for gain in DRAW_GAINS:
             me, other = table(board, ["tickets#low", "tickets"], games, seed,
                               tune={0: {"draw_gain": gain}})
-            rows.append({**me, "draw_gain": gain, "opponent_score": other["mean_score"]})
+            rows.append({**me, "draw_gain": gain, "opponent_score": other["mean_score"],
+                         "opponent_win_share": other["win_share"]})
         print(f"{board}: done", file=sys.stderr, flush=True)
     return rows
 
@@ -123,11 +124,12 @@ def wilson(share: float, n: int) -> str:
 
 def markdown_draws(rows: list[dict]) -> str:
     """The ticket-draw table of docs/policies.md from the rows of `draws`."""
-    out = ["| board | draw_gain | win share (95%) | tickets offered | ticket points | "
-           "score | opponent's score |", "|---|---:|---:|---:|---:|---:|---:|"]
+    out = ["| board | draw_gain | win share (95%) | default's win share | tickets offered | "
+           "ticket points | score | default's score |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         out.append(f"| {r['board']} | {r['draw_gain']} | {r['win_share']:.3f} "
-                   f"{wilson(r['win_share'], r['games'])} | {r['offered']:.2f} | "
+                   f"{wilson(r['win_share'], r['games'])} | {r['opponent_win_share']:.3f} | "
+                   f"{r['offered']:.2f} | "
                    f"{r['ticket_points']:.1f} | {r['mean_score']:.1f} | "
                    f"{r['opponent_score']:.1f} |")
     return "\n".join(out)
