@@ -503,9 +503,22 @@ def _check_backend(backend: str, scheduler: str | None) -> None:
 
 def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str | None):
     """Yield (batch index, payload) as batches finish, in any order."""
-    if not todo:
+    yield from run_tasks(_run_batch, [(cfg, b) for b in todo], n_jobs, backend, scheduler)
+
+
+def run_tasks(func, args_list: list, n_jobs: int = 1, backend: str = "loky",
+              scheduler: str | None = None):
+    """Yield ``func(*args)`` for each entry of ``args_list`` as they finish (any order), in
+    this process (``n_jobs=1``), on joblib workers (``backend="loky"``) or on a
+    dask.distributed cluster (``"dask"``, at ``scheduler``). Every batch job of ttrsim
+    (simulate, compare, route_importance, ticket_fairness) goes through here."""
+    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
+        raise ValueError(f"n_jobs must be a number of workers (1, 2, ...) or -1 for every core, "
+                         f"got {n_jobs!r}")
+    _check_backend(backend, scheduler)
+    if not args_list:
         return
-    tasks = (joblib.delayed(_run_batch)(cfg, b) for b in todo)
+    tasks = (joblib.delayed(func)(*a) for a in args_list)
     if backend == "dask":
         from distributed import Client
 
@@ -523,11 +536,9 @@ def _execute(cfg: _Config, todo: list, n_jobs: int, backend: str, scheduler: str
                                  f"start some with 'dask worker {scheduler}'") from None
             yield from joblib.Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
         return
-    if backend != "loky":
-        raise ValueError(f"unknown backend {backend!r}: use 'loky' (local) or 'dask' (cluster)")
-    if n_jobs == 1 or len(todo) == 1:
-        for b in todo:
-            yield _run_batch(cfg, b)
+    if n_jobs == 1 or len(args_list) == 1:
+        for a in args_list:
+            yield func(*a)
         return
     with _sigint_held():
         results = joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)

@@ -21,7 +21,8 @@ import pandas as pd
 
 from ttrsim._batch import DEFAULT_MAX_TURNS
 
-from .compare import _align, _play_side, bh_q, paired_configs, paired_moments, paired_stats, run_tasks
+from ..runner import run_tasks
+from .compare import _align, _play_side, bh_q, paired_configs, paired_moments, paired_stats
 from .stats import wilson_interval
 
 __all__ = ["route_importance", "ticket_fairness", "Fairness", "ticket_difficulty"]

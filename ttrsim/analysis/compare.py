@@ -23,12 +23,12 @@ from __future__ import annotations
 import dataclasses
 import time
 
-import joblib
 import numpy as np
 import pandas as pd
 from ttrsim._batch import DEFAULT_MAX_TURNS, SCORE_COLS
+from ttrsim.runner import run_tasks
 
-__all__ = ["Comparison", "compare", "game_metrics", "paired_stats", "run_tasks"]
+__all__ = ["Comparison", "compare", "game_metrics", "paired_stats"]
 
 _SC = {name: i for i, name in enumerate(SCORE_COLS)}
 #: Per-player score parts and counts compared as means per player.
@@ -197,36 +197,6 @@ def bh_q(p) -> np.ndarray:
 
 # ---------------------------------------------------------------------------
 # running tasks
-
-
-def run_tasks(func, args_list: list, n_jobs: int = 1, backend: str = "loky",
-              scheduler: str | None = None):
-    """Yield ``func(*args)`` for each entry of ``args_list`` as they finish (any order),
-    on joblib workers (``backend="loky"``) or a dask.distributed cluster (``"dask"``)."""
-    if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValueError(f"n_jobs must be a number of workers (1, 2, ...) or -1 for every core, "
-                         f"got {n_jobs!r}")
-    if not args_list:
-        return
-    tasks = (joblib.delayed(func)(*a) for a in args_list)
-    if backend == "dask":
-        try:
-            from distributed import Client
-        except ImportError:
-            raise ImportError("the dask backend needs dask.distributed: pip install 'ttrsim[dask]'") from None
-        if not scheduler:
-            raise ValueError("the dask backend needs the scheduler address (scheduler=)")
-        with Client(scheduler) as client, joblib.parallel_config(backend="dask"):
-            client.wait_for_workers(1, timeout=60)
-            yield from joblib.Parallel(n_jobs=-1, return_as="generator_unordered")(tasks)
-        return
-    if backend != "loky":
-        raise ValueError(f"unknown backend {backend!r}: use 'loky' (local) or 'dask' (cluster)")
-    if n_jobs == 1 or len(args_list) == 1:
-        for a in args_list:
-            yield func(*a)
-        return
-    yield from joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)
 
 
 # ---------------------------------------------------------------------------
