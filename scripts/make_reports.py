@@ -106,21 +106,34 @@ def strategy_section(run) -> str:
 
     draws = run.tickets[~run.tickets.initial].drop_duplicates(["game", "seat", "turn"])
     events = {"claims": run.routes, "ticket draws": draws, "stations": run.stations}
-    rows = []
+    gi = g.set_index(key)
+    counts = {}
     for name, df in events.items():
         df = df.assign(third=third(df))
-        counts = df.groupby(key + ["third"]).size().unstack(fill_value=0)
-        counts = counts.reindex(columns=[0, 1, 2], fill_value=0)
-        merged = g[key + ["policy"]].merge(counts, left_on=key, right_index=True, how="left")
-        merged = merged.fillna(0)
+        c = df.groupby(key + ["third"]).size().unstack(fill_value=0)
+        counts[name] = c.reindex(index=gi.index, columns=[0, 1, 2], fill_value=0)
+    # every turn t of a game is seat t % 2's (2 players); a turn with no claim, ticket
+    # draw or station drew cards, or tried a tunnel and declined (tunnel events carry no
+    # turn; their count per game is a row below), or passed (only with no card left)
+    n = length.loc[gi.index.get_level_values("game")].to_numpy()
+    seat = gi.index.get_level_values("seat").to_numpy()
+    t = np.arange(n.max())
+    mine = (t[None, :] < n[:, None]) & (t[None, :] % 2 == seat[:, None])
+    part = np.minimum(2, 3 * t[None, :] // n[:, None])
+    turns = np.stack([(mine & (part == k)).sum(axis=1) for k in range(3)], axis=1)
+    counts["card-draw turns"] = pd.DataFrame(turns, index=gi.index, columns=[0, 1, 2]) - sum(
+        counts[name] for name in events)
+    rows = []
+    for name in ("card-draw turns", "claims", "ticket draws", "stations"):
         for k, label in enumerate(("first third", "middle third", "last third")):
-            rows.append((f"{name}, {label}", merged.set_index(key)[k]))
+            rows.append((f"{name}, {label}", counts[name][k]))
     offered = run.tickets[~run.tickets.initial].groupby(key).size()
     kept = run.tickets[~run.tickets.initial & run.tickets.kept].groupby(key).size()
-    gi = g.set_index(key)
+    declined = run.tunnels[run.tunnels.outcome == "declined"].groupby(key).size()
     per_seat = {
         "tickets offered after setup": offered.reindex(gi.index, fill_value=0),
         "tickets kept after setup": kept.reindex(gi.index, fill_value=0),
+        "tunnels declined": declined.reindex(gi.index, fill_value=0),
         "tickets kept (all)": gi.tickets_kept, "tickets completed": gi.tickets_completed,
         "score": gi.score, "route points": gi.route_points, "ticket points": gi.ticket_points,
         "longest bonus": gi.longest_bonus, "station points": gi.station_points,
@@ -150,6 +163,12 @@ def strategy_section(run) -> str:
     z = stats.norm.ppf(0.975)
     out["difference"] = pa - pb
     out["low"], out["high"] = out.difference - z * se, out.difference + z * se
+    # two-sided p of the normal approximation; q: Benjamini-Hochberg over the tickets
+    p = pd.Series(2 * stats.norm.sf(np.abs(out.difference / se)), index=out.index)
+    out["p_value"] = p
+    out["q_value"] = np.nan
+    ok = p.notna()
+    out.loc[ok, "q_value"] = stats.false_discovery_control(p[ok].to_numpy())
     board = run.board
     names = {int(board.ticket_id[i]): board.ticket_name(i) for i in range(board.n_tickets)}
     out.insert(1, "name", out.ticket.map(names))
@@ -166,10 +185,13 @@ def write_strategy(run, folder: Path) -> None:
     html = ("<h2>How the two policies play</h2><p>Per seat-game means; the difference's 95% "
             "interval and p-value are paired by game (<code>scipy.stats.ttest_rel</code>). "
             "Thirds are thirds of each game's turns; ticket draws count draw decisions after "
-            "setup. CSV: strategy.csv.</p>" + strat.to_html(**fmt) +
+            "setup; card-draw turns are a seat's turns less its claims, ticket draws and "
+            "stations (a declined tunnel, counted per game below, and a pass, possible "
+            "only with no card left to draw, count there too). CSV: strategy.csv.</p>" + strat.to_html(**fmt) +
             "<h3>Ticket completion when kept, under both policies</h3><p>Difference with a "
-            "normal-approximation 95% interval; tickets kept rarely have wide intervals. CSV: "
-            "strategy_tickets.csv.</p>" + tickets.to_html(**fmt))
+            "normal-approximation 95% interval and p-value, and the Benjamini-Hochberg q-value "
+            "over all tickets (<code>scipy.stats.false_discovery_control</code>); tickets kept "
+            "rarely have wide intervals. CSV: strategy_tickets.csv.</p>" + tickets.to_html(**fmt))
     index = folder / "index.html"
     page = index.read_text()
     index.write_text(page.replace("<h2>Methods</h2>", html + "<h2>Methods</h2>", 1))
