@@ -521,17 +521,19 @@ cdef CompiledBoard copy_position(game, GameState* s):
 def bench_playouts(SearchPolicy policy, game, int n, uint64_t seed=0):
     """Benchmark helper (scripts/bench.py): in the current position of `game`, time `n`
     search playouts of the policy's first candidate (sampling a world, playing out,
-    scoring, bookkeeping) against `n` plain playouts of the same action from the true
-    position by the rollout policy (copy, play to the end, score). Returns the two
-    times in seconds."""
+    scoring, bookkeeping); `n` plain playouts of the same action by the rollout policy
+    from the true position (copy, play to the end, score); `n` samplings of a world
+    alone; and `n` plain playouts from sampled worlds (sampling included). Returns the
+    four times in seconds: the search's own cost per playout is the first less the last;
+    the last less the third is what the rollout policy takes to play the positions the
+    search plays."""
     cdef GameState s
     cdef GameState w
     cdef ScoreC sc[MAX_PLAYERS]
     cdef CompiledBoard cb = copy_position(game, &s)
     cdef const BoardC* b = &cb.c
-    cdef int seat = s.current, i, q
-    cdef int32_t a
-    cdef long long t0, t1, t2
+    cdef int seat = s.current, i, k
+    cdef long long t0, t1, t2, t3, t4
     cdef uint64_t x = seed
     buf = np.empty(MAX_ACTIONS, dtype=np.int32)
     cdef int32_t[::1] legal = buf
@@ -550,14 +552,31 @@ def bench_playouts(SearchPolicy policy, game, int n, uint64_t seed=0):
         for i in range(n):
             memcpy(&w, &s, sizeof(GameState))
             rng_seed(&w.rng, splitmix64(&x))
-            apply_legal(b, &w, policy.cand[0], NULL)
-            for q in range(w.n_players):
-                policy.roll_start(q, b, &w, splitmix64(&x))
-            while w.phase != PH_OVER and w.turn < s.turn + PLAYOUT_TURNS:
-                a = policy.roll_choose(w.current, b, &w)
-                if a < 0:
-                    break
-                apply_legal(b, &w, a, NULL)
-            score_game(b, &w, sc)
+            _plain_playout(policy, b, &w, s.turn, sc, &x)
         t2 = _now_ns()
-    return (t1 - t0) * 1e-9, (t2 - t1) * 1e-9
+        for i in range(n):
+            memcpy(&w, &s, sizeof(GameState))
+            determinize(b, &w, seat, splitmix64(&x))
+        t3 = _now_ns()
+        for i in range(n):
+            memcpy(&w, &s, sizeof(GameState))
+            determinize(b, &w, seat, splitmix64(&x))
+            _plain_playout(policy, b, &w, s.turn, sc, &x)
+        t4 = _now_ns()
+    return (t1 - t0) * 1e-9, (t2 - t1) * 1e-9, (t3 - t2) * 1e-9, (t4 - t3) * 1e-9
+
+
+cdef void _plain_playout(SearchPolicy policy, const BoardC* b, GameState* w, int turn,
+                         ScoreC* sc, uint64_t* x) noexcept nogil:
+    """bench_playouts: the first candidate, then the rollout policy to the end."""
+    cdef int q
+    cdef int32_t a
+    apply_legal(b, w, policy.cand[0], NULL)
+    for q in range(w.n_players):
+        policy.roll_start(q, b, w, splitmix64(x))
+    while w.phase != PH_OVER and w.turn < turn + PLAYOUT_TURNS:
+        a = policy.roll_choose(w.current, b, w)
+        if a < 0:
+            break
+        apply_legal(b, w, a, NULL)
+    score_game(b, w, sc)
