@@ -58,8 +58,9 @@ REGISTRY: dict[str, PolicyInfo] = {
         "trains its tickets do not need and collects for the longest within reach; draws "
         "no more tickets",
         {"tunnels": _TUNNELS, "risk": _RISK,
-         "min_len": (3, "shortest route it aims for off its ticket plan before the end "
-                        "is near")}),
+         "min_len": (3, "shortest route it aims for off its ticket plan while a longer "
+                        "one is open and the end is not near (it aims for the longest "
+                        "first, so this seldom changes a game)")}),
     "greedy": PolicyInfo(
         GreedyPolicy,
         "one-step lookahead: claims the route worth most in points plus ticket progress "
