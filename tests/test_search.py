@@ -127,6 +127,39 @@ def test_cards_taken_face_up_are_known_and_stay_in_hand_when_worlds_are_sampled(
     assert seen > 0
 
 
+@pytest.mark.parametrize("board,n", [("europe", 2), ("europe", 4), ("usa", 3), ("newyork", 2)])
+def test_inferred_worlds_are_consistent_and_nearer_the_truth(board, n):
+    """Dealing the others' tickets by their routes (infer) keeps every invariant of the
+    state, depends only on what the seat sees, and puts more of their true tickets in
+    their hands than a uniform deal once routes are on the board (measured on Europe 2p
+    after turn 20: 10% of the true tickets uniformly, 54% with infer=3)."""
+    from ttrsim._search import _sample_world
+
+    share = {0.0: [], 3.0: []}
+    late = (12, 18) if board == "newyork" else (30, 50)     # turns with routes on the board
+    for seed in range(4):
+        for turns in (6,) + late:
+            g = _midgame(board, n, seed, turns)
+            if g.is_over():
+                continue
+            seat = g.current_player
+            truth = g.state()["players"]
+            h = g.determinized(seat, 77)            # the same view, other hidden cards
+            for k in range(3):
+                for infer in share:
+                    code, tickets = _sample_world(g, seat, 100 + k, infer)
+                    assert code == 0
+                    assert _sample_world(h, seat, 100 + k, infer)[1] == tickets
+                    for q in range(n):
+                        if q == seat:
+                            assert tickets[q] == sorted(truth[q]["tickets"])
+                        elif turns in late and truth[q]["tickets"]:
+                            hit = len(set(tickets[q]) & set(truth[q]["tickets"]))
+                            share[infer].append(hit / len(truth[q]["tickets"]))
+    assert len(share[3.0]) >= 10
+    assert np.mean(share[3.0]) > np.mean(share[0.0]) + 0.1, {k: np.mean(v) for k, v in share.items()}
+
+
 def test_face_up_draw_is_known_until_spent():
     g = Game.from_position("europe", 2, hands=[{"red": 2}, {}], faceup=["red"] * 3 + ["blue"] * 2,
                            current=0, seed=1)
@@ -206,6 +239,8 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
         ttrsim.analyse(last_turn_position(), playouts=0)
     with pytest.raises(ValueError, match="utility"):
         make_policy("search:utility=2", None)
+    with pytest.raises(ValueError, match="infer must be within"):
+        make_policy("search:infer=-1", None)
     g = Game("newyork", 2, seed=1)
     while not g.is_over():
         g.apply(g.legal_actions()[0])

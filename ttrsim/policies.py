@@ -84,7 +84,10 @@ REGISTRY: dict[str, PolicyInfo] = {
          "draws": (0, "1: search second card draws too; 0: the rollout policy takes them"),
          "z": (1.0, "another candidate replaces the rollout policy's own choice only when "
                     "its mean value is higher by z standard errors (paired over the same "
-                    "worlds); 0: the best mean wins")}),
+                    "worlds); 0: the best mean wins"),
+         "infer": (5.0, "in each sampled world the others' tickets are dealt again, a ticket "
+                        "weighted by exp(infer x the number of its cities their own routes "
+                        "touch); 0: uniformly at random")}),
 }
 DEFAULT_POLICY = "tickets"
 

@@ -2,7 +2,8 @@
 #
 # At each decision the policy lists a few candidate actions, samples worlds consistent
 # with what its seat may know (determinize: hidden hands, deck order, hidden tickets and
-# ticket deck resampled; cards publicly known to be in a hand stay there), plays each
+# ticket deck resampled; cards publicly known to be in a hand stay there; the others'
+# tickets then dealt again favouring those their routes touch: infer_tickets), plays each
 # candidate out to the end of the game with a built-in rollout policy in every seat, and
 # keeps the candidate with the best mean utility. The budget is shared out by a bandit
 # over the candidates: sequential halving (default) or UCB1. Candidate k's i-th playout
@@ -11,16 +12,17 @@
 # docs/search.md describes the method and its measured strength and speed.
 cimport cython
 from libc.stdint cimport int32_t, uint64_t
-from libc.math cimport log, sqrt
+from libc.math cimport exp, log, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+from ttrsim._engine cimport (check_state, CompiledBoard, action_a, action_b, action_c, action_kind,
                              apply_action, apply_legal, determinize, is_legal, legal_actions,
                              make_action, sample_legal, score_game)
-from ttrsim._rng cimport rng_next, rng_seed, splitmix64
+from ttrsim._bits cimport clear_bit, get_bit, set_bit
+from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
 from ttrsim._policy cimport Policy
 
 import numpy as np
@@ -44,6 +46,7 @@ cdef class SearchPolicy(Policy):
     cdef readonly int claims           # claim candidates at most (longest routes first)
     cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
     cdef readonly double scale         # points of margin that map to the utility's full range
+    cdef readonly double infer         # weight of the others' routes in dealing their tickets
     cdef readonly double z             # a candidate replaces the rollout policy's own choice
                                        # only when better by z standard errors (paired)
     cdef double* vals                  # utility of each playout: [candidate][world]
@@ -81,7 +84,7 @@ cdef class SearchPolicy(Policy):
         free(self.vals)
 
     def __init__(self, playouts=200, rollout="tickets", worlds=0, c=0.0, utility=0.2,
-                 claims=0, draws=0, z=1.0, spec=None):
+                 claims=0, draws=0, z=1.0, infer=5.0, spec=None):
         from ttrsim.policies import REGISTRY, make_policy, parse_spec
 
         Policy.__init__(self, spec)
@@ -115,6 +118,10 @@ cdef class SearchPolicy(Policy):
         if float(z) < 0:
             raise ValueError(f"search: z must be >= 0, got {z}")
         self.z = float(z)
+        if not 0.0 <= float(infer) <= 20.0:
+            raise ValueError(f"search: infer must be within 0..20 (0: the others' tickets "
+                             f"uniformly at random), got {infer}")
+        self.infer = float(infer)
         self.cap = self.playouts + 2
         self.vals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
         if self.vals == NULL:
@@ -141,7 +148,8 @@ cdef class SearchPolicy(Policy):
     @property
     def params(self):
         return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
-                    utility=self.utility, claims=self.claims, draws=self.draws, z=self.z)
+                    utility=self.utility, claims=self.claims, draws=self.draws, z=self.z,
+                    infer=self.infer)
 
     def __reduce__(self):
         from ttrsim._policies import _rebuild
@@ -320,6 +328,8 @@ cdef class SearchPolicy(Policy):
         x = base + <uint64_t>(index if self.worlds == 0 else index % self.worlds) * 0x9E3779B97F4A7C15ULL
         wseed = splitmix64(&x)
         determinize(b, w, seat, wseed)
+        if self.infer > 0:
+            infer_tickets(b, w, seat, self.infer)
         if self.worlds != 0:             # the same world, a fresh future
             x = base ^ (<uint64_t>index * 0xD1B54A32D192ED03ULL)
             rng_seed(&w.rng, splitmix64(&x))
@@ -504,6 +514,104 @@ def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
     return policy.last_decision()
 
 
+cdef inline int _ticket_class(const BoardC* b, int t) noexcept nogil:
+    return 1 if b.deal_long > 0 and b.ticket_long[t] else 0
+
+
+cdef void infer_tickets(const BoardC* b, GameState* w, int seat, double beta) noexcept nogil:
+    """Deal the other players' tickets of a sampled world again, favouring those whose
+    cities their own routes touch: from the hidden tickets of a class held by the others,
+    in the ticket deck or out of the game unseen, each other player draws as many as it
+    holds, ticket t with weight exp(beta x the number of t's two cities its routes touch);
+    the rest fill the ticket deck's places in a random order, then the unseen ones out of
+    the game. Uses only public information (the routes) and the world's generator, so
+    the result, like determinize's, depends on nothing the seat cannot see. Offers and
+    returned tickets keep determinize's uniform deal."""
+    cdef uint8_t pool[MAX_TICKETS]
+    cdef double e[3]
+    cdef double total, r
+    cdef uint64_t unseen[2]
+    cdef uint64_t mine
+    cdef int c, q, i, j, k, n, t, tmp
+    e[0] = 1.0
+    e[1] = exp(beta)
+    e[2] = exp(2.0 * beta)
+    for i in range(2):
+        unseen[i] = w.removed[i]
+        for q in range(w.n_players):
+            unseen[i] &= ~w.p[q].discarded[i]
+    for c in range(2):
+        n = 0
+        for q in range(w.n_players):
+            if q == seat:
+                continue
+            for t in range(b.n_tickets):
+                if get_bit(w.p[q].tickets, t) and _ticket_class(b, t) == c:
+                    pool[n] = t
+                    n += 1
+        for i in range(w.tdeck_n):
+            t = w.tdeck[(w.tdeck_head + i) % MAX_TICKETS]
+            if _ticket_class(b, t) == c:
+                pool[n] = t
+                n += 1
+        for t in range(b.n_tickets):
+            if get_bit(unseen, t) and _ticket_class(b, t) == c:
+                pool[n] = t
+                n += 1
+                clear_bit(w.removed, t)
+        if n == 0:
+            continue
+        for q in range(w.n_players):
+            if q == seat:
+                continue
+            k = 0
+            for t in range(b.n_tickets):
+                if get_bit(w.p[q].tickets, t) and _ticket_class(b, t) == c:
+                    clear_bit(w.p[q].tickets, t)
+                    k += 1
+            mine = w.p[q].cities
+            for j in range(k):
+                total = 0.0
+                for i in range(n):
+                    total += e[((mine >> b.ticket_a[pool[i]]) & 1) + ((mine >> b.ticket_b[pool[i]]) & 1)]
+                r = rng_uniform(&w.rng) * total
+                i = 0
+                while i < n - 1:
+                    r -= e[((mine >> b.ticket_a[pool[i]]) & 1) + ((mine >> b.ticket_b[pool[i]]) & 1)]
+                    if r < 0:
+                        break
+                    i += 1
+                set_bit(w.p[q].tickets, pool[i])
+                n -= 1
+                pool[i] = pool[n]
+        for i in range(n - 1, 0, -1):       # the rest, shuffled
+            j = rng_below(&w.rng, i + 1)
+            tmp = pool[i]
+            pool[i] = pool[j]
+            pool[j] = tmp
+        j = 0
+        for i in range(w.tdeck_n):
+            t = w.tdeck[(w.tdeck_head + i) % MAX_TICKETS]
+            if _ticket_class(b, t) == c:
+                w.tdeck[(w.tdeck_head + i) % MAX_TICKETS] = pool[j]
+                j += 1
+        while j < n:
+            set_bit(w.removed, pool[j])
+            j += 1
+
+
+def _sample_world(game, int seat, uint64_t seed, double infer):
+    """A world as the search samples it for `seat` in the position of `game` (for tests):
+    (check_state's code, 0 when consistent; per player, the tickets held)."""
+    cdef GameState w
+    cdef CompiledBoard cb = copy_position(game, &w)
+    cdef int q, t
+    determinize(&cb.c, &w, seat, seed)
+    if infer > 0:
+        infer_tickets(&cb.c, &w, seat, infer)
+    return check_state(&cb.c, &w), [[t for t in range(cb.c.n_tickets) if get_bit(w.p[q].tickets, t)]
+                                      for q in range(w.n_players)]
+
 cdef inline long long _now_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -557,10 +665,14 @@ def bench_playouts(SearchPolicy policy, game, int n, uint64_t seed=0):
         for i in range(n):
             memcpy(&w, &s, sizeof(GameState))
             determinize(b, &w, seat, splitmix64(&x))
+            if policy.infer > 0:
+                infer_tickets(b, &w, seat, policy.infer)
         t3 = _now_ns()
         for i in range(n):
             memcpy(&w, &s, sizeof(GameState))
             determinize(b, &w, seat, splitmix64(&x))
+            if policy.infer > 0:
+                infer_tickets(b, &w, seat, policy.infer)
             _plain_playout(policy, b, &w, s.turn, sc, &x)
         t4 = _now_ns()
     return (t1 - t0) * 1e-9, (t2 - t1) * 1e-9, (t3 - t2) * 1e-9, (t4 - t3) * 1e-9
