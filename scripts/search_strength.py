@@ -9,8 +9,11 @@ Tables (--part):
   two    search (default settings) vs tickets, 2 players, on USA, Europe and New York
   four   one search seat vs three tickets, 4 players, on the three boards
   curve  search with playouts=P vs tickets, Europe 2 players, for a range of P
+  infer  search with infer=B vs tickets, Europe 2 players, for a range of B, every B on
+         the same seeds (paired: the differences from infer=0 get paired intervals)
 
     nice -n 5 python scripts/search_strength.py --part two --games 2000     # resumable
+    python scripts/search_strength.py --part infer --games 1000   # infer, paired
     python scripts/search_strength.py --markdown    # tables of docs/search.md from the JSON
     python scripts/search_strength.py --figure docs/search_curve.png
 
@@ -35,6 +38,7 @@ from ttrsim.policies import make_policy
 
 BOARDS = ("usa", "europe", "newyork")
 CURVE = (12, 25, 50, 100, 200, 400, 800)
+INFER = (0, 2, 3, 4, 5)
 RANK = SCORE_COLS.index("rank")
 DEFAULT_JSON = Path(__file__).with_name("search_strength.json")
 
@@ -49,7 +53,10 @@ def tables(part: str, games: int, search: str) -> list[dict]:
     if part == "curve":
         return [dict(board="europe", players=2, specs=[f"search:playouts={p}", "tickets"],
                      games=games) for p in CURVE]
-    raise ValueError(f"unknown part {part!r}: two, four or curve")
+    if part == "infer":
+        return [dict(board="europe", players=2, specs=[f"search:infer={b}", "tickets"],
+                     games=games, seeds="europe|2|infer") for b in INFER]
+    raise ValueError(f"unknown part {part!r}: two, four, curve or infer")
 
 
 def key_of(t: dict) -> str:
@@ -60,7 +67,8 @@ def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
     """Games first..first+n-1 of table t: the search seat's wins, margins and timing."""
     cb = compile_board(t["board"])
     policies = [make_policy(s, cb.board) for s in t["specs"]]
-    key = (seed * 1_000_003 + zlib.crc32(key_of(t).encode())) & 0xFFFFFFFFFFFFFFFF
+    # a table's own seeds, or those it shares with the other tables of a paired part
+    key = (seed * 1_000_003 + zlib.crc32(t.get("seeds", key_of(t)).encode())) & 0xFFFFFFFFFFFFFFFF
     tic = time.perf_counter()
     out = play_batch(cb, t["players"], policies, game_seeds(key, n, first), first, True, True)
     seconds = time.perf_counter() - tic
@@ -69,6 +77,7 @@ def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
     others = sc[slot != 0].reshape(n, t["players"] - 1, -1)
     margin = mine[:, 0].astype(int) - others[:, :, 0].max(axis=1)
     return dict(key=key_of(t), first=first, games=n, wins=int((mine[:, RANK] == 1).sum()),
+                won="".join("1" if r == 1 else "0" for r in mine[:, RANK]),
                 margin_sum=int(margin.sum()), score_sum=int(mine[:, 0].sum()),
                 seconds=seconds, decisions=int(policies[0].total_decisions),
                 playouts=int(policies[0].total_playouts))
@@ -139,6 +148,37 @@ def markdown(path: Path) -> str:
     return "\n".join(out)
 
 
+def paired_infer(path: Path) -> str:
+    """The infer part: each infer=B against infer=0 on the same games, the difference in
+    win share with its paired 95% interval (scipy.stats.ttest_rel); "" without results."""
+    from scipy.stats import ttest_rel
+
+    games: dict[str, dict[int, str]] = {}
+    for c in load(path)["chunks"]:
+        if "|search:infer=" in c["key"] and "won" in c:
+            games.setdefault(c["key"], {})[c["first"]] = c["won"]
+    base_key = "europe|2|search:infer=0/tickets"
+    if base_key not in games:
+        return ""
+    vec = {k: np.array([int(ch) for f in sorted(v) for ch in v[f]]) for k, v in games.items()}
+    out = ["| infer | games | win share | difference from infer=0 (paired 95% CI) | p |",
+           "|---|---|---|---|---|"]
+    for b in INFER:
+        k = f"europe|2|search:infer={b}/tickets"
+        if k not in vec:
+            continue
+        n = min(len(vec[k]), len(vec[base_key]))
+        x, y = vec[k][:n], vec[base_key][:n]
+        if b == 0:
+            out.append(f"| 0 | {n:,} | {x.mean():.3f} | | |")
+            continue
+        t = ttest_rel(x, y)
+        ci = t.confidence_interval(0.95)
+        out.append(f"| {b} | {n:,} | {x.mean():.3f} | {x.mean() - y.mean():+.3f} "
+                   f"({ci.low:+.3f} to {ci.high:+.3f}) | {t.pvalue:.3f} |")
+    return "\n".join(out)
+
+
 def figure(path: Path, out: str) -> None:
     import matplotlib
 
@@ -171,7 +211,7 @@ def figure(path: Path, out: str) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", action="append", choices=("two", "four", "curve"),
+    ap.add_argument("--part", action="append", choices=("two", "four", "curve", "infer"),
                     help="tables to play (repeatable; default: two)")
     ap.add_argument("--games", type=int, default=2000, help="games per table (default 2000)")
     ap.add_argument("--chunk", type=int, default=50, help="games per saved chunk (default 50)")
@@ -185,6 +225,7 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     if args.markdown:
         print(markdown(args.json))
+        print(paired_infer(args.json))
         return 0
     if args.figure:
         figure(args.json, args.figure)
@@ -192,6 +233,7 @@ def main(argv=None) -> int:
     deadline = time.time() + 60 * args.until if args.until else None
     run(args.part or ["two"], args.games, args.chunk, args.seed, args.search, args.json, deadline)
     print(markdown(args.json))
+    print(paired_infer(args.json))
     return 0
 
 
