@@ -132,6 +132,9 @@ def _cmd_analyse(sub):
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
     p.add_argument("--rollout", default="tickets", help="rollout policy (default tickets)")
     p.add_argument("--claims", type=int, default=12, help="claims considered (default 12)")
+    p.add_argument("--infer", type=float, default=5.0,
+                   help="weight of the others' routes when their tickets are dealt in the "
+                        "sampled worlds (default 5; 0: uniformly)")
 
     def run(args):
         from ttrsim.game import Game
@@ -139,7 +142,7 @@ def _cmd_analyse(sub):
 
         g = Game.load(args.position)
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
-                     claims=args.claims)
+                     claims=args.claims, infer=args.infer)
         print(f"{g!r}: seat {g.current_player} to move")
         print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         return 0

@@ -13,13 +13,15 @@ __all__ = ["analyse"]
 
 
 def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, *,
-            rollout: str = "tickets", claims: int = 12, utility: float = 0.2) -> pd.DataFrame:
+            rollout: str = "tickets", claims: int = 12, utility: float = 0.2,
+            infer: float = 5.0) -> pd.DataFrame:
     """Evaluate the candidate actions of the seat to move by information-set search.
 
     Every candidate of the ``search`` policy's filter (the heuristics' choices, a blind
     draw, a ticket draw, up to ``claims`` claims; every choice when keeping tickets) is
     played ``playouts`` times to the end of the game from worlds sampled from what the
-    seat may know (hidden hands, deck order and hidden tickets resampled), with
+    seat may know (hidden hands, deck order and hidden tickets resampled, the others'
+    tickets dealt toward the cities their routes touch), with
     ``rollout`` playing every seat. Candidate k's i-th playout uses the same world as
     every other candidate's i-th (common random numbers), so differences between rows
     are measured on the same deals.
@@ -32,7 +34,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
         The seat to move (default); another seat raises ValueError (only the seat to move
         has actions to compare).
     playouts : playouts per candidate. seed : seeds the sampled worlds (same seed, same table).
-    rollout, claims, utility : as the ``search`` policy's parameters (``ttrsim policies``).
+    rollout, claims, utility, infer : as the ``search`` policy's parameters (``ttrsim policies``).
 
     Returns
     -------
@@ -53,7 +55,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
     if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts <= 0:
         raise ValueError(f"playouts must be a positive integer (per candidate), got {playouts!r}")
-    policy = SearchPolicy(playouts=playouts, rollout=rollout, claims=claims, utility=utility)
+    policy = SearchPolicy(playouts=playouts, rollout=rollout, claims=claims, utility=utility,
+                          infer=infer)
     policy.uniform = True
     rows, chosen = analyse_position(policy, game, seed)
     out = []
