@@ -211,8 +211,9 @@ def test_unreachable_dask_scheduler(capsys, monkeypatch):
 def test_ctrl_c_while_workers_start_is_kept_for_after():
     """SIGINT is held while joblib starts its workers; one pressed then must interrupt the
     run as soon as the workers are up, not be lost (the run would go on to the end)."""
-    code = ("import os, signal, time\n"
+    code = ("import os, signal, threading, time\n"
             "from ttrsim.runner import _sigint_held\n"
+            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
             "try:\n"
             "    with _sigint_held():\n"
             "        os.kill(os.getpid(), signal.SIGINT)\n"
@@ -222,7 +223,8 @@ def test_ctrl_c_while_workers_start_is_kept_for_after():
             "    print('lost')\n"
             "except KeyboardInterrupt:\n"
             "    print('raised')\n")
-    # a fresh interpreter: no thread of an earlier test to take the signal instead
+    # a fresh interpreter with other threads (numpy's, and one more) that the kernel may
+    # hand the process's signal to while this thread blocks it
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=120).stdout.split()
     assert out == ["held", "raised"], out

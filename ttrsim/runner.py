@@ -547,26 +547,32 @@ def run_tasks(func, args_list: list, n_jobs: int = 1, backend: str = "loky",
 
 @contextmanager
 def _sigint_held():
-    """Ignore SIGINT while joblib starts its worker processes (a few milliseconds: starting
-    a process does not wait for it). The workers inherit the ignored signal, so a Ctrl-C
+    """Hold SIGINT while joblib starts its worker processes (a few milliseconds: starting a
+    process does not wait for it), then deliver a Ctrl-C pressed meanwhile. The signal is
+    blocked in this thread, and the workers inherit the blocked signal, so a Ctrl-C
     interrupts this process alone, which then cancels the workers, instead of interrupting
     every worker too (each printing a traceback when caught while still starting up)."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    # Blocked as well as ignored: a Ctrl-C pressed meanwhile stays pending (Linux keeps a
-    # blocked signal even when ignored) and interrupts this process once the handler is
-    # back, instead of being lost while the first batches already finish.
+    # A Ctrl-C is sent to the process: blocked here, the kernel hands it to another thread
+    # if there is one (numpy's BLAS threads), where Python's C handler notes it for this
+    # thread; the handler below then records it. Otherwise it stays pending and arrives
+    # when unblocked. Either way it interrupts right after the workers are up, instead of
+    # being lost while the first batches already finish.
+    caught = []
     block = hasattr(signal, "pthread_sigmask")
     if block:
         signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
     try:
         yield
     finally:
         signal.signal(signal.SIGINT, previous)
         if block:
             signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+        if caught:
+            signal.raise_signal(signal.SIGINT)
 
 
 def _prepare_out(path: Path, manifest: dict, cfg: _Config) -> set:
