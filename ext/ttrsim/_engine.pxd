@@ -118,6 +118,11 @@ cdef int discard_total(const GameState* s) noexcept nogil
 cdef void own_network(const BoardC* b, const GameState* s, int seat, int8_t* parent,
                       int skip) noexcept nogil
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil
+
+cdef inline int ticket_class(const BoardC* b, int t) noexcept nogil:
+    # 1 for a long ticket on a board that deals long tickets apart (their backs differ),
+    # else 0; sampled worlds keep each ticket place's class
+    return 1 if b.deal_long > 0 and b.ticket_long[t] else 0
 cdef int check_state(const BoardC* b, const GameState* s) noexcept nogil
 
 

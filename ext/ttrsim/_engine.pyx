@@ -1169,12 +1169,6 @@ cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept 
 # ---------------------------------------------------------------------------
 # hidden information
 
-cdef inline int ticket_class(const BoardC* b, int t) noexcept nogil:
-    """1 for a long ticket on a board that deals long tickets apart (their backs differ),
-    else 0; determinize keeps each ticket slot's class."""
-    return 1 if b.deal_long > 0 and b.ticket_long[t] else 0
-
-
 cdef void determinize(const BoardC* b, GameState* s, int seat, uint64_t seed) noexcept nogil:
     """Resample what `seat` cannot see (deck order, other hands, other players' tickets,
     offers and discards, the ticket deck, the tickets out of the game that nobody

@@ -1323,6 +1323,16 @@ cdef class PlanningPolicy(Policy):
         return act
 
     @cython.final
+    cdef int32_t plan_second_card(self, const BoardC* b, const GameState* s,
+                                  int seat) noexcept nogil:
+        """The second card of a draw toward the plan's colours, when nothing changed since
+        the first but that card (the needs of this turn, self.nd): count it, then draw."""
+        cdef int c = s.first_card
+        if 0 <= c < WILD and self.nd.missing[c] > 0:
+            self.nd.missing[c] -= 1
+        return self.draw_card(b, s, seat, self.nd.missing, True)
+
+    @cython.final
     cdef int32_t collect(self, const BoardC* b, const GameState* s, int seat,
                          int color) noexcept nogil:
         """Draw toward one colour (and wilds); the second card of the turn follows the
@@ -1426,13 +1436,8 @@ cdef class TicketsPolicy(PlanningPolicy):
     """
 
     cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        cdef int c
         if s.phase == PH_SECOND_DRAW and self.nd_turn == s.turn:
-            # nothing changed since the first card but that card: count it
-            c = s.first_card
-            if 0 <= c < WILD and self.nd.missing[c] > 0:
-                self.nd.missing[c] -= 1
-            return self.draw_card(b, s, seat, self.nd.missing, True)
+            return self.plan_second_card(b, s, seat)
         self.refresh_plan(b, s, seat)
         plan_needs(b, s, seat, &self.plan, self.tunnel_spare, &self.nd)
         self.nd_turn = s.turn
@@ -1507,15 +1512,11 @@ cdef class RoutesPolicy(PlanningPolicy):
         return -1000.0 * count_bits(mask) - plan.cost
 
     cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        cdef int c
         if s.phase == PH_SECOND_DRAW and self.nd_turn == s.turn:
             # the second card goes where the first went
             if self.target >= 0:
                 return self.collect(b, s, seat, self.target)
-            c = s.first_card
-            if 0 <= c < WILD and self.nd.missing[c] > 0:
-                self.nd.missing[c] -= 1
-            return self.draw_card(b, s, seat, self.nd.missing, True)
+            return self.plan_second_card(b, s, seat)
         self.refresh_plan(b, s, seat)
         plan_needs(b, s, seat, &self.plan, self.tunnel_spare, &self.nd)
         self.nd_turn = s.turn

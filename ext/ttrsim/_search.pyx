@@ -18,9 +18,10 @@ from libc.string cimport memcpy
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (check_state, CompiledBoard, action_a, action_b, action_c, action_kind,
-                             apply_action, apply_legal, determinize, is_legal, legal_actions,
-                             make_action, sample_legal, score_game)
+from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+                             apply_action, apply_legal, check_state, determinize, is_legal,
+                             legal_actions, make_action, sample_legal, score_game,
+                             ticket_class)
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
 from ttrsim._policy cimport Policy
@@ -327,9 +328,7 @@ cdef class SearchPolicy(Policy):
         memcpy(w, s, sizeof(GameState))
         x = base + <uint64_t>(index if self.worlds == 0 else index % self.worlds) * 0x9E3779B97F4A7C15ULL
         wseed = splitmix64(&x)
-        determinize(b, w, seat, wseed)
-        if self.infer > 0:
-            infer_tickets(b, w, seat, self.infer)
+        sample_world(b, w, seat, wseed, self.infer)
         if self.worlds != 0:             # the same world, a fresh future
             x = base ^ (<uint64_t>index * 0xD1B54A32D192ED03ULL)
             rng_seed(&w.rng, splitmix64(&x))
@@ -514,8 +513,13 @@ def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
     return policy.last_decision()
 
 
-cdef inline int _ticket_class(const BoardC* b, int t) noexcept nogil:
-    return 1 if b.deal_long > 0 and b.ticket_long[t] else 0
+cdef inline void sample_world(const BoardC* b, GameState* w, int seat, uint64_t seed,
+                              double infer) noexcept nogil:
+    """The world a playout starts from: what `seat` cannot see resampled (determinize),
+    then the others' tickets dealt toward their routes (infer_tickets; 0: not)."""
+    determinize(b, w, seat, seed)
+    if infer > 0:
+        infer_tickets(b, w, seat, infer)
 
 
 cdef void infer_tickets(const BoardC* b, GameState* w, int seat, double beta) noexcept nogil:
@@ -546,16 +550,16 @@ cdef void infer_tickets(const BoardC* b, GameState* w, int seat, double beta) no
             if q == seat:
                 continue
             for t in range(b.n_tickets):
-                if get_bit(w.p[q].tickets, t) and _ticket_class(b, t) == c:
+                if get_bit(w.p[q].tickets, t) and ticket_class(b, t) == c:
                     pool[n] = t
                     n += 1
         for i in range(w.tdeck_n):
             t = w.tdeck[(w.tdeck_head + i) % MAX_TICKETS]
-            if _ticket_class(b, t) == c:
+            if ticket_class(b, t) == c:
                 pool[n] = t
                 n += 1
         for t in range(b.n_tickets):
-            if get_bit(unseen, t) and _ticket_class(b, t) == c:
+            if get_bit(unseen, t) and ticket_class(b, t) == c:
                 pool[n] = t
                 n += 1
                 clear_bit(w.removed, t)
@@ -566,7 +570,7 @@ cdef void infer_tickets(const BoardC* b, GameState* w, int seat, double beta) no
                 continue
             k = 0
             for t in range(b.n_tickets):
-                if get_bit(w.p[q].tickets, t) and _ticket_class(b, t) == c:
+                if get_bit(w.p[q].tickets, t) and ticket_class(b, t) == c:
                     clear_bit(w.p[q].tickets, t)
                     k += 1
             mine = w.p[q].cities
@@ -592,7 +596,7 @@ cdef void infer_tickets(const BoardC* b, GameState* w, int seat, double beta) no
         j = 0
         for i in range(w.tdeck_n):
             t = w.tdeck[(w.tdeck_head + i) % MAX_TICKETS]
-            if _ticket_class(b, t) == c:
+            if ticket_class(b, t) == c:
                 w.tdeck[(w.tdeck_head + i) % MAX_TICKETS] = pool[j]
                 j += 1
         while j < n:
@@ -606,9 +610,7 @@ def _sample_world(game, int seat, uint64_t seed, double infer):
     cdef GameState w
     cdef CompiledBoard cb = copy_position(game, &w)
     cdef int q, t
-    determinize(&cb.c, &w, seat, seed)
-    if infer > 0:
-        infer_tickets(&cb.c, &w, seat, infer)
+    sample_world(&cb.c, &w, seat, seed, infer)
     return check_state(&cb.c, &w), [[t for t in range(cb.c.n_tickets) if get_bit(w.p[q].tickets, t)]
                                       for q in range(w.n_players)]
 
@@ -664,15 +666,11 @@ def bench_playouts(SearchPolicy policy, game, int n, uint64_t seed=0):
         t2 = _now_ns()
         for i in range(n):
             memcpy(&w, &s, sizeof(GameState))
-            determinize(b, &w, seat, splitmix64(&x))
-            if policy.infer > 0:
-                infer_tickets(b, &w, seat, policy.infer)
+            sample_world(b, &w, seat, splitmix64(&x), policy.infer)
         t3 = _now_ns()
         for i in range(n):
             memcpy(&w, &s, sizeof(GameState))
-            determinize(b, &w, seat, splitmix64(&x))
-            if policy.infer > 0:
-                infer_tickets(b, &w, seat, policy.infer)
+            sample_world(b, &w, seat, splitmix64(&x), policy.infer)
             _plain_playout(policy, b, &w, s.turn, sc, &x)
         t4 = _now_ns()
     return (t1 - t0) * 1e-9, (t2 - t1) * 1e-9, (t3 - t2) * 1e-9, (t4 - t3) * 1e-9
