@@ -423,6 +423,29 @@ def test_remembered_initial_ticket_choices_replay_the_same_games(board, n, spec)
     assert same_results(first, again)
 
 
+def test_ticket_draw_weights():
+    """The experiment weights of a ticket draw (scripts/strength.py --draws): a cap on the
+    route rate a draw is weighed against makes `tickets` draw more; asking for more
+    trains than any opponent could have stops every draw after setup; unknown weights
+    are refused."""
+    cb = compile_board("usa")
+    seeds = game_seeds(5, 600)
+
+    def offers(**weights):
+        policies = [make_policy("tickets", cb.board).tune(**weights),
+                    make_policy("tickets", cb.board)]
+        out = play_batch(cb, 2, policies, seeds, rotate=True)
+        mine = out["slot"][out["offers"][:, 0], out["offers"][:, 1]] == 0
+        return mine.sum() / len(seeds)
+
+    default = offers()
+    assert default >= 3.0                        # 3 offered at setup
+    assert offers(draw_rate=3.0) > default + 0.5
+    assert offers(draw_rate=3.0, draw_behind=100) == 3.0
+    with pytest.raises(ValueError, match="unknown weight"):
+        make_policy("tickets", cb.board).tune(draw_rates=3)
+
+
 def test_remembered_choices_follow_the_policy_weights():
     """A policy whose weights were changed (here `alpha`, set directly) does not reuse
     choices remembered under other weights."""

@@ -206,6 +206,11 @@ cdef class PlanningPolicy(Policy):
     cdef public double alpha           # ticket choice: points a half-turn of the plan costs
     cdef public double sigma           # ticket choice: spread (turns) of the finish odds
     cdef public double draw_gain       # points a ticket draw must be expected to bring
+    cdef public double draw_rate       # a draw is weighed against at most this many route
+                                       # points per turn
+    cdef public double draw_behind     # draw only with this many trains more than the
+                                       # seat with the fewest (not setting the end's pace)
+    cdef public double end_horizon     # share of the rounds left the points phase plans for
     cdef public double wild_value      # a face-up wild is taken over two blind cards
                                        # when they are expected to bring fewer useful ones
     cdef public long long fallbacks    # actions that had to be replaced (should stay 0)
@@ -296,6 +301,9 @@ cdef class PlanningPolicy(Policy):
         self.sigma = 3.0
         self.draw_gain = 0.0
         self.wild_value = 0.3
+        self.draw_rate = INFINITY
+        self.draw_behind = -INFINITY
+        self.end_horizon = 1.0
         self.fallbacks = 0
         self.board = NULL
         self.prm.stations = self.use_stations
@@ -312,11 +320,13 @@ cdef class PlanningPolicy(Policy):
                     draw=self.draw_trains)
 
     def tune(self, **weights):
-        """Set internal weights for experiments: alpha, sigma, draw_gain, wild_value, and
+        """Set internal weights for experiments: alpha, sigma, draw_gain, draw_rate,
+        draw_behind, end_horizon, wild_value, and
         the planner's tunnel_cost, ferry_cost, station_cost, claim_cost, points_weight
         (cost units, UNIT per train). Returns the policy."""
         for key, value in weights.items():
-            if key in ("alpha", "sigma", "draw_gain", "wild_value"):
+            if key in ("alpha", "sigma", "draw_gain", "draw_rate", "draw_behind",
+                       "end_horizon", "wild_value"):
                 setattr(self, key, value)
             elif key == "tunnel_cost":
                 self.prm.tunnel_cost = value
@@ -849,6 +859,12 @@ cdef class PlanningPolicy(Policy):
         if s.tdeck_n <= 0 or s.last_round or s.p[seat].trains < self.draw_trains \
                 or self.rounds(b, s) < MIN_ROUNDS_TICKETS:
             return False
+        cdef int k, fewest = s.p[seat].trains
+        for k in range(s.n_players):
+            if k != seat and s.p[k].trains < fewest:
+                fewest = s.p[k].trains
+        if s.p[seat].trains < fewest + self.draw_behind:
+            return False
         # redone when the tickets changed or the own network grew by two routes (it
         # changes slowly; other claims matter little)
         if s.p[seat].n_routes >= self.dv_routes + 2 or s.p[seat].n_tickets != self.dv_tickets:
@@ -875,7 +891,7 @@ cdef class PlanningPolicy(Policy):
         if sources == 0:
             return 0.0
         self.best_route(b, s, seat, 1, rounds, False, &col)
-        rate = self.route_rate
+        rate = min(self.route_rate, self.draw_rate)
         if bounded:
             bound = self.draw_value_bound(b, s, seat, rate, rounds, hand)
             if bound < self.draw_gain - BOUND_MARGIN:
@@ -1459,7 +1475,7 @@ cdef class TicketsPolicy(PlanningPolicy):
             return self.draw_card(b, s, seat, self.nd.missing, False)
         # the plan cannot be finished before the end: points now instead
         if not done and self.plan.claims + (self.nd.short + 1) // 2 > horizon + 1:
-            act = self.best_route(b, s, seat, 1, horizon, False, &col)
+            act = self.best_route(b, s, seat, 1, horizon * self.end_horizon, False, &col)
             if act >= 0:
                 return act
             if col >= 0:
@@ -1482,7 +1498,7 @@ cdef class TicketsPolicy(PlanningPolicy):
             # 3. plan complete: more tickets, or the routes worth most points per turn
             if self.want_tickets(b, s, seat):
                 return make_action(ACT_DRAW_TICKETS, 0, 0, 0)
-            act = self.best_route(b, s, seat, 1, horizon, False, &col)
+            act = self.best_route(b, s, seat, 1, horizon * self.end_horizon, False, &col)
             if act >= 0:
                 return act
             return self.collect(b, s, seat, col)
