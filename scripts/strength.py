@@ -9,8 +9,8 @@ routes claimed.
 
 ``--draws`` measures instead what drawing more tickets is worth to ``tickets``: its ticket
 draw weights (``draw_gain``, the points a draw must be expected to bring, default 0;
-``draw_rate``, ``draw_behind``, ``end_horizon``: see DRAW_SETTINGS) changed with ``tune``,
-each setting against the default ``tickets`` at 2 players.
+``draw_rate``, ``draw_behind``, ``end_horizon``, and its ``draw`` parameter: see
+DRAW_SETTINGS) changed, each setting against the default ``tickets`` at 2 players.
 
 Prints Markdown tables (those of docs/policies.md) and writes them as JSON (``--json``,
 default ``scripts/strength.json``); ``--markdown`` prints the tables from that JSON.
@@ -100,28 +100,33 @@ def measure(games: int, seed: int) -> list[dict]:
     return rows
 
 
-# ``tune`` weights of the `tickets` seat, one row each: the draw threshold lowered step by
-# step; the opportunity cost of a draw capped at 3 route points a turn (draw_rate), with
-# draws only when the seat does not set the pace of the end (draw_behind: trains more than
-# the seat with the fewest); a shorter horizon for route points once the plan is done or
-# cannot be finished (end_horizon); and the two together.
+# Settings of the `tickets` seat, one row each: ``tune`` weights, and "spec" for its spec
+# when not plain `tickets`. The draw threshold lowered step by step; the opportunity cost
+# of a draw capped at 3 route points a turn (draw_rate), with draws only when the seat does
+# not set the pace of the end (draw_behind: trains more than the seat with the fewest), or
+# only early (draw=25: 25 trains left at least, against 12 by default); a shorter horizon
+# for route points once the plan is done or cannot be finished (end_horizon); and the last
+# two together.
 DRAW_SETTINGS = tuple({"draw_gain": g} for g in (0, -5, -10, -20, -30, -50)) + (
     {"draw_rate": 3, "draw_behind": 0},
     {"draw_rate": 3, "draw_behind": 2},
+    {"spec": "tickets:draw=25", "draw_rate": 3},
     {"end_horizon": 0.65},
     {"end_horizon": 0.65, "draw_rate": 3, "draw_behind": 2},
 )
 
 
 def draws(games: int, seed: int) -> list[dict]:
-    """`tickets` with the ticket-draw weights of DRAW_SETTINGS against the default
-    `tickets`, 2 players, on every board: one row per setting."""
+    """`tickets` with the settings of DRAW_SETTINGS against the default `tickets`, 2
+    players, on every board: one row per setting."""
     rows = []
     for board in BOARDS:
-        for weights in DRAW_SETTINGS:
-            me, other = table(board, ["tickets#tuned", "tickets"], games, seed,
+        for setting in DRAW_SETTINGS:
+            weights = {k: v for k, v in setting.items() if k != "spec"}
+            spec = setting.get("spec", "tickets")
+            me, other = table(board, [f"{spec}#tuned", "tickets"], games, seed,
                               tune={0: weights})
-            rows.append({**me, "weights": weights, "opponent_score": other["mean_score"],
+            rows.append({**me, "setting": setting, "opponent_score": other["mean_score"],
                          "opponent_win_share": other["win_share"]})
         print(f"{board}: done", file=sys.stderr, flush=True)
     return rows
@@ -135,11 +140,12 @@ def wilson(share: float, n: int) -> str:
 
 def markdown_draws(rows: list[dict]) -> str:
     """The ticket-draw table of docs/policies.md from the rows of `draws`."""
-    out = ["| board | weights | win share (95%) | default's win share | tickets offered | "
+    out = ["| board | setting | win share (95%) | default's win share | tickets offered | "
            "ticket points | score | default's score |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        weights = ", ".join(f"{k}={v}" for k, v in r["weights"].items())
-        out.append(f"| {r['board']} | {weights} | {r['win_share']:.3f} "
+        setting = ", ".join(f"{k}={v}" if k != "spec" else f"`{v}`"
+                            for k, v in r["setting"].items())
+        out.append(f"| {r['board']} | {setting} | {r['win_share']:.3f} "
                    f"{wilson(r['win_share'], r['games'])} | {r['opponent_win_share']:.3f} | "
                    f"{r['offered']:.2f} | "
                    f"{r['ticket_points']:.1f} | {r['mean_score']:.1f} | "
