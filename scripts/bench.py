@@ -10,8 +10,8 @@ Measures
      ``ttrsim simulate`` run in summary mode and with per-event tables written to disk;
   4. a profile: time per game split into rules, policy decisions and result collection;
   5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
-     4p, actions from ``sample_actions()``, ``tickets`` opponents, and ``random`` ones
-     (``--env``: only this, written to scripts/bench-env.json).
+     4p, actions from ``sample_actions()``, ``tickets`` opponents at 16, 64 and 256 envs,
+     and ``random`` ones at 64 (``--env``: only this, written to scripts/bench-env.json).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
@@ -403,6 +403,21 @@ def print_env(r: dict) -> None:
           f"{r['tickets_games_per_cpu_s']:,.0f} games per CPU second")
 
 
+ENV_SIZES = (16, 64, 256)     # n_envs measured against `tickets`; `random` at the middle one
+
+
+def env_runs(quick: bool) -> list[dict]:
+    """The vector environment's measurements, printed as they come: against `tickets`
+    at each of ENV_SIZES (the envs' opponents share the cache: too many and they no
+    longer fit), then against `random` at 64 envs."""
+    runs = [(opp, n) for opp, n in [("tickets", n) for n in ENV_SIZES] + [("random", 64)]]
+    out = []
+    for opponents, n in runs:
+        out.append(env_rate(opponents=opponents, n_envs=n, seconds=1.0 if quick else 3.0))
+        print_env(out[-1])
+    return out
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="small counts (about a minute)")
@@ -458,10 +473,7 @@ def main(argv=None) -> int:
         print(f"written to {out}")
         return 0
     if args.env:
-        result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
-                         for o in ("tickets", "random")]
-        for r in result["env"]:
-            print_env(r)
+        result["env"] = env_runs(args.quick)
         out = Path(args.json).with_name("bench-env.json") if args.json.endswith("bench.json") \
             or args.json.endswith("bench-partial.json") else Path(args.json)
         out.write_text(json.dumps(result, indent=2))
@@ -535,10 +547,7 @@ def main(argv=None) -> int:
                               "games_per_s_all": alln, "cores": cores, "efficiency": eff}
         print(f"\nparallel efficiency with {cores} workers: {eff:.0%} "
               f"({alln:,.0f} games/s against {cores} x {one:,.0f})")
-    result["env"] = [env_rate(opponents=o, seconds=1.0 if args.quick else 3.0)
-                     for o in ("tickets", "random")]
-    for r in result["env"]:
-        print_env(r)
+    result["env"] = env_runs(args.quick)
     Path(args.json).write_text(json.dumps(result, indent=2))
     print(f"\nwritten to {args.json}")
     return 0
