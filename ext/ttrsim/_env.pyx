@@ -206,7 +206,7 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     over); returns the number of legal actions. A turn's claims and stations are marked
     by ranges of wild counts, without listing every payment (they are the same set as
     legal_actions lists: the tests compare them at every step)."""
-    cdef int n, i, k, r, c, f, g, w, base, width, step, cost, m = 0, per_city = 0
+    cdef int n, i, k, r, c, f, g, w, base, width, step, cost, m = 0, per_city = 0, most = 0
     cdef uint64_t cand[2]
     cdef uint8_t pattern[MAX_COLORS * MAX_LEN + 1]
     cdef uint8_t spat[MAX_COLORS * MAX_STATIONS + 8]
@@ -233,6 +233,9 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
         mask[I_TICKETS] = 1
         m += 1
     w = hand[WILD]
+    for c in range(b.n_colors):
+        if hand[c] > most:
+            most = hand[c]
     open_[0] = b.all_routes[0] & ~s.closed[0] & ~s.closed_to[seat][0]
     open_[1] = b.all_routes[1] & ~s.closed[1] & ~s.closed_to[seat][1]
     # group by group: the block of payments is built once, then copied to each open route
@@ -241,6 +244,11 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
         n = sp.g_len[g]
         f = sp.g_ferry[g]
         if n > p.trains or f > w:
+            continue
+        # without enough wilds alone, a colour needs max(1, n - w) cards: skip the
+        # group before building its block when no colour (or not its own) has them
+        if w < n and (most if sp.g_color[g] == GRAY else hand[sp.g_color[g]]) < \
+                (n - w if n - w > 1 else 1):
             continue
         cand[0] = open_[0] & sp.g_routes[g][0]
         cand[1] = open_[1] & sp.g_routes[g][1]
