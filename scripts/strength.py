@@ -11,6 +11,8 @@ routes claimed.
 draw weights (``draw_gain``, the points a draw must be expected to bring, default 0;
 ``draw_rate``, ``draw_behind``, ``end_horizon``, and its ``draw`` parameter: see
 DRAW_SETTINGS) changed, each setting against the default ``tickets`` at 2 players.
+``--draw-value`` measures it position by position: at turns of ``tickets`` self-play,
+``ttrsim.analyse`` compares a ticket draw with the move ``tickets`` makes.
 
 Prints Markdown tables (those of docs/policies.md) and writes them as JSON (``--json``,
 default ``scripts/strength.json``); ``--markdown`` prints the tables from that JSON.
@@ -20,6 +22,7 @@ default ``scripts/strength.json``); ``--markdown`` prints the tables from that J
     python scripts/strength.py --markdown         # the tables of the last run
     python scripts/strength.py --draws            # the ticket-draw curve (20,000 games a point)
     python scripts/strength.py --draws --markdown # its table from scripts/strength_draws.json
+    python scripts/strength.py --draw-value       # a draw against tickets' own move (analyse)
 """
 from __future__ import annotations
 
@@ -132,6 +135,86 @@ def draws(games: int, seed: int) -> list[dict]:
     return rows
 
 
+TRAIN_BINS = (0, 0.25, 0.5, 0.75, 1.0)  # trains left of the seat to move, share of its start
+
+
+def draw_value(games: int, seed: int, playouts: int = 200, per_game: int = 4) -> list[dict]:
+    """What a ticket draw is worth to `tickets` where it could draw: `per_game` turns are
+    taken at random from each of `games` 2-player `tickets` self-play games (after the
+    sixth turn, before the last round, the seat having a route), and ``ttrsim.analyse``
+    plays the ticket draw and `tickets`' own choice `playouts` times each from worlds the
+    seat may know, both continued by `tickets` in every seat. One row per board and range
+    of the seat's trains left (and one for all): positions, the mean difference in win
+    rate (draw minus own choice) with its 95% interval (t, positions taken as
+    independent), and the share of positions where the draw is analyse's best action.
+    The ranges of trains left are shares of the trains a seat starts with."""
+    import random
+
+    from scipy import stats
+
+    from ttrsim import Game
+    from ttrsim._policies import decide
+    from ttrsim.search import analyse
+
+    rows = []
+    for board in BOARDS:
+        cb = compile_board(board)
+        rng = random.Random(seed)
+        diffs, trains, best = [], [], []
+        start = Game(board, 2).state()["players"][0]["trains"]
+        for gi in range(games):
+            game = Game(board, 2, seed=seed * 1_000_003 + gi)
+            policies = [make_policy("tickets", cb.board) for _ in range(2)]
+            started = [False, False]
+            taken = []
+            while not game.is_over():
+                me = game.current_player
+                act = decide(policies[me], game, seed=2 * gi + me, start=not started[me])
+                started[me] = True
+                st = game.state()
+                if game.phase == "turn" and game.turn > 6 and not st["last_round"] \
+                        and st["players"][me]["n_routes"] > 0:
+                    taken.append((game.clone(), act))
+                game.apply(act)
+            for pos, act in rng.sample(taken, min(per_game, len(taken))):
+                table = analyse(pos, playouts=playouts, seed=gi)
+                draw = table[table.action == "draw tickets"]
+                own = table[table.code == act]
+                if draw.empty or own.empty or act == int(draw.code.iloc[0]):
+                    continue
+                diffs.append(float(draw.win_rate.iloc[0] - own.win_rate.iloc[0]))
+                trains.append(pos.state()["players"][pos.current_player]["trains"] / start)
+                best.append(bool(draw.best.iloc[0]))
+        diffs, trains, best = np.array(diffs), np.array(trains), np.array(best)
+        bins = list(zip(TRAIN_BINS[:-1], TRAIN_BINS[1:])) + [(None, None)]
+        for lo, hi in bins:
+            pick = np.ones(len(diffs), bool) if lo is None else (trains > lo) & (trains <= hi)
+            d = diffs[pick]
+            ci = stats.ttest_1samp(d, 0.0).confidence_interval() if len(d) > 1 else None
+            if not pick.any():
+                continue
+            rows.append({"board": board,
+                         "trains": "all" if lo is None else f"{lo:.0%}–{hi:.0%} of {start}",
+                         "positions": int(pick.sum()), "games": games, "playouts": playouts,
+                         "mean_diff": float(d.mean()) if len(d) else float("nan"),
+                         "low": float(ci.low) if ci else float("nan"),
+                         "high": float(ci.high) if ci else float("nan"),
+                         "draw_best": float(best[pick].mean()) if len(d) else float("nan")})
+        print(f"{board}: done", file=sys.stderr, flush=True)
+    return rows
+
+
+def markdown_draw_value(rows: list[dict]) -> str:
+    """The table of draw_value for docs/policies.md."""
+    out = ["| board | trains left | positions | win rate, draw minus own choice (95%) | "
+           "draw is the best action |", "|---|---|---:|---:|---:|"]
+    for r in rows:
+        out.append(f"| {r['board']} | {r['trains']} | {r['positions']} | "
+                   f"{r['mean_diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] | "
+                   f"{r['draw_best']:.1%} |")
+    return "\n".join(out)
+
+
 def wilson(share: float, n: int) -> str:
     """Wilson 95% interval of a win share over n games, as text."""
     lo, hi = wilson_interval(round(share * n), n)
@@ -194,7 +277,24 @@ def main(argv=None) -> int:
     ap.add_argument("--draws", action="store_true",
                     help="measure the ticket-draw curve instead (--games defaults to 20,000; "
                          "--json to scripts/strength_draws.json)")
+    ap.add_argument("--draw-value", action="store_true",
+                    help="measure what a ticket draw is worth to tickets with analyse() "
+                         "(--games defaults to 200 per board; --json to "
+                         "scripts/strength_draw_value.json)")
     args = ap.parse_args(argv)
+    if args.draw_value:
+        if args.json == ap.get_default("json"):
+            args.json = str(Path(__file__).with_name("strength_draw_value.json"))
+        if args.games == ap.get_default("games"):
+            args.games = 200
+        if args.markdown:
+            print(markdown_draw_value(json.loads(Path(args.json).read_text())))
+            return 0
+        rows = draw_value(args.games, args.seed)
+        Path(args.json).write_text(json.dumps(rows, indent=2))
+        print(markdown_draw_value(rows))
+        print(f"written to {args.json}", file=sys.stderr)
+        return 0
     if args.draws:
         if args.json == ap.get_default("json"):
             args.json = str(Path(__file__).with_name("strength_draws.json"))
