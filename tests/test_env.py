@@ -381,6 +381,31 @@ def test_callable_policy_in_simulate():
         policy(3)
 
 
+def test_callable_policy_start_game_hook():
+    """A callable with a start_game(seat, seed) method hears of every game it plays; an
+    exception there aborts the run with a PolicyError naming it."""
+    class Counting:
+        def __init__(self):
+            self.starts = []
+
+        def start_game(self, seat, seed):
+            self.starts.append(seat)
+
+        def __call__(self, obs, mask):
+            return int(np.flatnonzero(mask)[0])
+
+    c = Counting()
+    ttrsim.simulate("newyork", [policy(c, "counting"), "random"], games=6, seed=2)
+    assert len(c.starts) == 6 and set(c.starts) == {0, 1}          # seats rotate
+
+    class Broken(Counting):
+        def start_game(self, seat, seed):
+            raise RuntimeError("no start")
+
+    with pytest.raises(PolicyError, match="no start"):
+        ttrsim.simulate("newyork", [policy(Broken(), "broken"), "random"], games=1)
+
+
 def test_missing_rl_extra_gives_clear_message():
     code = (
         "import sys\n"

@@ -16,7 +16,7 @@ from ttrsim._engine cimport (CompiledBoard, EventSink, action_a, action_b, actio
                              legal_actions, make_action, sample_legal, score_game)
 from ttrsim._rng cimport rng_below, rng_seed, splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit
-from ttrsim._policy cimport Policy
+from ttrsim._policy cimport Policy, start_python
 
 import numpy as np
 
@@ -999,14 +999,7 @@ cdef class ObservationPolicy(Policy):
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
-        rng_seed(&self.rng, seed)
-        with gil:
-            start = getattr(self.fn, "start_game", None)
-            if callable(start):
-                try:
-                    start(seat, seed)
-                except Exception as exc:
-                    self.error = exc
+        start_python(self, self.fn, seat, seed)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:

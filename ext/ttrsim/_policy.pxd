@@ -19,3 +19,8 @@ cdef class Policy:
     # the batch (self.error says why).
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil
+
+
+# For the adapters of Python players: reseed the policy and call target.start_game(seat,
+# seed) when the target has one (an exception is kept in policy.error).
+cdef void start_python(Policy policy, object target, int seat, uint64_t seed) noexcept nogil

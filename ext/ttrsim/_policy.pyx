@@ -41,6 +41,17 @@ cdef class Policy:
         return f"<policy {self.spec}>"
 
 
+cdef void start_python(Policy policy, object target, int seat, uint64_t seed) noexcept nogil:
+    rng_seed(&policy.rng, seed)
+    with gil:
+        start = getattr(target, "start_game", None)
+        if callable(start):
+            try:
+                start(seat, seed)
+            except Exception as exc:
+                policy.error = exc
+
+
 cdef class PyPolicy(Policy):
     """Adapter: a Python object with ``choose(observation, legal_actions)`` or a plain
     callable ``f(observation, legal_actions)`` plays a seat. It receives the seat's
@@ -66,14 +77,7 @@ cdef class PyPolicy(Policy):
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
-        rng_seed(&self.rng, seed)
-        with gil:
-            start = getattr(self.target, "start_game", None)
-            if callable(start):
-                try:
-                    start(seat, seed)
-                except Exception as exc:
-                    self.error = exc
+        start_python(self, self.target, seat, seed)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
