@@ -176,6 +176,16 @@ def test_wilson_vectorised_and_empty():
     assert an.wilson_interval(5, 10, confidence=0.99)[0] < lo[1]
 
 
+def test_wilson_equals_scipy():
+    from scipy.stats import binomtest
+    k = np.array([0, 1, 3, 17, 50, 99, 100])
+    for conf in (0.9, 0.95, 0.999):
+        lo, hi = an.wilson_interval(k, 100, confidence=conf)
+        for i, ki in enumerate(k):
+            ci = binomtest(int(ki), 100).proportion_ci(confidence_level=conf, method="wilson")
+            assert (lo[i], hi[i]) == pytest.approx((ci.low, ci.high), abs=1e-12)
+
+
 def test_bootstrap_mean_two_values():
     # Resample means of {10, -15} are -15, -2.5 or 10, each extreme with probability 1/4.
     est = an.bootstrap_mean([10, -15])

@@ -13,6 +13,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from ttrsim.analysis.stats import wilson_interval
+
 __all__ = ["summary_table", "summary_text"]
 
 CONFIDENCE = 0.95
@@ -108,7 +110,7 @@ def summary_table(run, by: str = "auto", confidence: float = CONFIDENCE) -> pd.D
                                         sums.index.get_level_values("seat")))]
     n = grouped["seat_games"].to_numpy(float)
     wins = grouped["wins"].to_numpy(np.int64)
-    low, high = zip(*(_wilson(int(k), int(t), confidence) for k, t in zip(wins, n)))
+    low, high = wilson_interval(wins, n, confidence)
     z = stats.norm.ppf(0.5 + confidence / 2)
     players = run.manifest["players"]
     mean, half = _mean_half_width(grouped["score_sum"], grouped["score_sq_sum"], n, z)
@@ -126,11 +128,6 @@ def summary_table(run, by: str = "auto", confidence: float = CONFIDENCE) -> pd.D
     }, index=grouped.index)
     out.attrs.update(by=by, confidence=confidence, players=players)
     return out
-
-
-def _wilson(k: int, n: int, confidence: float) -> tuple:
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
 
 
 def _mean_half_width(total, total_sq, n, z):
