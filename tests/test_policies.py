@@ -10,7 +10,8 @@ import pytest
 
 from ttrsim import Game
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim._policies import clear_keep_memos, decide, draw_values, keep_memo_entries
+from ttrsim._policies import (board_tables_count, clear_keep_memos, decide, draw_values,
+                               keep_memo_entries)
 from ttrsim.actions import Action
 from ttrsim.cli import main as cli_main
 from ttrsim.game import compile_board
@@ -444,6 +445,23 @@ def test_ticket_draw_weights():
     assert offers(draw_rate=3.0, draw_behind=100) == 3.0
     with pytest.raises(ValueError, match="unknown weight"):
         make_policy("tickets", cb.board).tune(draw_rates=3)
+
+
+def test_policies_share_the_board_tables_of_their_weights():
+    """Planning policies of one board and one set of planner weights share one copy of
+    the board's tables; other weights get their own, and the games are those of
+    policies that never shared (the same seeds give the same results)."""
+    cb = compile_board("usa")
+    before = board_tables_count()
+    specs = ["tickets", "tickets#b", "tickets:risk=0.5", "tickets#d"]
+    first, _ = play("usa", specs, 50, seed=4)
+    made = board_tables_count() - before
+    assert made <= 1                              # the same planner weights: one copy
+    tuned = make_policy("tickets", cb.board).tune(tunnel_cost=999)
+    play_batch(cb, 2, [tuned, make_policy("tickets", cb.board)], game_seeds(1, 5))
+    assert board_tables_count() == min(before + made + 1, 16)
+    again, _ = play("usa", specs, 50, seed=4)
+    assert same_results(first, again)
 
 
 def test_remembered_choices_follow_the_policy_weights():

@@ -11,7 +11,7 @@
 cimport cython
 from libc.stdint cimport int32_t, uint32_t, uint64_t
 from libc.math cimport INFINITY, exp
-from libc.stdlib cimport calloc, free
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
@@ -154,6 +154,47 @@ def clear_keep_memos():
     keep_memos.clear()
 
 
+cdef class BoardTables:
+    """A board's planning tables for one set of planner weights (BoardInfo: route
+    weights, neighbours, links and the empty board's shortest weights), shared by every
+    policy of this process that plans on that board with those weights: many instances
+    (one per seat, per env of a VectorEnv) then keep one copy warm in the cache instead
+    of one each. Read-only once made."""
+    cdef BoardInfo* bi
+
+    def __dealloc__(self):
+        free(self.bi)
+
+
+cdef dict board_tables = {}         # (board uid, planner weights) -> BoardTables (oldest first)
+
+
+def board_tables_count():
+    """How many BoardTables this process keeps (for tests)."""
+    return len(board_tables)
+
+
+cdef BoardTables shared_tables(const BoardC* b, const PlanParams* prm):
+    """The BoardTables for board b and weights prm: made and remembered when new (the
+    oldest is dropped beyond KEEP_MEMOS; policies using it keep it alive)."""
+    cdef BoardTables tables
+    cdef bytes weights = (<const char*>prm)[:sizeof(PlanParams)]
+    cdef object uid = b.uid             # typed apart: Cython 3.3 hangs inferring the tuple
+    key = (uid, weights)
+    found = board_tables.get(key)
+    if found is not None:
+        return <BoardTables>found
+    tables = BoardTables()
+    tables.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
+    if tables.bi == NULL:
+        raise MemoryError()
+    board_info_init(tables.bi, b, prm)
+    while len(board_tables) >= KEEP_MEMOS:
+        del board_tables[next(iter(board_tables))]
+    board_tables[key] = tables
+    return tables
+
+
 cdef bint empty_setup(const BoardC* b, const GameState* s, int seat) noexcept nogil:
     """The initial ticket choice on the empty board: no route claimed, no station
     built, the seat holding no ticket yet. (A position built by hand may differ.)"""
@@ -218,7 +259,8 @@ cdef class PlanningPolicy(Policy):
     cdef const BoardC* board
     cdef uint64_t board_key            # board.uid (the address alone may be reused)
     cdef PlanParams prm
-    cdef BoardInfo bi
+    cdef const BoardInfo* bi            # the board's shared tables (self.tables)
+    cdef BoardTables tables
     cdef int tunnel_spare              # extra cards a planned tunnel wants, from `risk`
     cdef int first_ge[MAX_DECK + 1]    # read_hand: first colour with at least v cards
     cdef int most                      # read_hand: most cards of one plain colour
@@ -355,7 +397,13 @@ cdef class PlanningPolicy(Policy):
         cdef int i, j, r
         self.board = b
         self.board_key = b.uid
-        board_info_init(&self.bi, b, &self.prm)
+        with gil:
+            try:
+                self.tables = shared_tables(b, &self.prm)
+                self.bi = self.tables.bi
+            except MemoryError:
+                self.tables = None
+                self.bi = NULL          # choose() reports it
         self.max_points = 0
         self.max_ticket = 0
         for i in range(b.n_tickets):
@@ -415,6 +463,10 @@ cdef class PlanningPolicy(Policy):
         cdef int32_t act
         if b != self.board:
             self.setup_board(b)
+        if self.bi == NULL:
+            with gil:
+                self.error = MemoryError("no memory for the board's planning tables")
+            return -1
         self.seat = seat
         self.decision += 1
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
@@ -522,7 +574,7 @@ cdef class PlanningPolicy(Policy):
                 full = True
         if repair and not full:
             self.tmp_plan = self.plan
-            full = repair_plan(&self.bi, &self.prm, s, seat, s.p[seat].tickets, &self.tmp_plan,
+            full = repair_plan(self.bi, &self.prm, s, seat, s.p[seat].tickets, &self.tmp_plan,
                                self.budget(b, s, seat), &self.plan, &self.ws) < 0
         if full:
             self.plan_afresh(b, s, seat)
@@ -548,7 +600,7 @@ cdef class PlanningPolicy(Policy):
             if s.p[q].n_routes != 0 or s.p[q].stations_left != b.stations:
                 empty = False
         if not empty:
-            plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget, &self.plan,
+            plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, budget, &self.plan,
                          &self.ws)
             return
         # no ticket is joined yet: all of them, longest first (plan_tickets' sort)
@@ -557,8 +609,8 @@ cdef class PlanningPolicy(Policy):
                 self.ws.order[n] = t
                 self.ws.on[n] = 1
                 n += 1
-        sort_longest_first(&self.bi, self.ws.order, n)
-        route_weights(&self.bi, &self.prm, s, seat, self.kw[0])
+        sort_longest_first(self.bi, self.ws.order, n)
+        route_weights(self.bi, &self.prm, s, seat, self.kw[0])
         plan_clear(&self.kplan[0])
         while True:
             d = 0
@@ -666,7 +718,7 @@ cdef class PlanningPolicy(Policy):
                         if (e >> i) & 1:
                             self.kmask |= 1 << self.korder[i]
                     return self.keep_action(s, seat, n)
-        plan_tickets(&self.bi, &self.prm, s, seat, s.p[seat].tickets, budget,
+        plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, budget,
                      &self.kplan[0], &self.ws)
         memcpy(self.kw[0], self.ws.w, b.n_routes * sizeof(int32_t))
         self.kbest = -1e18
@@ -780,7 +832,7 @@ cdef class PlanningPolicy(Policy):
                 self.kthird = t
             self.connect_setup(b, s, seat, depth, t)
         else:
-            connect_ticket(&self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
+            connect_ticket(self.bi, &self.prm, s, seat, t, self.kw[depth + 1],
                            &self.kplan[depth + 1], &self.ws)
 
     @cython.final
@@ -811,7 +863,7 @@ cdef class PlanningPolicy(Policy):
                 e.key = key
                 e.state = 0
         if e.state == 0:
-            connect_ticket(&self.bi, &self.prm, s, seat, t, wt, out, &self.ws)
+            connect_ticket(self.bi, &self.prm, s, seat, t, wt, out, &self.ws)
             e.state = 2 if get_bit(out.dropped, t) else 1
             e.path[0] = self.ws.paths[t][0]
             e.path[1] = self.ws.paths[t][1]
@@ -896,8 +948,8 @@ cdef class PlanningPolicy(Policy):
             bound = self.draw_value_bound(b, s, seat, rate, rounds, hand)
             if bound < self.draw_gain - BOUND_MARGIN:
                 return bound
-        route_weights(&self.bi, &self.prm, s, seat, self.ws.base)
-        shortest_from(&self.bi, self.ws.base, sources, -1, self.ws.dist, self.ws.pred)
+        route_weights(self.bi, &self.prm, s, seat, self.ws.base)
+        shortest_from(self.bi, self.ws.base, sources, -1, self.ws.dist, self.ws.pred)
         own_components(b, s, seat, self.ws.comp)
         for t in range(b.n_tickets):
             if not self.drawable(b, s, seat, t):
@@ -1275,7 +1327,7 @@ cdef class PlanningPolicy(Policy):
         # the unclaimed routes within the trains left, in index order
         claimed_routes(s, cand)
         for w in range(2):
-            cand[w] = b.all_routes[w] & ~cand[w] & ~longer_than(&self.bi, s.p[seat].trains, w)
+            cand[w] = b.all_routes[w] & ~cand[w] & ~longer_than(self.bi, s.p[seat].trains, w)
         for w in range(2):
             while cand[w]:
                 r = (w << 6) + lowest_bit(cand[w])
@@ -1318,7 +1370,7 @@ cdef class PlanningPolicy(Policy):
         cdef int32_t a, act = -1
         cdef uint64_t bits
         for w in range(2):
-            bits = self.plan.routes[w] & ~longer_than(&self.bi, cap, w)
+            bits = self.plan.routes[w] & ~longer_than(self.bi, cap, w)
             while bits:
                 r = w * 64 + lowest_bit(bits)
                 bits &= bits - 1
@@ -1636,7 +1688,7 @@ cdef class GreedyPolicy(PlanningPolicy):
         if not full:
             for i in range(self.n_gt):
                 self.near_routes(b, i, changed, near[i])
-        route_weights(&self.bi, &self.prm, s, seat, self.ws.base)
+        route_weights(self.bi, &self.prm, s, seat, self.ws.base)
         if full:
             n = 0
             for r in range(b.n_tickets):
@@ -1689,11 +1741,11 @@ cdef class GreedyPolicy(PlanningPolicy):
         False when its cities cannot be joined any more."""
         cdef int t = self.gt[i], x
         self.gtree[i][0] = self.gtree[i][1] = 0
-        shortest_path(&self.bi, self.ws.base, b.ticket_a[t], -1, self.da[i], self.ws.pred)
+        shortest_path(self.bi, self.ws.base, b.ticket_a[t], -1, self.da[i], self.ws.pred)
         for x in range(b.n_cities):
             if self.da[i][x] < INF_COST and self.ws.pred[x] >= 0:
                 set_bit(self.gtree[i], self.ws.pred[x])
-        shortest_path(&self.bi, self.ws.base, b.ticket_b[t], -1, self.db[i], self.ws.pred)
+        shortest_path(self.bi, self.ws.base, b.ticket_b[t], -1, self.db[i], self.ws.pred)
         for x in range(b.n_cities):
             if self.db[i][x] < INF_COST and self.ws.pred[x] >= 0:
                 set_bit(self.gtree[i], self.ws.pred[x])
