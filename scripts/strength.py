@@ -138,80 +138,168 @@ def draws(games: int, seed: int) -> list[dict]:
 TRAIN_BINS = (0, 0.25, 0.5, 0.75, 1.0)  # trains left of the seat to move, share of its start
 
 
-def draw_value(games: int, seed: int, playouts: int = 200, per_game: int = 4) -> list[dict]:
-    """What a ticket draw is worth to `tickets` where it could draw: `per_game` turns are
-    taken at random from each of `games` 2-player `tickets` self-play games (after the
-    sixth turn, before the last round, the seat having a route), and ``ttrsim.analyse``
-    plays the ticket draw and `tickets`' own choice `playouts` times each from worlds the
-    seat may know, both continued by `tickets` in every seat. One row per board and range
-    of the seat's trains left (and one for all): positions, the mean difference in win
-    rate (draw minus own choice) with its 95% interval (t, positions taken as
-    independent), and the share of positions where the draw is analyse's best action.
-    The ranges of trains left are shares of the trains a seat starts with."""
+def self_play_turns(board: str, games: int, seed: int, per_game: int):
+    """`per_game` turns taken at random from each of `games` 2-player `tickets` self-play
+    games (after the sixth turn, before the last round, the seat having a route): yields
+    (game index, position, the action `tickets` took there)."""
     import random
-
-    from scipy import stats
 
     from ttrsim import Game
     from ttrsim._policies import decide
+
+    cb = compile_board(board)
+    rng = random.Random(seed)
+    for gi in range(games):
+        game = Game(board, 2, seed=seed * 1_000_003 + gi)
+        policies = [make_policy("tickets", cb.board) for _ in range(2)]
+        started = [False, False]
+        taken = []
+        while not game.is_over():
+            me = game.current_player
+            act = decide(policies[me], game, seed=2 * gi + me, start=not started[me])
+            started[me] = True
+            st = game.state()
+            if game.phase == "turn" and game.turn > 6 and not st["last_round"] \
+                    and st["players"][me]["n_routes"] > 0:
+                taken.append((game.clone(), act))
+            game.apply(act)
+        for pos, act in rng.sample(taken, min(per_game, len(taken))):
+            yield gi, pos, act
+
+
+def tickets_joined(pos) -> bool:
+    """Whether the seat to move has joined every ticket it holds (its `tickets` plan is
+    then done: the positions where `tickets` weighs a ticket draw)."""
+    b, st = pos.board, pos.state()
+    me = st["players"][pos.current_player]
+    parent = list(range(b.n_cities))
+
+    def root(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for r in me["routes"]:
+        parent[root(b.route_a[r])] = root(b.route_b[r])
+    return all(root(b.ticket_a[t]) == root(b.ticket_b[t]) for t in me["tickets"])
+
+
+def play_on(pos, first: int, seed: int):
+    """Play `first`, then `tickets` in every seat from the true position to the end: the
+    final scores and the turns played."""
+    from ttrsim._policies import decide
+
+    game = pos.clone()
+    policies = [make_policy("tickets", game.board) for _ in range(game.n_players)]
+    started = [False] * game.n_players
+    turn = game.turn
+    game.apply(first)
+    while not game.is_over():
+        k = game.current_player
+        act = decide(policies[k], game, seed=seed + k, start=not started[k])
+        started[k] = True
+        game.apply(act)
+    return game.scores(), game.turn - turn
+
+
+def mean_interval(values) -> tuple:
+    """Mean and 95% t interval (NaN bounds for fewer than two values)."""
+    from scipy import stats
+
+    v = np.asarray(values, float)
+    if len(v) < 2:
+        return float(v.mean()) if len(v) else float("nan"), float("nan"), float("nan")
+    ci = stats.ttest_1samp(v, 0.0).confidence_interval()
+    return float(v.mean()), float(ci.low), float(ci.high)
+
+
+def draw_value(games: int, seed: int, playouts: int = 200, per_game: int = 4) -> list[dict]:
+    """What a ticket draw is worth to `tickets` where it could draw, two ways.
+
+    "analyse": at turns of self-play (self_play_turns), ``ttrsim.analyse`` plays the ticket
+    draw and `tickets`' own move `playouts` times each from worlds the seat may know, both
+    continued by `tickets` in every seat. One row per board and range of the seat's trains
+    left (shares of its start), and one for all: positions, the mean difference in win
+    rate (draw minus own move) with its 95% interval (t, positions taken as independent),
+    and the share of positions where the draw is analyse's best action.
+
+    "branch": at turns where the seat has joined all its tickets (its plan is done, where
+    `tickets` weighs a draw) and `tickets` did not draw, the true position is played on
+    twice by `tickets`, once after a ticket draw, once after its own move: the
+    differences (draw minus own move) in winning, the seat's score, ticket and route
+    points, the best opponent's score and the turns the game lasts, with 95% intervals."""
+    from ttrsim import Game
     from ttrsim.search import analyse
 
     rows = []
     for board in BOARDS:
-        cb = compile_board(board)
-        rng = random.Random(seed)
-        diffs, trains, best = [], [], []
         start = Game(board, 2).state()["players"][0]["trains"]
-        for gi in range(games):
-            game = Game(board, 2, seed=seed * 1_000_003 + gi)
-            policies = [make_policy("tickets", cb.board) for _ in range(2)]
-            started = [False, False]
-            taken = []
-            while not game.is_over():
-                me = game.current_player
-                act = decide(policies[me], game, seed=2 * gi + me, start=not started[me])
-                started[me] = True
-                st = game.state()
-                if game.phase == "turn" and game.turn > 6 and not st["last_round"] \
-                        and st["players"][me]["n_routes"] > 0:
-                    taken.append((game.clone(), act))
-                game.apply(act)
-            for pos, act in rng.sample(taken, min(per_game, len(taken))):
-                table = analyse(pos, playouts=playouts, seed=gi)
-                draw = table[table.action == "draw tickets"]
-                own = table[table.code == act]
-                if draw.empty or own.empty or act == int(draw.code.iloc[0]):
-                    continue
-                diffs.append(float(draw.win_rate.iloc[0] - own.win_rate.iloc[0]))
-                trains.append(pos.state()["players"][pos.current_player]["trains"] / start)
-                best.append(bool(draw.best.iloc[0]))
+        diffs, trains, best = [], [], []
+        for gi, pos, act in self_play_turns(board, games, seed, per_game):
+            table = analyse(pos, playouts=playouts, seed=gi)
+            draw = table[table.action == "draw tickets"]
+            own = table[table.code == act]
+            if draw.empty or own.empty or act == int(draw.code.iloc[0]):
+                continue
+            diffs.append(float(draw.win_rate.iloc[0] - own.win_rate.iloc[0]))
+            trains.append(pos.state()["players"][pos.current_player]["trains"] / start)
+            best.append(bool(draw.best.iloc[0]))
         diffs, trains, best = np.array(diffs), np.array(trains), np.array(best)
-        bins = list(zip(TRAIN_BINS[:-1], TRAIN_BINS[1:])) + [(None, None)]
-        for lo, hi in bins:
+        for lo, hi in list(zip(TRAIN_BINS[:-1], TRAIN_BINS[1:])) + [(None, None)]:
             pick = np.ones(len(diffs), bool) if lo is None else (trains > lo) & (trains <= hi)
-            d = diffs[pick]
-            ci = stats.ttest_1samp(d, 0.0).confidence_interval() if len(d) > 1 else None
             if not pick.any():
                 continue
-            rows.append({"board": board,
+            mean, low, high = mean_interval(diffs[pick])
+            rows.append({"kind": "analyse", "board": board,
                          "trains": "all" if lo is None else f"{lo:.0%}–{hi:.0%} of {start}",
                          "positions": int(pick.sum()), "games": games, "playouts": playouts,
-                         "mean_diff": float(d.mean()) if len(d) else float("nan"),
-                         "low": float(ci.low) if ci else float("nan"),
-                         "high": float(ci.high) if ci else float("nan"),
-                         "draw_best": float(best[pick].mean()) if len(d) else float("nan")})
+                         "mean_diff": mean, "low": low, "high": high,
+                         "draw_best": float(best[pick].mean())})
+        # true-position branches where the plan is done: three times the turns sampled,
+        # since most turns do not qualify
+        diff = {k: [] for k in ("win", "score", "ticket_points", "route_points",
+                                "opponent_score", "turns")}
+        for gi, pos, act in self_play_turns(board, games, seed + 1, 3 * per_game):
+            draws = [a.code for a in pos.legal_actions() if a.kind == "draw_tickets"]
+            if not draws or draws[0] == act or not tickets_joined(pos):
+                continue
+            me = pos.current_player
+            results = [play_on(pos, first, 7919 * gi) for first in (draws[0], act)]
+            (sd, td), (so, to) = results
+            diff["win"].append(int(sd[me]["rank"] == 1) - int(so[me]["rank"] == 1))
+            for key, col in (("score", "total"), ("ticket_points", "ticket_points"),
+                             ("route_points", "route_points")):
+                diff[key].append(sd[me][col] - so[me][col])
+            diff["opponent_score"].append(
+                max(x["total"] for k, x in enumerate(sd) if k != me)
+                - max(x["total"] for k, x in enumerate(so) if k != me))
+            diff["turns"].append(td - to)
+        row = {"kind": "branch", "board": board, "positions": len(diff["win"]), "games": games}
+        for key, values in diff.items():
+            row[key], row[key + "_low"], row[key + "_high"] = mean_interval(values)
+        rows.append(row)
         print(f"{board}: done", file=sys.stderr, flush=True)
     return rows
 
 
 def markdown_draw_value(rows: list[dict]) -> str:
-    """The table of draw_value for docs/policies.md."""
-    out = ["| board | trains left | positions | win rate, draw minus own choice (95%) | "
+    """The two tables of draw_value for docs/policies.md."""
+    out = ["| board | trains left | positions | win rate, draw minus own move (95%) | "
            "draw is the best action |", "|---|---|---:|---:|---:|"]
     for r in rows:
-        out.append(f"| {r['board']} | {r['trains']} | {r['positions']} | "
-                   f"{r['mean_diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] | "
-                   f"{r['draw_best']:.1%} |")
+        if r.get("kind", "analyse") == "analyse":
+            out.append(f"| {r['board']} | {r['trains']} | {r['positions']} | "
+                       f"{r['mean_diff']:+.3f} [{r['low']:+.3f}, {r['high']:+.3f}] | "
+                       f"{r['draw_best']:.1%} |")
+    branch = [r for r in rows if r.get("kind") == "branch"]
+    if branch:
+        keys = ("win", "score", "ticket_points", "route_points", "opponent_score", "turns")
+        out += ["", "| board | positions | " + " | ".join(k.replace("_", " ") for k in keys)
+                + " |", "|---|---:|" + "---:|" * len(keys)]
+        for r in branch:
+            out.append(f"| {r['board']} | {r['positions']} | " + " | ".join(
+                f"{r[k]:+.2f} [{r[k + '_low']:+.2f}, {r[k + '_high']:+.2f}]" for k in keys) + " |")
     return "\n".join(out)
 
 
