@@ -12,7 +12,8 @@ draw weights (``draw_gain``, the points a draw must be expected to bring, defaul
 ``draw_rate``, ``draw_behind``, ``end_horizon``, and its ``draw`` parameter: see
 DRAW_SETTINGS) changed, each setting against the default ``tickets`` at 2 players.
 ``--draw-value`` measures it position by position: at turns of ``tickets`` self-play,
-``ttrsim.analyse`` compares a ticket draw with the move ``tickets`` makes.
+``ttrsim.analyse`` compares a ticket draw with the move ``tickets`` makes, and where the
+plan is done both are played on from the true position (see draw_value).
 
 Prints Markdown tables (those of docs/policies.md) and writes them as JSON (``--json``,
 default ``scripts/strength.json``); ``--markdown`` prints the tables from that JSON.
@@ -22,7 +23,7 @@ default ``scripts/strength.json``); ``--markdown`` prints the tables from that J
     python scripts/strength.py --markdown         # the tables of the last run
     python scripts/strength.py --draws            # the ticket-draw curve (20,000 games a point)
     python scripts/strength.py --draws --markdown # its table from scripts/strength_draws.json
-    python scripts/strength.py --draw-value       # a draw against tickets' own move (analyse)
+    python scripts/strength.py --draw-value       # a draw against tickets' own move (2 minutes)
 """
 from __future__ import annotations
 
