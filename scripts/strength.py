@@ -171,19 +171,17 @@ def self_play_turns(board: str, games: int, seed: int, per_game: int):
 def tickets_joined(pos) -> bool:
     """Whether the seat to move has joined every ticket it holds (its `tickets` plan is
     then done: the positions where `tickets` weighs a ticket draw)."""
+    from scipy.sparse import coo_matrix
+    from scipy.sparse.csgraph import connected_components
+
     b, st = pos.board, pos.state()
     me = st["players"][pos.current_player]
-    parent = list(range(b.n_cities))
-
-    def root(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
-    for r in me["routes"]:
-        parent[root(b.route_a[r])] = root(b.route_b[r])
-    return all(root(b.ticket_a[t]) == root(b.ticket_b[t]) for t in me["tickets"])
+    routes = np.asarray(me["routes"], int)
+    graph = coo_matrix((np.ones(len(routes)), (np.asarray(b.route_a)[routes],
+                                                np.asarray(b.route_b)[routes])),
+                       shape=(b.n_cities, b.n_cities))
+    _, comp = connected_components(graph, directed=False)
+    return all(comp[b.ticket_a[t]] == comp[b.ticket_b[t]] for t in me["tickets"])
 
 
 def play_on(pos, first: int, seed: int):
