@@ -11,7 +11,8 @@ Measures
   4. a profile: time per game split into rules, policy decisions and result collection;
   5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
      4p, actions from ``sample_actions()``, ``tickets`` opponents at 16, 64 and 256 envs,
-     and ``random`` ones at 64 (``--env``: only this, written to scripts/bench-env.json).
+     and ``random`` ones at 64; USA and New York 4p against ``tickets`` at 64 envs
+     (``--env``: only this, written to scripts/bench-env.json).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
@@ -407,13 +408,15 @@ ENV_SIZES = (16, 64, 256)     # n_envs measured against `tickets`; `random` at t
 
 
 def env_runs(quick: bool) -> list[dict]:
-    """The vector environment's measurements, printed as they come: against `tickets`
-    at each of ENV_SIZES (the envs' opponents share the cache: too many and they no
-    longer fit), then against `random` at 64 envs."""
-    runs = [(opp, n) for opp, n in [("tickets", n) for n in ENV_SIZES] + [("random", 64)]]
+    """The vector environment's measurements, printed as they come: Europe 4p against
+    `tickets` at each of ENV_SIZES (many envs' opponents may no longer fit the cache) and
+    against `random` at 64 envs; USA and New York 4p against `tickets` at 64 envs."""
+    runs = ([("europe", "tickets", n) for n in ENV_SIZES] + [("europe", "random", 64)]
+            + [("usa", "tickets", 64), ("newyork", "tickets", 64)])
     out = []
-    for opponents, n in runs:
-        out.append(env_rate(opponents=opponents, n_envs=n, seconds=1.0 if quick else 3.0))
+    for board, opponents, n in runs:
+        out.append(env_rate(board=board, opponents=opponents, n_envs=n,
+                            seconds=1.0 if quick else 3.0))
         print_env(out[-1])
     return out
 
