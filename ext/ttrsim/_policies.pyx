@@ -912,11 +912,12 @@ cdef class PlanningPolicy(Policy):
                 or self.rounds(b, s) < MIN_ROUNDS_TICKETS:
             return False
         cdef int k, fewest = s.p[seat].trains
-        for k in range(s.n_players):
-            if k != seat and s.p[k].trains < fewest:
-                fewest = s.p[k].trains
-        if s.p[seat].trains < fewest + self.draw_behind:
-            return False
+        if self.draw_behind > -INFINITY:          # an experiment weight: off by default
+            for k in range(s.n_players):
+                if k != seat and s.p[k].trains < fewest:
+                    fewest = s.p[k].trains
+            if s.p[seat].trains < fewest + self.draw_behind:
+                return False
         # redone when the tickets changed or the own network grew by two routes (it
         # changes slowly; other claims matter little)
         if s.p[seat].n_routes >= self.dv_routes + 2 or s.p[seat].n_tickets != self.dv_tickets:
