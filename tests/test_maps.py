@@ -553,7 +553,7 @@ BAD = [
     ("draw_keep_above_draw", _set(["rules", "draw_keep"], 3), ["draw_keep (3) is more than rules.draw_tickets (2)"]),
     ("ferry_above_length", _route_set(5, "ferry", 3), ["route 5: ferry asks for 3 wild cards", "only 2 long"]),
     ("route_same_ends", _route_set(2, "b", "North"), ["route 2: both ends are 'North'"]),
-    ("ticket_same_cities", _ticket_set(3, "b", "North"), ["ticket 3: both cities are 'North'"]),
+    ("ticket_same_cities", _ticket_set(3, "b", "North"), ["ticket 3: both ends are 'North'"]),
     ("unknown_attraction", _set(["attractions"], ["Atlantis"]), ["attractions: unknown city 'Atlantis'"]),
     ("unknown_tie_break", _set(["rules", "tie_breaks"], ["tickets", "shortest"]), ["unknown tie-break 'shortest'"]),
     ("city_not_a_string", _route_set(1, "a", ["North"]), ["route 1 a must be a non-empty string"]),

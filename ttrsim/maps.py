@@ -449,6 +449,21 @@ class _Compiler:
             self.fail(f"{where} must be true or false, got {_type_name(v)} {v!r}")
         return v
 
+    def ends(self, entry: dict, where: str, city_index: dict, what: str) -> list[int]:
+        """The city indices of entry["a"] and entry["b"]: two different known cities."""
+        ends = []
+        for k in ("a", "b"):
+            city = self.str_(entry[k], f"{where} {k}")
+            if city not in city_index:
+                self.fail(
+                    f"{where}: unknown city {city!r} in {k!r}; add it to \"cities\" "
+                    f"or fix the spelling"
+                )
+            ends.append(city_index[city])
+        if ends[0] == ends[1]:
+            self.fail(f"{where}: both ends are {entry['a']!r}; {what} joins two different cities")
+        return ends
+
     def str_(self, v: Any, where: str) -> str:
         if not isinstance(v, str) or not v.strip():
             self.fail(f"{where} must be a non-empty string, got {_type_name(v)} {v!r}")
@@ -663,17 +678,7 @@ class _Compiler:
             if rid in index_of:
                 self.fail(f"route id {rid} is used twice; route ids must be unique")
             index_of[rid] = i
-            ends = []
-            for k in ("a", "b"):
-                city = self.str_(r[k], f"{where} {k}")
-                if city not in city_index:
-                    self.fail(
-                        f"{where}: unknown city {city!r} in {k!r}; add it to \"cities\" "
-                        f"or fix the spelling"
-                    )
-                ends.append(city_index[city])
-            if ends[0] == ends[1]:
-                self.fail(f"{where}: both ends are {r['a']!r}; a route joins two different cities")
+            ends = self.ends(r, where, city_index, "a route")
             length = self.int_(r["length"], f"{where} length", 1, MAX_LEN)
             if length not in points:
                 self.fail(
@@ -772,19 +777,7 @@ class _Compiler:
             if tid in seen:
                 self.fail(f"ticket id {tid} is used twice; ticket ids must be unique")
             seen.add(tid)
-            ends = []
-            for k in ("a", "b"):
-                city = self.str_(t[k], f"{where} {k}")
-                if city not in city_index:
-                    self.fail(
-                        f"{where}: unknown city {city!r} in {k!r}; add it to \"cities\" "
-                        f"or fix the spelling"
-                    )
-                ends.append(city_index[city])
-            if ends[0] == ends[1]:
-                self.fail(
-                    f"{where}: both cities are {t['a']!r}; a ticket joins two different cities"
-                )
+            ends = self.ends(t, where, city_index, "a ticket")
             cols["id"].append(tid)
             cols["a"].append(ends[0])
             cols["b"].append(ends[1])

@@ -121,13 +121,10 @@ cdef void shuffle_small(GameState* s, uint8_t* a, int n) noexcept nogil:
 # ---------------------------------------------------------------------------
 # setup
 
-cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil:
-    """Shuffle, deal hands and the face-up row, deal the initial tickets; the game then
-    waits for each seat's initial ticket choice (PH_SETUP_TICKETS), seat 0 first."""
-    cdef int i, t, k, seat
-    cdef uint8_t regular[MAX_TICKETS]
-    cdef uint8_t longs[MAX_TICKETS]
-    cdef int n_regular = 0, n_long = 0
+cdef inline void clear_state(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil:
+    """An empty table: no cards or tickets anywhere, nothing claimed, every seat with its
+    trains and stations; the generator seeded."""
+    cdef int seat, k
     memset(s, 0, sizeof(GameState))
     rng_seed(&s.rng, seed)
     s.n_players = n_players
@@ -138,6 +135,16 @@ cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed)
         s.p[seat].stations_left = b.stations
         for k in range(MAX_STATIONS):
             s.p[seat].station_city[k] = -1
+
+
+cdef void game_init(const BoardC* b, GameState* s, int n_players, uint64_t seed) noexcept nogil:
+    """Shuffle, deal hands and the face-up row, deal the initial tickets; the game then
+    waits for each seat's initial ticket choice (PH_SETUP_TICKETS), seat 0 first."""
+    cdef int i, t, k, seat
+    cdef uint8_t regular[MAX_TICKETS]
+    cdef uint8_t longs[MAX_TICKETS]
+    cdef int n_regular = 0, n_long = 0
+    clear_state(b, s, n_players, seed)
     for t in range(N_CARD_TYPES):
         for k in range(b.deck_count[t]):
             s.deck[s.deck_n] = t
@@ -1822,16 +1829,8 @@ cdef class GameCore:
         cdef const BoardC* b = &self.cb.c
         cdef int n = s.n_players, q, t, i, r, x
         counts = [0] * N_CARD_TYPES
-        memset(s, 0, sizeof(GameState))
-        rng_seed(&s.rng, seed)
-        s.n_players = n
-        memset(s.route_owner, -1, sizeof(s.route_owner))
-        memset(s.city_station, -1, sizeof(s.city_station))
+        clear_state(b, s, n, seed)
         for q in range(n):
-            s.p[q].trains = b.trains
-            s.p[q].stations_left = b.stations
-            for i in range(MAX_STATIONS):
-                s.p[q].station_city[i] = -1
             for t in range(N_CARD_TYPES):
                 s.p[q].hand[t] = hands[q][t]
                 counts[t] += hands[q][t]
