@@ -11,9 +11,13 @@ Tables (--part):
   curve  search with playouts=P vs tickets, Europe 2 players, for a range of P
   infer  search with infer=B vs tickets, Europe 2 players, for a range of B, every B on
          the same seeds (paired: the differences from infer=0 get paired intervals)
+  draws  search against search:ticket_draws=0 (no ticket draw unless its rollout policy
+         would draw), 2 players, on the three boards: what the ticket draws the search
+         makes are worth to it
 
     nice -n 5 python scripts/search_strength.py --part two --games 2000     # resumable
     python scripts/search_strength.py --part infer --games 1000   # infer, paired
+    python scripts/search_strength.py --part draws --jobs 2       # chunks on 2 cores
     python scripts/search_strength.py --markdown    # tables of docs/search.md from the JSON
     python scripts/search_strength.py --figure docs/search_curve.png
 
@@ -40,6 +44,7 @@ BOARDS = ("usa", "europe", "newyork")
 CURVE = (12, 25, 50, 100, 200, 400, 800)
 INFER = (0, 2, 3, 4, 5)
 RANK = SCORE_COLS.index("rank")
+KEPT = SCORE_COLS.index("tickets_kept")
 DEFAULT_JSON = Path(__file__).with_name("search_strength.json")
 
 
@@ -56,7 +61,10 @@ def tables(part: str, games: int, search: str) -> list[dict]:
     if part == "infer":
         return [dict(board="europe", players=2, specs=[f"search:infer={b}", "tickets"],
                      games=games, seeds="europe|2|infer") for b in INFER]
-    raise ValueError(f"unknown part {part!r}: two, four, curve or infer")
+    if part == "draws":
+        return [dict(board=b, players=2, specs=[search, "search:ticket_draws=0"], games=games)
+                for b in BOARDS]
+    raise ValueError(f"unknown part {part!r}: two, four, curve, infer or draws")
 
 
 def key_of(t: dict) -> str:
@@ -80,7 +88,8 @@ def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
                 won="".join("1" if r == 1 else "0" for r in mine[:, RANK]),
                 margin_sum=int(margin.sum()), score_sum=int(mine[:, 0].sum()),
                 seconds=seconds, decisions=int(policies[0].total_decisions),
-                playouts=int(policies[0].total_playouts))
+                playouts=int(policies[0].total_playouts),
+                kept=[int(sc[slot == k][:, KEPT].sum()) for k in range(len(t["specs"]))])
 
 
 def load(path: Path) -> dict:
@@ -88,32 +97,30 @@ def load(path: Path) -> dict:
 
 
 def run(parts: list[str], games: int, chunk: int, seed: int, search: str, path: Path,
-        deadline: float | None) -> None:
+        deadline: float | None, jobs: int = 1) -> None:
     """Play the missing chunks, round-robin over the tables so that partial results cover
-    every table; save after each chunk."""
+    every table, `jobs` chunks at a time (joblib); save after each round of them."""
+    from joblib import Parallel, delayed
+
     data = load(path)
-    todo = [t for p in parts for t in tables(p, games, search)]
     done = {(c["key"], c["first"]) for c in data["chunks"]}
-    progress = True
-    first = 0
-    while progress:
-        progress = False
-        for t in todo:
-            if first >= t["games"]:
-                continue
-            progress = True
-            if (key_of(t), first) in done:
-                continue
+    todo = [t for p in parts for t in tables(p, games, search)]
+    pending = [(t, first) for first in range(0, max(t["games"] for t in todo), chunk)
+               for t in todo if first < t["games"] and (key_of(t), first) not in done]
+    with Parallel(n_jobs=jobs) as parallel:
+        for i in range(0, len(pending), jobs):
             if deadline and time.time() > deadline:
                 print("deadline reached", file=sys.stderr)
                 return
-            n = min(chunk, t["games"] - first)
-            row = play_chunk(t, first, n, seed)
-            data["chunks"].append(row)
+            batch = pending[i:i + jobs]
+            rows = parallel(delayed(play_chunk)(t, first, min(chunk, t["games"] - first), seed)
+                            for t, first in batch)
+            data["chunks"] += rows
             path.write_text(json.dumps(data, indent=0))
-            print(f"{row['key']} games {first}..{first + n - 1}: {row['wins']}/{n} wins, "
-                  f"{row['seconds'] / n:.2f} s/game", file=sys.stderr, flush=True)
-        first += chunk
+            for (t, first), row in zip(batch, rows):
+                n = row["games"]
+                print(f"{row['key']} games {first}..{first + n - 1}: {row['wins']}/{n} wins, "
+                      f"{row['seconds'] / n:.2f} s/game", file=sys.stderr, flush=True)
 
 
 def summary(path: Path) -> list[dict]:
@@ -121,16 +128,24 @@ def summary(path: Path) -> list[dict]:
     from scipy.stats import binomtest
 
     agg: dict[str, dict] = {}
+    kept: dict[str, list] = {}                # tickets kept per slot (chunks that count them)
     for c in load(path)["chunks"]:
         a = agg.setdefault(c["key"], dict(games=0, wins=0, margin_sum=0, seconds=0.0,
                                           decisions=0, playouts=0))
         for k in a:
             a[k] += c[k]
+        if "kept" in c:
+            k = kept.setdefault(c["key"], [0, [0] * len(c["kept"])])
+            k[0] += c["games"]
+            k[1] = [x + y for x, y in zip(k[1], c["kept"])]
     rows = []
     for key, a in agg.items():
         board, players, specs = key.split("|")
         ci = binomtest(a["wins"], a["games"]).proportion_ci(method="wilson")
+        n_kept, by_slot = kept.get(key, (0, []))
         rows.append(dict(board=board, players=int(players), search=specs.split("/")[0],
+                         against=", ".join(sorted(set(specs.split("/")[1:]))),
+                         kept_per_game=[x / n_kept for x in by_slot],
                          games=a["games"], win_share=a["wins"] / a["games"], low=ci.low,
                          high=ci.high, mean_margin=a["margin_sum"] / a["games"],
                          seconds_per_game=a["seconds"] / a["games"],
@@ -139,12 +154,13 @@ def summary(path: Path) -> list[dict]:
 
 
 def markdown(path: Path) -> str:
-    out = ["| board | players | search | games | win share (95% CI) | mean margin | s/game |",
-           "|---|---|---|---|---|---|---|"]
+    out = ["| board | players | search | against | games | win share (95% CI) | mean margin "
+           "| tickets kept a game | s/game |", "|---|---|---|---|---|---|---|---|---|"]
     for r in summary(path):
-        out.append(f"| {r['board']} | {r['players']} | {r['search']} | {r['games']:,} | "
-                   f"{r['win_share']:.3f} ({r['low']:.3f}–{r['high']:.3f}) | "
-                   f"{r['mean_margin']:+.1f} | {r['seconds_per_game']:.2f} |")
+        kept = " / ".join(f"{x:.2f}" for x in r["kept_per_game"])
+        out.append(f"| {r['board']} | {r['players']} | {r['search']} | {r['against']} | "
+                   f"{r['games']:,} | {r['win_share']:.3f} ({r['low']:.3f}–{r['high']:.3f}) | "
+                   f"{r['mean_margin']:+.1f} | {kept} | {r['seconds_per_game']:.2f} |")
     return "\n".join(out)
 
 
@@ -211,11 +227,13 @@ def figure(path: Path, out: str) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--part", action="append", choices=("two", "four", "curve", "infer"),
+    ap.add_argument("--part", action="append", choices=("two", "four", "curve", "infer", "draws"),
                     help="tables to play (repeatable; default: two)")
     ap.add_argument("--games", type=int, default=2000, help="games per table (default 2000)")
     ap.add_argument("--chunk", type=int, default=50, help="games per saved chunk (default 50)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="chunks played at once, one process each (default 1; the same games)")
     ap.add_argument("--search", default="search", help="spec of the search seat (default: search)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
     ap.add_argument("--until", type=float, default=None,
@@ -231,7 +249,8 @@ def main(argv=None) -> int:
         figure(args.json, args.figure)
         return 0
     deadline = time.time() + 60 * args.until if args.until else None
-    run(args.part or ["two"], args.games, args.chunk, args.seed, args.search, args.json, deadline)
+    run(args.part or ["two"], args.games, args.chunk, args.seed, args.search, args.json, deadline,
+        args.jobs)
     print(markdown(args.json))
     print(paired_infer(args.json))
     return 0

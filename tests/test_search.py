@@ -66,6 +66,25 @@ def test_decision_is_a_function_of_the_seed():
     assert sum(r[1] for r in rows) <= 40 + len(rows)
 
 
+def test_without_ticket_draws_a_draw_is_only_the_rollout_policys_own_choice():
+    seen = {0: 0, 1: 0}
+    for flag in (1, 0):
+        g = _midgame("usa", 2, seed=6, turns=4)
+        p = make_policy(f"search:playouts=8,ticket_draws={flag}", g.board)
+        started = False
+        while not g.is_over():
+            act = decide(p, g, seed=g.turn, start=not started)
+            started = True
+            if g.phase == "turn":
+                kind = {a.code: a.kind for a in g.legal_actions()}
+                kinds = [kind[r[0]] for r in p.last_decision()[0]]
+                seen[flag] += "draw_tickets" in kinds[1:]
+                if not flag:
+                    assert "draw_tickets" not in kinds[1:]
+            g.apply(act)
+    assert seen[1] > 20 and seen[0] == 0     # by default a ticket draw is a candidate
+
+
 # --- hidden information ----------------------------------------------------------------
 
 def _midgame(board, n, seed, turns=14):
@@ -241,6 +260,8 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
         make_policy("search:utility=2", None)
     with pytest.raises(ValueError, match="infer must be within"):
         make_policy("search:infer=-1", None)
+    with pytest.raises(ValueError, match="ticket_draws must be 0 or 1"):
+        make_policy("search:ticket_draws=2", None)
     g = Game("newyork", 2, seed=1)
     while not g.is_over():
         g.apply(g.legal_actions()[0])

@@ -87,7 +87,9 @@ REGISTRY: dict[str, PolicyInfo] = {
                     "worlds); 0: the best mean wins"),
          "infer": (5.0, "in each sampled world the others' tickets are dealt again, a ticket "
                         "weighted by exp(infer x the number of its cities their own routes "
-                        "touch); 0: uniformly at random")}),
+                        "touch); 0: uniformly at random"),
+         "ticket_draws": (1, "0: a ticket draw is a candidate only when the rollout policy "
+                             "itself would draw (to measure what ticket draws are worth)")}),
 }
 DEFAULT_POLICY = "tickets"
 

@@ -46,6 +46,7 @@ cdef class SearchPolicy(Policy):
     cdef readonly double utility       # weight of the score margin in the utility (0: win only)
     cdef readonly int claims           # claim candidates at most (longest routes first)
     cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
+    cdef readonly int ticket_draws     # 0: a ticket draw is a candidate only as the default
     cdef readonly double scale         # points of margin that map to the utility's full range
     cdef readonly double infer         # weight of the others' routes in dealing their tickets
     cdef readonly double z             # a candidate replaces the rollout policy's own choice
@@ -85,7 +86,7 @@ cdef class SearchPolicy(Policy):
         free(self.vals)
 
     def __init__(self, playouts=200, rollout="tickets", worlds=0, c=0.0, utility=0.2,
-                 claims=0, draws=0, z=1.0, infer=5.0, spec=None):
+                 claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, spec=None):
         from ttrsim.policies import REGISTRY, make_policy, parse_spec
 
         Policy.__init__(self, spec)
@@ -115,6 +116,10 @@ cdef class SearchPolicy(Policy):
         self.utility = float(utility)
         self.claims = int(claims)
         self.draws = int(draws)
+        if ticket_draws not in (0, 1):
+            raise ValueError(f"search: ticket_draws must be 0 or 1 (0: no ticket draw "
+                             f"candidates beyond the rollout policy's own choice), got {ticket_draws!r}")
+        self.ticket_draws = int(ticket_draws)
         self.scale = 50.0
         if float(z) < 0:
             raise ValueError(f"search: z must be >= 0, got {z}")
@@ -150,7 +155,7 @@ cdef class SearchPolicy(Policy):
     def params(self):
         return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
                     utility=self.utility, claims=self.claims, draws=self.draws, z=self.z,
-                    infer=self.infer)
+                    infer=self.infer, ticket_draws=self.ticket_draws)
 
     def __reduce__(self):
         from ttrsim._policies import _rebuild
@@ -209,6 +214,8 @@ cdef class SearchPolicy(Policy):
         cdef int i
         if act < 0 or self.n_cand >= MAX_CAND:
             return
+        if not self.ticket_draws and self.n_cand > 0 and action_kind(act) == ACT_DRAW_TICKETS:
+            return                        # only the default (first) candidate may draw
         for i in range(self.n_cand):
             if self.cand[i] == act:
                 return
