@@ -262,6 +262,8 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
         make_policy("search:infer=-1", None)
     with pytest.raises(ValueError, match="ticket_draws must be 0 or 1"):
         make_policy("search:ticket_draws=2", None)
+    with pytest.raises(ValueError, match="draws must be 0"):
+        make_policy("search:draws=3", None)
     g = Game("newyork", 2, seed=1)
     while not g.is_over():
         g.apply(g.legal_actions()[0])

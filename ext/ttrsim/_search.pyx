@@ -115,6 +115,9 @@ cdef class SearchPolicy(Policy):
         self.c = float(c)
         self.utility = float(utility)
         self.claims = int(claims)
+        if draws not in (0, 1):
+            raise ValueError(f"search: draws must be 0 (the rollout policy takes second cards) "
+                             f"or 1 (searched too), got {draws!r}")
         self.draws = int(draws)
         if ticket_draws not in (0, 1):
             raise ValueError(f"search: ticket_draws must be 0 or 1 (0: no ticket draw "
