@@ -23,6 +23,7 @@ default ``scripts/strength.json``); ``--markdown`` prints the tables from that J
     python scripts/strength.py --markdown         # the tables of the last run
     python scripts/strength.py --draws            # the ticket-draw curve (20,000 games a point)
     python scripts/strength.py --draws --markdown # its table from scripts/strength_draws.json
+    python scripts/strength.py --draws --figure docs/ticket_draws.png   # the same as a figure
     python scripts/strength.py --draw-value       # a draw against tickets' own move (2 minutes)
 """
 from __future__ import annotations
@@ -323,6 +324,45 @@ def markdown_draws(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
+def figure_draws(rows: list[dict], out: str) -> None:
+    """The ticket-draw table as a figure: per board, each setting's tickets offered per game
+    against its win share minus the default's in the same games (a shared win counts for
+    both, so 0 is parity), with a normal 95% interval of that difference; the draw_gain
+    curve joined by a line."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(BOARDS), figsize=(12, 4), sharey=True)
+    for ax, board in zip(axes, BOARDS):
+        curve = []
+        for r in (r for r in rows if r["board"] == board):
+            a, b, n = r["win_share"], r["opponent_win_share"], r["games"]
+            d = a - b
+            tie = a + b - 1                      # both counted a shared win
+            half = 1.96 * np.sqrt(max((a - tie) + (b - tie) - d * d, 0.0) / n)
+            setting = r["setting"]
+            if set(setting) == {"draw_gain"}:
+                curve.append((r["offered"], d, half, setting["draw_gain"]))
+                continue
+            label = ", ".join(f"{k}={v}" if k != "spec" else v for k, v in setting.items())
+            ax.errorbar(r["offered"], d, yerr=half, fmt="s", capsize=3, label=label)
+        curve.sort()
+        x, y, e, g = zip(*curve)
+        ax.errorbar(x, y, yerr=e, fmt="o-", color="black", capsize=3, label="draw_gain (0 … -50)")
+        for xi, yi, gi in zip(x, y, g):
+            ax.annotate(f"{gi:g}", (xi, yi), textcoords="offset points", xytext=(4, 4), fontsize=7)
+        ax.axhline(0, color="gray", lw=0.8, ls="--")
+        ax.set_title(f"{board}, 2 players, {rows[0]['games']:,} games a point")
+        ax.set_xlabel("tickets offered per game")
+    axes[0].set_ylabel("win share minus the default's (95%)")
+    axes[-1].legend(fontsize=7, loc="lower left")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}", file=sys.stderr)
+
+
 def markdown(rows: list[dict]) -> str:
     """The Markdown tables of docs/policies.md from the rows of `measure`."""
     out = []
@@ -368,6 +408,8 @@ def main(argv=None) -> int:
                     help="measure what a ticket draw is worth to tickets with analyse() "
                          "(--games defaults to 200 per board; --json to "
                          "scripts/strength_draw_value.json)")
+    ap.add_argument("--figure", metavar="PNG",
+                    help="with --draws: draw its table from --json as a figure and exit")
     args = ap.parse_args(argv)
     if args.draw_value:
         if args.json == ap.get_default("json"):
@@ -388,6 +430,11 @@ def main(argv=None) -> int:
         if args.games == ap.get_default("games"):
             args.games = 20_000
     show = markdown_draws if args.draws else markdown
+    if args.figure:
+        if not args.draws:
+            ap.error("--figure draws the ticket-draw table: use it with --draws")
+        figure_draws(json.loads(Path(args.json).read_text()), args.figure)
+        return 0
     if args.markdown:
         print(show(json.loads(Path(args.json).read_text())))
         return 0
