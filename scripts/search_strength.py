@@ -89,7 +89,9 @@ def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
                 margin_sum=int(margin.sum()), score_sum=int(mine[:, 0].sum()),
                 seconds=seconds, decisions=int(policies[0].total_decisions),
                 playouts=int(policies[0].total_playouts),
-                kept=[int(sc[slot == k][:, KEPT].sum()) for k in range(len(t["specs"]))])
+                kept=[int(sc[slot == k][:, KEPT].sum()) for k in range(len(t["specs"]))],
+                # games whose first place the search seat shares (counted as its wins)
+                shared=int(((mine[:, RANK] == 1) & ((others[:, :, RANK] == 1).any(axis=1))).sum()))
 
 
 def load(path: Path) -> dict:
@@ -129,6 +131,7 @@ def summary(path: Path) -> list[dict]:
 
     agg: dict[str, dict] = {}
     kept: dict[str, list] = {}                # tickets kept per slot (chunks that count them)
+    shared: dict[str, list] = {}              # games with a shared first place (likewise)
     for c in load(path)["chunks"]:
         a = agg.setdefault(c["key"], dict(games=0, wins=0, margin_sum=0, seconds=0.0,
                                           decisions=0, playouts=0))
@@ -138,14 +141,20 @@ def summary(path: Path) -> list[dict]:
             k = kept.setdefault(c["key"], [0, [0] * len(c["kept"])])
             k[0] += c["games"]
             k[1] = [x + y for x, y in zip(k[1], c["kept"])]
+        if "shared" in c:
+            k = shared.setdefault(c["key"], [0, 0])
+            k[0] += c["games"]
+            k[1] += c["shared"]
     rows = []
     for key, a in agg.items():
         board, players, specs = key.split("|")
         ci = binomtest(a["wins"], a["games"]).proportion_ci(method="wilson")
         n_kept, by_slot = kept.get(key, (0, []))
+        n_shared, n_ties = shared.get(key, (0, 0))
         rows.append(dict(board=board, players=int(players), search=specs.split("/")[0],
                          against=", ".join(sorted(set(specs.split("/")[1:]))),
                          kept_per_game=[x / n_kept for x in by_slot],
+                         shared_share=n_ties / n_shared if n_shared else None,
                          games=a["games"], win_share=a["wins"] / a["games"], low=ci.low,
                          high=ci.high, mean_margin=a["margin_sum"] / a["games"],
                          seconds_per_game=a["seconds"] / a["games"],
@@ -154,13 +163,15 @@ def summary(path: Path) -> list[dict]:
 
 
 def markdown(path: Path) -> str:
-    out = ["| board | players | search | against | games | win share (95% CI) | mean margin "
-           "| tickets kept a game | s/game |", "|---|---|---|---|---|---|---|---|---|"]
+    out = ["| board | players | search | against | games | win share (95% CI) | shared first "
+           "| mean margin | tickets kept a game | s/game |",
+           "|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary(path):
         kept = " / ".join(f"{x:.2f}" for x in r["kept_per_game"])
+        tied = "" if r["shared_share"] is None else f"{r['shared_share']:.3f}"
         out.append(f"| {r['board']} | {r['players']} | {r['search']} | {r['against']} | "
                    f"{r['games']:,} | {r['win_share']:.3f} ({r['low']:.3f}–{r['high']:.3f}) | "
-                   f"{r['mean_margin']:+.1f} | {kept} | {r['seconds_per_game']:.2f} |")
+                   f"{tied} | {r['mean_margin']:+.1f} | {kept} | {r['seconds_per_game']:.2f} |")
     return "\n".join(out)
 
 
