@@ -27,6 +27,8 @@ from typing import Any
 
 import numpy as np
 
+from ttrsim._validate import is_int
+
 __all__ = ["Board", "MapError", "available", "boards_table", "describe", "from_dict", "load"]
 
 #: Built-in boards, in display order.
@@ -215,7 +217,7 @@ class Board:
 
     def check_players(self, n: int) -> int:
         """Return ``n`` if the board can be played by ``n`` players, else raise ``ValueError``."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        if not is_int(n):
             raise ValueError(f"player count must be a whole number, got {n!r}")
         if not self.min_players <= n <= self.max_players:
             raise ValueError(
