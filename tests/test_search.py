@@ -11,7 +11,7 @@ from ttrsim._policies import decide
 from ttrsim._search import SearchPolicy
 from ttrsim.cli import main as cli_main
 from ttrsim.game import compile_board
-from ttrsim.policies import make_policy
+from ttrsim.policies import make_policy, make_search_policy
 from ttrsim.runner import simulate
 
 TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 5)] \
@@ -251,7 +251,7 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown rollout policy 'nope'"):
         make_policy("search:rollout=nope", None)
     with pytest.raises(ValueError, match="unknown rollout policy 'search'"):
-        SearchPolicy(rollout="search")
+        make_search_policy(rollout="search")
     with pytest.raises(ValueError, match="playouts must be a positive"):
         make_policy("search:playouts=0", None)
     with pytest.raises(ValueError, match="playouts must be a positive"):

@@ -45,8 +45,9 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     """
     from scipy.stats import binomtest
 
-    from ttrsim._search import SearchPolicy, analyse_position
+    from ttrsim._search import analyse_position
     from ttrsim.actions import Action
+    from ttrsim.policies import make_search_policy
 
     if game.is_over():
         raise ValueError("the game is over: there is no move to analyse")
@@ -55,8 +56,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
     if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts <= 0:
         raise ValueError(f"playouts must be a positive integer (per candidate), got {playouts!r}")
-    policy = SearchPolicy(playouts=playouts, rollout=rollout, claims=claims, utility=utility,
-                          infer=infer)
+    policy = make_search_policy(playouts=playouts, rollout=rollout, claims=claims,
+                                utility=utility, infer=infer)
     policy.uniform = True
     rows, chosen = analyse_position(policy, game, seed)
     out = []
