@@ -285,3 +285,46 @@ def test_search_is_listed_and_pickles():
     p = make_policy("search:playouts=50,rollout=greedy", None)
     q = pickle.loads(pickle.dumps(p))
     assert q.params == p.params and q.spec == p.spec == "search:playouts=50,rollout=greedy"
+
+
+# --- the budget --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("playouts", [7, 13, 40, 41, 97])
+def test_the_search_never_spends_more_than_its_budget(playouts):
+    """Over hundreds of decisions per budget (budgets that do not divide evenly among the
+    candidates, fewer playouts than candidates, the default kept in the race), in
+    sequential halving and UCB1: never more than `playouts` playouts in one decision."""
+    cb = compile_board("newyork")
+    games = max(2, 700 // playouts)
+    for spec in (f"search:playouts={playouts},draws=1,claims=12",
+                 f"search:playouts={playouts},c=0.5,claims=6"):
+        pols = [make_policy(spec, cb.board), make_policy("tickets", cb.board)]
+        play_batch(cb, 2, pols, game_seeds(playouts, games), 0, True, True)
+        p = pols[0]
+        assert p.total_decisions > 15 * games
+        assert 0 < p.max_playouts <= playouts, spec
+        # the budget is used, not merely bounded: most of it at the decisions searched
+        assert p.max_playouts >= 0.75 * playouts, spec
+
+
+def test_each_decision_s_playouts_stay_within_the_budget():
+    """The same, counted from each decision's own statistics (not the policy's counters)."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for i in range(60):
+        g = Game("europe", 3, seed=int(rng.integers(1 << 30)))
+        for _ in range(int(rng.integers(0, 60))):
+            if g.is_over():
+                break
+            g.apply(g.legal_actions()[int(rng.integers(len(g.legal_actions())))])
+        if g.is_over():
+            continue
+        for budget, extra in ((7, "claims=12"), (13, "c=0.3,claims=12"), (41, "draws=1,claims=3")):
+            p = make_policy(f"search:playouts={budget},{extra}", g.board)
+            decide(p, g, seed=i)
+            rows, _ = p.last_decision()
+            assert sum(r[1] for r in rows) <= budget
+            assert p.max_playouts == sum(r[1] for r in rows)
+            checked += 1
+    assert checked > 100
+

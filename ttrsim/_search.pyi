@@ -22,6 +22,7 @@ class SearchPolicy(Policy):
     uniform: bool
     total_playouts: int
     total_decisions: int
+    max_playouts: int
     def __init__(self, rollouts: Sequence[Policy], proposers: Sequence[Policy] = ...,
                  playouts: int = ..., rollout: str | None = ..., worlds: int = ...,
                  c: float = ..., utility: float = ..., claims: int = ..., draws: int = ...,

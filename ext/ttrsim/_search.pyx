@@ -77,6 +77,7 @@ cdef class SearchPolicy(Policy):
     cdef public bint uniform           # analyse: every candidate gets `playouts` playouts
     cdef public long long total_playouts
     cdef public long long total_decisions
+    cdef readonly long long max_playouts   # most playouts spent on one decision (not analyse)
 
     def __cinit__(self, *args, **kwargs):
         self.buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
@@ -166,6 +167,7 @@ cdef class SearchPolicy(Policy):
         self.uniform = False
         self.total_playouts = 0
         self.total_decisions = 0
+        self.max_playouts = 0
 
     @property
     def params(self):
@@ -387,6 +389,8 @@ cdef class SearchPolicy(Policy):
                     uint64_t base) noexcept nogil:
         """Share the budget out over the candidates; return the index of the choice."""
         cdef int k
+        if not self.uniform and self.n_cand > self.playouts:
+            self.n_cand = self.playouts     # the budget: the first candidates, default first
         for k in range(self.n_cand):
             self.visits[k] = 0
             self.usum[k] = 0.0
@@ -441,15 +445,20 @@ cdef class SearchPolicy(Policy):
                          uint64_t base) noexcept nogil:
         """Sequential halving: in each of ceil(log2 n) rounds the candidates still in the
         race share the budget left for the round equally, then the worse half leaves it
-        (the default, candidate 0, stays to the end for the paired test of choose)."""
-        cdef int k, j, n_alive = self.n_cand, rounds = 0, per, used = 0
+        (the default, candidate 0, stays to the end for the paired test of choose). The
+        budget is kept exactly: a round that cannot give every candidate in the race a
+        playout is not played (the race ends there)."""
+        cdef int k, j, m, n_alive = self.n_cand, rounds = 0, per, used = 0
         cdef int order[MAX_CAND]
         while n_alive > 1:
             rounds += 1
             n_alive = (n_alive + 1) // 2
         n_alive = self.n_cand
         while n_alive > 1:
-            per = (self.playouts - used) // (n_alive * rounds)
+            m = self.count_alive()        # the default may be one more than n_alive
+            if self.playouts - used < m:
+                break
+            per = (self.playouts - used) // (m * rounds)
             if per < 1:
                 per = 1
             j = 0
@@ -465,6 +474,13 @@ cdef class SearchPolicy(Policy):
             if rounds < 1:
                 rounds = 1
         return self.best_alive()
+
+    @cython.final
+    cdef int count_alive(self) noexcept nogil:
+        cdef int k, m = 0
+        for k in range(self.n_cand):
+            m += self.alive[k]
+        return m
 
     @cython.final
     cdef void drop_worse(self, int* order, int j, int keep) noexcept nogil:
@@ -528,10 +544,13 @@ cdef class SearchPolicy(Policy):
         self.list_candidates(b, s, seat, legal, n_legal, base)
         if self.n_cand == 0:
             self.add_cand(legal[0])
+        cdef long long before = self.total_playouts
         self.chosen = self.search(b, s, seat, base)
         if self.chosen != 0 and not self.uniform and not self.beats_default(self.chosen):
             self.chosen = 0
         self.total_decisions += 1
+        if not self.uniform and self.total_playouts - before > self.max_playouts:
+            self.max_playouts = self.total_playouts - before
         return self.cand[self.chosen]
 
     def last_decision(self):
