@@ -328,3 +328,90 @@ def test_each_decision_s_playouts_stay_within_the_budget():
             checked += 1
     assert checked > 100
 
+
+# --- analyse ranks every choice where a phase has few ------------------------------------
+
+FIVE = ["red", "blue", "green", "yellow", "black"]
+
+
+def analysed_codes(g, playouts=4, **kw):
+    df = ttrsim.analyse(g, playouts=playouts, seed=1, **kw)
+    assert (df["playouts"] == playouts).all() and df["best"].sum() == 1
+    return df, set(df["code"])
+
+
+def test_analyse_ranks_every_second_draw():
+    g = Game.from_position("usa", 2, hands=[{"red": 1}, {}], faceup=FIVE, current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    assert g.phase == "second_draw"
+    df, codes = analysed_codes(g)
+    assert len(df) == 6                                     # five face-up cards + blind
+    assert codes == {a.code for a in g.legal_actions()}
+
+
+def test_analyse_ranks_one_face_up_card_per_colour():
+    faceup = ["red", "red", "blue", "blue", "green"]
+    g = Game.from_position("usa", 2, faceup=faceup, current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    slot_of = {g.action("draw_faceup", slot=k).code: k for k in range(5)}
+    df, codes = analysed_codes(g)
+    colours = [faceup[slot_of[c]] for c in codes if c in slot_of]
+    assert sorted(colours) == ["blue", "green", "red"] and len(df) == 4
+
+
+def test_analyse_considers_every_face_up_colour_on_a_first_draw():
+    g = Game.from_position("usa", 2, faceup=FIVE, current=0, seed=3)
+    df, codes = analysed_codes(g, claims=0)
+    for slot in range(5):
+        assert g.action("draw_faceup", slot=slot).code in codes
+    assert g.action("draw_blind").code in codes
+
+
+def test_analyse_ranks_every_keep_set():
+    g = Game("usa", 2, seed=4)
+    while g.phase != "turn":
+        g.apply(g.legal_actions()[0])
+    g.apply(g.action("draw_tickets"))
+    assert g.phase == "keep_tickets"
+    df, codes = analysed_codes(g)
+    legal = {a.code for a in g.legal_actions()}
+    assert codes == legal and len(legal) == 7            # three tickets offered, keep 1-3
+
+
+def tunnel_position():
+    """Europe: seat 0 claims a 2-long grey tunnel with red cards; the cards revealed ask
+    for extra cards it can pay in several ways, or decline."""
+    g = Game.from_position("europe", 2, hands=[{"red": 4, "wild": 2}, {}],
+                           deck_top=["red", "wild", "blue"], current=0, seed=2)
+    b = g.board
+    route = next(r for r in range(b.n_routes) if b.route_tunnel[r] and b.route_len[r] == 2
+                 and b.route_ferry[r] == 0)
+    colour = "red" if b.route_color[route] in (b.colors.index("red"), len(b.colors)) \
+        else b.colors[b.route_color[route]]
+    hand = {"red": 4, "wild": 2} if colour == "red" else {colour: 4, "wild": 2}
+    g = Game.from_position("europe", 2, hands=[hand, {}], deck_top=[colour, "wild", "blue"],
+                           current=0, seed=2)
+    g.apply(g.action("claim", route=route, color=colour))
+    assert g.phase == "tunnel"
+    return g
+
+
+def test_analyse_ranks_every_tunnel_payment_and_declining():
+    g = tunnel_position()
+    legal = {a.code for a in g.legal_actions()}
+    assert len(legal) >= 3                                  # declining + two payments or more
+    df, codes = analysed_codes(g)
+    assert codes == legal
+    # the search policy itself still compares declining with the cheapest payment only
+    p = make_policy("search:playouts=6", g.board)
+    decide(p, g, seed=1)
+    assert p.last_decision()[0].__len__() == 2
+
+
+def test_the_search_policy_s_second_draws_are_unchanged_by_analyse():
+    g = Game.from_position("usa", 2, faceup=FIVE, current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    p = make_policy("search:playouts=6", g.board)                     # draws=0: no search
+    decide(p, g, seed=1)
+    assert len(p.last_decision()[0]) == 1
+

@@ -234,7 +234,10 @@ cdef class SearchPolicy(Policy):
         rollout policy, tickets, greedy, routes) would play, a blind draw, a ticket draw,
         and claims of the longest routes the hand pays (`claims` at most), each with one
         payment: the proposers' if they claim that route, else the fewest wild cards and
-        the colour the hand has fewest of beyond the cost (it keeps the larger sets)."""
+        the colour the hand has fewest of beyond the cost (it keeps the larger sets).
+        Analysing (uniform) ranks every choice where a phase has few: every tunnel
+        payment, every second draw (draws or not), and at a turn a face-up card of each
+        colour on offer too."""
         self.n_cand = 0
         # the rollout policy's own choice in this game comes first: the search departs
         # from it only on evidence (see choose)
@@ -242,12 +245,17 @@ cdef class SearchPolicy(Policy):
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
             self.add_all(legal, n_legal)
         elif s.phase == PH_TUNNEL:
-            self.add_tunnel_answers(legal, n_legal)
+            if self.uniform:
+                self.add_all(legal, n_legal)
+            else:
+                self.add_tunnel_answers(legal, n_legal)
         elif s.phase == PH_SECOND_DRAW:
-            if self.draws:
+            if self.draws or self.uniform:
                 self.add_second_draws(s, legal, n_legal)
         else:
             self.add_turn(b, s, seat, legal, n_legal, seed)
+            if self.uniform:
+                self.add_faceup_colours(s, legal, n_legal)
 
     @cython.final
     cdef void add_all(self, const int32_t* legal, int n_legal) noexcept nogil:
@@ -272,20 +280,33 @@ cdef class SearchPolicy(Policy):
     cdef void add_second_draws(self, const GameState* s, const int32_t* legal,
                                int n_legal) noexcept nogil:
         """The blind draw and one face-up card of each colour on offer."""
-        cdef int i, k
-        cdef int seen_type[N_CARD_TYPES]
+        cdef int i
+        self.add_faceup_colours(s, legal, n_legal)
+        for i in range(n_legal):
+            if action_kind(legal[i]) != ACT_DRAW_FACEUP:
+                self.add_cand(legal[i])
+
+    @cython.final
+    cdef void add_faceup_colours(self, const GameState* s, const int32_t* legal,
+                                 int n_legal) noexcept nogil:
+        """One face-up draw of each colour on offer (the leftmost; analysing, a colour
+        already among the candidates is not taken again)."""
+        cdef int i, j, k
+        cdef bint seen[N_CARD_TYPES]
         cdef int32_t act
         for i in range(N_CARD_TYPES):
-            seen_type[i] = 0
+            seen[i] = False
+        for j in range(self.n_cand if self.uniform else 0):
+            act = self.cand[j]
+            if action_kind(act) == ACT_DRAW_FACEUP and s.faceup[action_a(act)] >= 0:
+                seen[s.faceup[action_a(act)]] = True
         for i in range(n_legal):
             act = legal[i]
             if action_kind(act) == ACT_DRAW_FACEUP:
                 k = s.faceup[action_a(act)]
-                if k >= 0 and not seen_type[k]:
-                    seen_type[k] = 1
+                if k >= 0 and not seen[k]:
+                    seen[k] = True
                     self.add_cand(act)
-            else:
-                self.add_cand(act)
 
     @cython.final
     cdef void add_turn(self, const BoardC* b, const GameState* s, int seat,
