@@ -106,3 +106,24 @@ def test_the_checks_see_a_planted_upward_and_private_import(tmp_path):
     assert private_part("ttrsim.analysis._hidden", "ttrsim.analysis.seats") is None
     assert private_part("ttrsim._batch", "ttrsim.runner") is None
     assert ("ttrsim", []) in found and ("ttrsim", ["simulate"]) in found
+
+
+def test_the_compiled_core_imports_no_python_layer_above_the_action_codec():
+    """The compiled modules sit beneath every Python module but the action codec
+    (``ttrsim.actions``, pure Python, importing nothing of ttrsim): a Python-level import of
+    anything else from a .pyx file would close a circle (the search once imported the
+    policy registry, which imports the search)."""
+    allowed = {"ttrsim.actions"} | {f"ttrsim.{m}" for m in COMPILED}
+    bad = []
+    for pyx in sorted((ROOT / "ext" / "ttrsim").glob("*.pyx")):
+        for n, line in enumerate(pyx.read_text().splitlines(), 1):
+            words = line.split()
+            cimport = "cimport" in words or words[:1] == ["cimport"]
+            if (len(words) >= 2 and words[0] in ("import", "from") and not cimport
+                    and words[1].startswith("ttrsim")):
+                module = words[1].rstrip(",")
+                if module not in allowed:
+                    bad.append(f"{pyx.name}:{n}: {line.strip()}")
+    assert not bad, "\n".join(bad)
+    actions = PACKAGE / "actions.py"
+    assert not [m for m, _ in imports("ttrsim.actions", actions) if m.startswith("ttrsim")]

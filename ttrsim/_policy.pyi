@@ -1,7 +1,7 @@
 """Type stub of the compiled policy interface (ext/ttrsim/_policy.pyx)."""
 from typing import Any
 
-class PolicyError(RuntimeError): ...
+from ttrsim.actions import PolicyError as PolicyError
 
 class Policy:
     spec: str

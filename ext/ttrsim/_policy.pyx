@@ -7,8 +7,9 @@ from ttrsim._rng cimport rng_seed
 from ttrsim._engine cimport observation_dict
 
 
-class PolicyError(RuntimeError):
-    """A policy answered with an illegal or malformed action, or raised."""
+# The error is defined with the action codec (pure Python, beneath the compiled core) so
+# that the codec's check of a Python policy's answer need not import this module back.
+from ttrsim.actions import PolicyError
 
 
 cdef class Policy:
