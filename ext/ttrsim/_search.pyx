@@ -366,7 +366,6 @@ cdef class SearchPolicy(Policy):
         cdef uint64_t x, wseed
         cdef int q, n_best = 0, best_other = -100000
         cdef int32_t a
-        cdef double u, m
         memcpy(w, s, sizeof(GameState))
         x = base + <uint64_t>(index if self.worlds == 0 else index % self.worlds) * 0x9E3779B97F4A7C15ULL
         wseed = splitmix64(&x)
@@ -393,10 +392,30 @@ cdef class SearchPolicy(Policy):
                 best_other = sc[q].total
         win[0] = (1.0 / n_best) if sc[seat].rank == 1 else 0.0
         margin[0] = sc[seat].total - best_other
-        m = 0.5 + margin[0] / (2.0 * self.scale)
+        return self.value(win[0], margin[0])
+
+    @cython.final
+    cdef inline double value(self, double win, double margin) noexcept nogil:
+        """A playout's value: (1 - utility) x win + utility x the margin mapped to [0, 1]
+        over +-scale points."""
+        cdef double m = 0.5 + margin / (2.0 * self.scale)
         m = 0.0 if m < 0.0 else (1.0 if m > 1.0 else m)
-        u = (1.0 - self.utility) * win[0] + self.utility * m
-        return u
+        return (1.0 - self.utility) * win + self.utility * m
+
+    def _value(self, double win, double margin):
+        """(tests) the value of a playout with this win share and score margin."""
+        return self.value(win, margin)
+
+    def _beats_default(self, int k):
+        """(tests) whether candidate k of the last decision passes the paired test."""
+        if not 0 <= k < self.n_cand:
+            raise IndexError(f"candidate {k} of {self.n_cand}")
+        return bool(self.beats_default(k))
+
+    def _playout_values(self):
+        """(tests) the last decision's playout values: per candidate, in world order."""
+        return [[self.vals[k * self.cap + i] for i in range(min(self.visits[k], self.cap))]
+                for k in range(self.n_cand)]
 
     @cython.final
     cdef void run(self, const BoardC* b, const GameState* s, int seat, int k, int n,
@@ -790,6 +809,17 @@ def _sample_world(game, int seat, uint64_t seed, double infer):
     sample_world(&cb.c, &w, seat, seed, infer)
     return check_state(&cb.c, &w), [[t for t in range(cb.c.n_tickets) if get_bit(w.p[q].tickets, t)]
                                       for q in range(w.n_players)]
+
+
+def _sampled_hands(game, int seat, uint64_t seed, double infer):
+    """(tests) the hands of a world as the search samples it for `seat`: per player,
+    card counts by type."""
+    cdef GameState w
+    cdef CompiledBoard cb = copy_position(game, &w)
+    cdef int q, t
+    sample_world(&cb.c, &w, seat, seed, infer)
+    return [[w.p[q].hand[t] for t in range(N_CARD_TYPES)] for q in range(w.n_players)]
+
 
 cdef inline long long _now_ns() noexcept nogil:
     cdef timespec ts
