@@ -415,3 +415,68 @@ def test_the_search_policy_s_second_draws_are_unchanged_by_analyse():
     decide(p, g, seed=1)
     assert len(p.last_decision()[0]) == 1
 
+
+# --- progress and Ctrl-C -----------------------------------------------------------------
+
+def test_analyse_reports_progress_up_to_the_total():
+    from ttrsim._search import analyse_position
+
+    g = last_turn_position()
+    calls = []
+    p = make_search_policy(playouts=40, claims=12)
+    p.uniform = True
+    rows, _ = analyse_position(p, g, 1, lambda done, total: calls.append((done, total)))
+    total = sum(r[1] for r in rows)
+    assert calls and calls[-1] == (total, total) and total == 40 * len(rows)
+    assert all(a <= b for (a, _), (b, _) in zip(calls, calls[1:]))
+    assert ttrsim.analyse(g, playouts=5, progress=True)["playouts"].eq(5).all()
+
+
+def test_an_exception_in_the_progress_callback_stops_the_analysis():
+    from ttrsim._search import analyse_position
+
+    g = Game("europe", 3, seed=9)
+    while g.phase != "turn":
+        g.apply(g.legal_actions()[0])
+    seen = []
+
+    def stop(done, total):
+        seen.append(done)
+        raise KeyboardInterrupt
+
+    p = make_search_policy(playouts=3000, claims=12)
+    p.uniform = True
+    with pytest.raises(KeyboardInterrupt):
+        analyse_position(p, g, 1, stop)
+    assert len(seen) == 1 and seen[0] < p.n_cand * 3000        # stopped at the first call
+
+    def bad(done, total):
+        raise ValueError("enough")
+
+    with pytest.raises(ValueError, match="enough"):
+        analyse_position(p, g, 1, bad)
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        analyse_position(p, g, 1, 5)
+
+
+def test_ctrl_c_interrupts_an_analysis():
+    import os
+    import signal
+    import threading
+
+    from ttrsim._search import analyse_position
+
+    g = Game("europe", 3, seed=9)
+    while g.phase != "turn":
+        g.apply(g.legal_actions()[0])
+    p = make_search_policy(playouts=3000, claims=12)
+    p.uniform = True
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            analyse_position(p, g, 1)
+    finally:
+        timer.cancel()
+    # it stopped inside the search, not after it: far from every playout done
+    assert p.total_playouts < p.n_cand * 3000

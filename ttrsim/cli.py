@@ -164,7 +164,7 @@ def _cmd_analyse(sub):
 
         g = Game.load(args.position)
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
-                     claims=args.claims, infer=args.infer)
+                     claims=args.claims, infer=args.infer, progress=sys.stderr.isatty())
         print(f"{g!r}: seat {g.current_player} to move")
         print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         return 0
