@@ -480,3 +480,40 @@ def test_ctrl_c_interrupts_an_analysis():
         timer.cancel()
     # it stopped inside the search, not after it: far from every playout done
     assert p.total_playouts < p.n_cand * 3000
+
+
+# --- the search is handed its policies -------------------------------------------------
+
+def test_a_newly_registered_built_in_can_be_the_rollout(monkeypatch):
+    """The compiled search takes whatever the registry builds: a policy registered under
+    a new name plays the playouts without any change to the search."""
+    from ttrsim._fuzz import HoardPolicy
+    from ttrsim.policies import REGISTRY, PolicyInfo
+
+    monkeypatch.setitem(REGISTRY, "hoard", PolicyInfo(HoardPolicy, "takes every card it can"))
+    cb = compile_board("newyork")
+    p = make_policy("search:playouts=4,rollout=hoard", cb.board)
+    assert all(type(r) is HoardPolicy for r in p.rollouts) and len(set(map(id, p.rollouts))) == 6
+    assert p.params["rollout"] == "hoard" and p.spec == "search:playouts=4,rollout=hoard"
+    out = play_batch(cb, 2, [p, make_policy("tickets", cb.board)], game_seeds(8, 2), 0, True,
+                     True, check=True)
+    assert not out["truncated"].any() and p.total_playouts > 0
+
+
+def test_the_search_refuses_policies_it_cannot_use():
+    from ttrsim._policies import TicketsPolicy
+
+    tickets = lambda: [TicketsPolicy() for _ in range(6)]
+    with pytest.raises(ValueError, match="6 distinct instances"):
+        SearchPolicy(tickets()[:5])
+    t = TicketsPolicy()
+    with pytest.raises(ValueError, match="6 distinct instances"):
+        SearchPolicy([t] * 6)
+    with pytest.raises(ValueError, match="cannot be search itself"):
+        SearchPolicy(tickets()[:5] + [make_search_policy()])
+    with pytest.raises(TypeError, match="compiled ttrsim policies"):
+        SearchPolicy(tickets(), [lambda obs, legal: legal[0]])
+    with pytest.raises(ValueError, match="at most 3 proposers"):
+        SearchPolicy(tickets(), [TicketsPolicy() for _ in range(4)])
+    p = SearchPolicy(tickets(), playouts=5)
+    assert p.rollout == "TicketsPolicy" and p.proposers == ()
