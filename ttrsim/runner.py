@@ -336,6 +336,36 @@ class Run:
 
         return summary_text(self, by=by)
 
+    def game(self, i: int, policies=None):
+        """Game ``i`` of the run, move by move: a ``GameRecord`` (``.moves``, ``.at(turn)``,
+        ``.final``, ``.html(path)``, and the run's rows of that game as ``.games``,
+        ``.tickets``, ...), played again from the game's seed. A run read from disk
+        replays its Python policies only when they are given again: ``policies``, one
+        spec per slot as given to ``simulate``."""
+        from ttrsim.record import record_game
+
+        m = self.manifest
+        if isinstance(i, bool) or not isinstance(i, (int, np.integer)) or not 0 <= i < m["games"]:
+            raise ValueError(f"game {i!r} outside 0..{m['games'] - 1}")
+        i = int(i)
+        specs = tuple(policies) if policies is not None else getattr(self, "_specs", None)
+        if specs is None:
+            specs = tuple(m["policies"])
+        if len(specs) != m["players"]:
+            raise ValueError(f"policies: the run has {m['players']} policy slots, got {len(specs)}")
+        for spec in specs:
+            try:
+                make_policy(spec, self.board)
+            except (ValueError, KeyError) as exc:
+                raise ValueError(f"policy {spec!r} of this run cannot be rebuilt from its name "
+                                 f"({exc}); give the run's policies again: "
+                                 f"run.game({i}, policies=[...]), one spec per slot") from None
+        cfg = _config_from_manifest(m, self.board)
+        seed = int(game_seeds(cfg.key, 1, i)[0])
+        return record_game(self.board, list(specs), seed, game=i, rotate=cfg.rotate,
+                           max_turns=cfg.max_turns, names=tuple(m["policies"]),
+                           tables=lambda: _replay_tables(self, i, specs))
+
     def __repr__(self) -> str:
         m = self.manifest
         mode = "summary" if m["summary"] else "per-event"
@@ -468,13 +498,19 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         manifest["complete"] = True
         _atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=2)))
         if cfg.summary:
-            return Run(manifest, cfg.board, _summary_tables(cfg, _read_summary(path, cfg)), path)
-        return Run(manifest, cfg.board, None, path)
+            return _with_specs(Run(manifest, cfg.board, _summary_tables(cfg, _read_summary(path, cfg)), path), cfg)
+        return _with_specs(Run(manifest, cfg.board, None, path), cfg)
     if cfg.summary:
-        return Run(manifest, cfg.board, _summary_tables(cfg, acc))
+        return _with_specs(Run(manifest, cfg.board, _summary_tables(cfg, acc)), cfg)
     tables = {name: pd.concat([results[b][name] for b in range(cfg.n_batches)], ignore_index=True)
               for name in EVENT_TABLES}
-    return Run(manifest, cfg.board, tables)
+    return _with_specs(Run(manifest, cfg.board, tables), cfg)
+
+
+def _with_specs(run: Run, cfg: _Config) -> Run:
+    # the policy objects themselves, so that Run.game can replay Python policies too
+    run._specs = cfg.policies
+    return run
 
 
 def _progress_bar(cfg: _Config, done: set, show: bool):
@@ -643,14 +679,17 @@ def _config_from_manifest(manifest: dict, board) -> _Config:
                    manifest["rotate"], manifest["summary"], manifest["max_turns"], specs)
 
 
-def replay(run: Run, game: int) -> Run:
-    """Replay one game of a run from its index: a per-event ``Run`` of that game alone,
-    with the same rows as the original run (built-in and registered policies only)."""
+def replay(run: Run, game: int, policies=None):
+    """Game ``game`` of a run again, move by move: a ``ttrsim.record.GameRecord`` (see
+    ``Run.game``), which also has the run's rows of that game (``.games``, ``.tickets``,
+    ...)."""
+    return run.game(game, policies)
+
+
+def _replay_tables(run: Run, game: int, specs) -> dict:
+    """The run's rows of one game, from the batch loop played again on that game alone."""
     m = run.manifest
-    if not 0 <= game < m["games"]:
-        raise ValueError(f"game {game} outside 0..{m['games'] - 1}")
     cfg = _config_from_manifest(dict(m, summary=False), run.board)
-    cfg = _Config(cfg.board, cfg.policies, cfg.games, cfg.seed, cfg.batch_size, cfg.rotate,
+    cfg = _Config(cfg.board, tuple(specs), cfg.games, cfg.seed, cfg.batch_size, cfg.rotate,
                   False, cfg.max_turns, cfg.names)
-    tables = _batch_tables(cfg, _play(cfg, game, game + 1), game)
-    return Run(dict(m, summary=False, games_replayed=[game]), run.board, tables)
+    return _batch_tables(cfg, _play(cfg, game, game + 1), game)
