@@ -263,7 +263,9 @@ class GameRecord:
             "title": f"{board.title or board.name}, {self.n_players} players, game {self.game}",
             "board": {"name": board.name, "cities": list(board.cities),
                       "coords": [[float(x), float(y)] for x, y in board.coords],
-                      "colors": list(board.colors) + ["wild"], "routes": routes,
+                      "cards": [board.colors[t] if t < len(board.colors) else
+                                ("wild" if t == WILD else None) for t in range(WILD + 1)],
+                      "routes": routes,
                       "stations": int(board.stations)},
             "players": [{"seat": q, "policy": self.policies[q]} for q in range(self.n_players)],
             "positions": positions,
