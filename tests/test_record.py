@@ -15,8 +15,9 @@ def middle_choice(observation, legal_actions):
 
 def _ids_to_names(board, ids, kind):
     index = {int(i): k for k, i in enumerate(getattr(board, f"{kind}_id"))}
-    name = board.ticket_name if kind == "ticket" else None
-    return [name(index[int(i)]) for i in ids]
+    from ttrsim.actions import ticket_text
+
+    return [ticket_text(board, index[int(i)]) for i in ids]
 
 
 def assert_record_matches_run(run, i):

@@ -207,10 +207,14 @@ def test_hidden_information_only_behind_the_toggle(browser, europe_game):
     blind = rec.moves[rec.moves.kind == "draw_blind"].iloc[0]
     row = _text(browser, f"#m{int(blind.decision) + 1}")
     assert row.endswith("draw blind")
+    keep = rec.moves[rec.moves.kind == "keep"].iloc[1]
+    kept = keep.tickets.split("; ")
+    assert not any(t in _text(browser, f"#m{int(keep.decision) + 1}") for t in kept)
     browser.find_element(By.ID, "reveal").click()
     seats = _text(browser, "#seats")
     assert all(name in seats for name in held)
     assert _text(browser, f"#m{int(blind.decision) + 1}").endswith(blind.drawn)
+    assert all(t in _text(browser, f"#m{int(keep.decision) + 1}") for t in kept)
     browser.find_element(By.ID, "reveal").click()
     assert _errors(browser) == []
 

@@ -17,7 +17,7 @@ import pandas as pd
 
 from ttrsim._engine import GameCore
 from ttrsim._record import play_recorded
-from ttrsim.actions import WILD, Action, card_name
+from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
 from ttrsim.game import Game, compile_board, resolve_board
 from ttrsim.policies import make_policy, policy_name
 
@@ -120,7 +120,8 @@ class GameRecord:
     @property
     def moves(self) -> pd.DataFrame:
         """One row per decision: ``decision, turn, seat, policy, phase`` (before it),
-        ``action`` (in words), ``code``, ``kind``, ``route`` (map id, <NA> if none),
+        ``action`` (in words, as the seat saw it), ``public_action`` (as the others saw
+        it: without the tickets kept), ``code``, ``kind``, ``route`` (map id, <NA> if none),
         ``paid`` (cards that left the hand), ``drawn`` (cards that entered it: hidden
         information for a blind draw), ``tickets`` (offered on a ticket draw, kept on a
         choice), ``revealed`` and ``extra`` (a tunnel's revealed cards and the extra cards
@@ -152,18 +153,24 @@ class GameRecord:
         for k, code in enumerate(self.actions):
             before = core.state()
             seat = int(before["current"])
+            view = core.observation(seat)
             core.apply(int(code))
             after = core.state()
-            out.append(self._snapshot(core, self._move(k, int(code), seat, before, after), after))
+            out.append(self._snapshot(core, self._move(k, int(code), seat, before, after, view),
+                                      after))
         return out
 
-    def _move(self, k: int, code: int, seat: int, before: dict, after: dict) -> dict:
+    def _move(self, k: int, code: int, seat: int, before: dict, after: dict, view: dict) -> dict:
         board = self.board
-        a = Action.decode(code, board)
+        a = Action.decode(code, board, view)
+        # the same move as the other seats see it: which tickets were kept stays hidden
+        public = Action.decode(code, board, dict(view, pending=[]))
         pb, pa = before["players"][seat], after["players"][seat]
         diff = np.array(pa["hand"]) - np.array(pb["hand"])
         move = {"decision": k, "turn": int(before["turn"]), "seat": seat,
                 "policy": self.policies[seat], "phase": before["phase"], "action": str(a),
+                "public_action": (f"keep {bin(a.mask).count('1')} of the tickets offered"
+                                  if a.kind == "keep" else str(public)),
                 "code": code, "kind": a.kind, "route": None, "route_name": "",
                 "paid": _cards(board, np.maximum(-diff, 0)),
                 "drawn": _cards(board, np.maximum(diff, 0)), "tickets": "",
@@ -176,11 +183,11 @@ class GameRecord:
             move["route"] = int(board.route_id[r])
             move["route_name"] = _route_label(board, r)
         if a.kind == "draw_tickets":
-            move["tickets"] = "; ".join(board.ticket_name(t) for t in pa["pending"])
+            move["tickets"] = "; ".join(ticket_text(board, t) for t in pa["pending"])
         elif a.kind == "keep":
             offered = pb["pending"]
             kept = [offered[i] for i in range(len(offered)) if a.mask >> i & 1]
-            move["tickets"] = "; ".join(board.ticket_name(t) for t in kept)
+            move["tickets"] = "; ".join(ticket_text(board, t) for t in kept)
         t = self._tunnels.get(k)
         if t is not None:
             cards = [int(c) for c in t[4:7] if c >= 0]
@@ -336,8 +343,5 @@ def _cards(board, counts) -> str:
 
 
 def _route_label(board, r: int) -> str:
-    """The route's name; the two halves of a double route are told apart by their id."""
-    name = board.route_name(r)
-    if board.route_partner[r] >= 0:
-        name += f" #{int(board.route_id[r])}"
-    return name
+    """The route's id and name (the id tells a double route's two halves apart)."""
+    return route_text(board, r)
