@@ -28,7 +28,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
 
     Parameters
     ----------
-    game : ttrsim.Game
+    game : ttrsim.Game, or the path of a position saved with ``Game.save``
         The position (it is not changed). Hidden information in it is not used.
     seat : int, optional
         The seat to move (default); another seat raises ValueError (only the seat to move
@@ -48,6 +48,15 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     from ttrsim._search import SearchPolicy, analyse_position
     from ttrsim.actions import describe
 
+    import os
+
+    from ttrsim.game import Game
+
+    if isinstance(game, (str, os.PathLike)):
+        game = Game.load(game)
+    elif not isinstance(game, Game):
+        raise TypeError(f"analyse needs a ttrsim.Game or the path of a saved position, got "
+                        f"{type(game).__name__}")
     if game.is_over():
         raise ValueError("the game is over: there is no move to analyse")
     if seat is not None and int(seat) != game.current_player:
