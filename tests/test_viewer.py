@@ -256,3 +256,26 @@ def test_analysis_table_and_flags(browser, tmp_path):
     shown = browser.execute_script("return document.querySelectorAll('#movelist .flag').length")
     assert shown == len(flags)
     assert _errors(browser) == []
+
+
+def test_ctrl_c_stops_show_analyse_with_one_line(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "g.html"
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "show", "--board", "europe",
+                          "--players", "2", "--analyse", "0", "--playouts", "2000",
+                          "--out", str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    seen = ""
+    while "analysing seat 0" not in seen:     # the analysis has started
+        ch = p.stderr.read(1)
+        assert ch, f"ended before the analysis started: {seen}"
+        seen += ch
+    p.send_signal(signal.SIGINT)
+    rest = p.stderr.read()
+    assert p.wait(timeout=120) == 2, rest
+    last = [line for line in rest.replace("\r", "\n").splitlines() if line.strip()][-1]
+    assert last == "ttrsim show: error: interrupted", rest
+    assert "Traceback" not in rest and not out.exists()

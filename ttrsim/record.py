@@ -316,6 +316,10 @@ class GameRecord:
                     if bar is not None:
                         bar.update(1)
                 core.apply(int(code))
+        except BaseException:
+            if bar is not None:       # stopped (Ctrl-C, an error): clear the bar's line
+                bar.leave = False
+            raise
         finally:
             if bar is not None:
                 bar.close()
