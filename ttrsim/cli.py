@@ -230,8 +230,14 @@ def _cmd_show(sub):
             raise ValueError(f"--analyse {args.analyse}: seats are 0..{record.n_players - 1}")
         if args.playouts <= 0:
             raise ValueError(f"--playouts must be a positive integer, got {args.playouts}")
-        path = record.html(args.out, analyse=args.analyse, playouts=args.playouts,
-                           progress=not args.quiet and args.analyse is not None)
+        progress = not args.quiet and args.analyse is not None
+        try:
+            path = record.html(args.out, analyse=args.analyse, playouts=args.playouts,
+                               progress=progress)
+        except KeyboardInterrupt:
+            if progress:            # the message goes below the progress bar, not after it
+                print(file=sys.stderr)
+            raise
         fin = record.final
         scores = ", ".join(f"seat {q} ({fin.policy[q]}) {fin.total[q]}" for q in fin.index)
         print(f"{record.board.name} {record.n_players}p game {record.game}: "
