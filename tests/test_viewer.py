@@ -242,17 +242,30 @@ def test_other_boards_open_without_errors(browser, board, tmp_path):
 
 
 def test_analysis_table_and_flags(browser, tmp_path):
-    rec = record_game("newyork", ["tickets", "random"], seed=8)
-    path = rec.html(tmp_path / "a.html", analyse=0, playouts=20)
+    # seat 0 plays random: some of its moves are not among the search's candidates
+    rec = record_game("newyork", ["random", "tickets"], seed=8)
     data = rec.view_data(analyse=0, playouts=20)
+    path = write_html(data, tmp_path / "a.html")
     decisions = data["analysis"]["decisions"]
     assert decisions and all(rec.seats[int(k) - 1] == 0 for k in decisions)
-    k, a = next(iter(decisions.items()))
-    assert sum(r["played"] for r in a["rows"]) <= 1
-    _open(browser, path, f"#decision={k}")
-    table = _text(browser, "#analysis")
-    assert "win rate" in table and a["rows"][0]["action"] in table
-    flags = [int(x) for x, v in decisions.items() if v["flag"]]
+    # every decision of seat 0 with a choice is there, and only those
+    with_choice = [k + 1 for k in range(len(rec.actions)) if rec.seats[k] == 0
+                   and len(rec.at(decision=k).legal_action_codes()) > 1]
+    assert sorted(int(k) for k in decisions) == with_choice
+    measured = next(k for k, a in decisions.items() if a["measured"])
+    unmeasured = next(k for k, a in decisions.items() if not a["measured"])
+    for k in (measured, unmeasured):
+        a = decisions[k]
+        assert a["played"] == int(rec.actions[int(k) - 1])
+        assert sum(r["played"] for r in a["rows"]) == int(a["measured"])
+        _open(browser, path, f"#decision={k}")
+        table = _text(browser, "#analysis")
+        assert "win rate" in table and a["rows"][0]["action"] in table
+        played = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#analysis tr.played')).length")
+        assert played == int(a["measured"])
+        assert ("not among the candidates" in table) == (not a["measured"])
+    flags = [x for x, v in decisions.items() if v["flag"]]
     shown = browser.execute_script("return document.querySelectorAll('#movelist .flag').length")
     assert shown == len(flags)
     assert _errors(browser) == []

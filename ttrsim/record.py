@@ -305,12 +305,15 @@ class GameRecord:
                         df = run_analysis(g, playouts=playouts, seed=seed + k)
                         played = int(code)
                         rows = [{"action": r.action, "code": int(r.code),
-                                 "win": float(r.win_rate), "low": float(r.win_low),
-                                 "high": float(r.win_high), "margin": float(r.mean_margin),
+                                 "win": _num(r.win_rate), "low": _num(r.win_low),
+                                 "high": _num(r.win_high), "margin": _num(r.mean_margin),
                                  "played": int(r.code) == played} for r in df.itertuples()]
                         best = int(df["code"].iloc[0]) if len(df) else played
+                        # a move outside the search's candidates has no row: said on the
+                        # page, not flagged (it was not measured)
                         out["decisions"][str(k + 1)] = {
                             "rows": rows, "best": best, "played": played,
+                            "measured": any(r["played"] for r in rows),
                             "flag": best != played and any(r["played"] for r in rows)}
                     done += 1
                     if bar is not None:
@@ -337,6 +340,12 @@ class GameRecord:
     def __repr__(self) -> str:
         return (f"<GameRecord {self.board.name} {self.n_players}p game {self.game}: "
                 f"{len(self.actions)} decisions, policies {list(self.policies)}>")
+
+
+def _num(x):
+    """A float for the page's JSON (NaN, which JSON lacks, as None)."""
+    x = float(x)
+    return None if x != x else x
 
 
 def _cards(board, counts) -> str:
