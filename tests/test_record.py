@@ -134,3 +134,52 @@ def test_python_policy_of_a_saved_run_needs_the_policy_again(tmp_path):
     a = loaded.game(1, policies=["tickets", middle_choice]).final
     b = run.game(1).final
     pd.testing.assert_frame_equal(a, b)
+
+
+@pytest.mark.parametrize("board, seed", [("europe", 1), ("europe", 2), ("usa", 3), ("newyork", 4)])
+def test_move_columns_agree_with_the_rules(board, seed):
+    rec = record_game(board, ["tickets", "random", "greedy"], seed=seed)
+    b = rec.board
+    m = rec.moves
+    index = {int(i): k for k, i in enumerate(b.route_id)}
+    count = lambda text: sum(int(p.split()[0]) for p in text.split(" + ")) if text else 0
+    prev_trains = {}
+    for row in m.itertuples():
+        if row.kind == "claim":
+            n = int(b.route_len[index[row.route]])
+            assert count(row.paid) == n
+            if row.outcome == "free" or pd.isna(row.extra):
+                assert prev_trains.get(row.seat, b.trains) - row.trains == n
+        if row.kind == "tunnel_pay":
+            assert count(row.paid) == row.extra
+        if row.kind == "tunnel_decline":
+            assert count(row.drawn) == int(b.route_len[index[row.route]]) and row.paid == ""
+        if row.revealed and row.revealed != "none":
+            # the extra cards asked: revealed cards of the colour played, or wild
+            claim = m[(m.seat == row.seat) & (m.kind == "claim") & (m.route == row.route)
+                      & (m.decision <= row.decision)].iloc[-1]
+            played = [p.split()[1] for p in claim.paid.split(" + ")]
+            colour = next((c for c in played if c != "wild"), "wild")
+            asked = sum(c == "wild" or (c == colour and colour != "wild")
+                        for c in row.revealed.split(", "))
+            assert asked == row.extra, (row.action, row.revealed)
+        if row.kind == "station":
+            assert count(row.paid) == b.stations - rec.positions()[row.decision + 1][
+                "players"][row.seat]["stations"]
+        if row.kind == "draw_tickets":
+            nxt = m.iloc[row.decision + 1]
+            assert nxt.kind == "keep" and nxt.seat == row.seat
+            assert set(nxt.tickets.split("; ")) <= set(row.tickets.split("; "))
+            assert len(row.tickets.split("; ")) == b.draw_tickets
+        prev_trains[row.seat] = row.trains
+    fin = rec.final
+    last = m.groupby("seat").last()
+    assert list(last.score) == list(fin.route_points)
+    end = rec.positions()[-1]
+    scores = rec.at("end").scores()
+    for q, p in enumerate(end["players"]):
+        done = {t["id"] for t in p["tickets"] if t["state"] == "done"}
+        failed = {t["id"] for t in p["tickets"] if t["state"] == "failed"}
+        assert done == {int(b.ticket_id[t]) for t in scores[q]["completed"]}
+        assert len(done) == fin.tickets_completed[q] and len(failed) == fin.tickets_failed[q]
+        assert p["total"] == fin.total[q]
