@@ -88,8 +88,9 @@ def _browser():
     return chromium, driver, missing
 
 
-@pytest.fixture(scope="module")
-def browser():
+def need_browser():
+    """The browser and its driver, or skip naming the packages to install (fail in CI,
+    which must run these tests)."""
     chromium, driver, missing = _browser()
     if missing:
         why = (f"the browser tests need {', '.join(missing)}: apt-get install chromium "
@@ -97,6 +98,23 @@ def browser():
         if os.environ.get("CI"):
             pytest.fail(why + " (CI must run them: .ci/run installs the packages)")
         pytest.skip(why)
+    return chromium, driver
+
+
+def test_missing_browser_skips_outside_ci_and_fails_in_ci(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(os.path, "exists", lambda path: False)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium, chromium-driver"):
+        need_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run them"):
+        need_browser()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = need_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
     from selenium.webdriver.chrome.service import Service
