@@ -45,7 +45,7 @@ import ttrsim
 from ttrsim._batch import game_seeds, play_batch
 from ttrsim.game import compile_board
 from ttrsim.policies import REGISTRY, make_policy
-from ttrsim.runner import default_batch_size
+from ttrsim.batches import default_batch_size
 
 BOARDS = ("usa", "europe", "newyork")
 

@@ -262,6 +262,9 @@ def main(argv=None) -> int:
                          "endings); --games is split over the modes given (default random mixed)")
     ap.add_argument("--chunk", type=int, default=1000, help="games per chunk (default 1000)")
     ap.add_argument("--n-jobs", type=int, default=-1, help="worker processes (default: all cores)")
+    ap.add_argument("--backend", choices=("loky", "dask"), default="loky",
+                    help="loky: local processes; dask: a dask.distributed cluster (--scheduler)")
+    ap.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
     ap.add_argument("--state", type=Path, default=None,
                     help="JSON-lines file of finished chunks: resumes from it and appends to it")
     ap.add_argument("--stop-at", default=None,
@@ -279,9 +282,14 @@ def main(argv=None) -> int:
         return 0
     if args.games <= 0 or args.chunk <= 0:
         ap.error("--games and --chunk must be positive")
-    from joblib import Parallel, delayed
-    from tqdm import tqdm
+    from contextlib import closing
 
+    from ttrsim.dispatch import check_backend, progress_bar, run_tasks
+
+    try:
+        check_backend(args.backend, args.scheduler)
+    except (ImportError, ValueError) as exc:
+        ap.error(str(exc))
     rows = load_state(args.state) if args.state else []
     sizes = {r["size"] for r in rows}
     if not args.report_only and sizes - {args.chunk}:
@@ -299,17 +307,15 @@ def main(argv=None) -> int:
     bad = 0
     try:
         if todo:
-            jobs = Parallel(n_jobs=args.n_jobs, return_as="generator_unordered")(
-                delayed(play_chunk)(*c) for c in todo)
-            with tqdm(total=sum(c[4] for c in todo), unit="game", unit_scale=True,
-                      smoothing=0.05) as bar:
-                for res in jobs:
+            bar = progress_bar(True, sum(c[4] for c in todo), unit="game")
+            with closing(run_tasks(play_chunk, todo, args.n_jobs, args.backend, args.scheduler,
+                                   bar=bar, sizes=[c[4] for c in todo])) as chunks:
+                for res in chunks:
                     rows.append(res)
                     bad += res["violations"]
                     if out:
                         out.write(json.dumps(res) + "\n")
                         out.flush()
-                    bar.update(res["games"])
                     bar.set_postfix(violations=bad)
                     if deadline is not None and time.time() > deadline:
                         print(f"stopped at {args.stop_at} UTC; the state file keeps every "

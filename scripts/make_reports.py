@@ -204,7 +204,7 @@ BALANCE_GAMES = {"europe-4p-route-importance": ("europe", 4, 4000),
 
 def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool):
     from ttrsim.analysis import route_importance, ticket_fairness
-    from ttrsim.balance_report import write_fairness_report, write_route_importance_report
+    from ttrsim.report import write_fairness_report, write_route_importance_report
 
     board, players, default = BALANCE_GAMES[name]
     games = games or default
@@ -216,19 +216,16 @@ def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool
         work = runs / name
         if fresh and work.exists():
             shutil.rmtree(work)
-        table = route_importance(board, players, games=games, seed=SEED, n_jobs=jobs,
-                                 out=work, progress=True)
+        result = route_importance(board, players, games=games, seed=SEED, n_jobs=jobs,
+                                  out=work, progress=True)
         played = time.perf_counter() - t
-        n_boards = int(table.note.eq("").sum()) + 1
+        n_boards = int(result.table.note.eq("").sum()) + 1
         notes = [f"Europe, 4 players, every seat on the default policy (tickets), seats rotating; "
                  f"{games:,} games per board on {n_boards} boards (the intact board and each "
                  f"route removed): {games * n_boards:,} games in {played:.0f} s with "
                  f"--jobs {jobs}. Seed {SEED}. Made by: {command}"]
-        from ttrsim import maps
-
-        index = write_route_importance_report(table, maps.load(board), out,
-                                              f"Route importance: Europe, 4 players, "
-                                              f"{games:,} games per route", notes)
+        index = write_route_importance_report(result, out, f"Route importance: Europe, 4 "
+                                              f"players, {games:,} games per route", notes)
     else:
         fair = ticket_fairness(board, players, games=games, seed=SEED, n_jobs=jobs, rounds=2)
         played = time.perf_counter() - t

@@ -10,7 +10,7 @@ import pytest
 from scipy import stats as sps
 
 from ttrsim import analysis as an
-from ttrsim.analysis.stats import z_value
+from ttrsim.stats import z_value
 
 # ---------------------------------------------------------------------------------------
 # A four-city board and a three-game run (games 0 and 1 with 2 players, game 2 with 3).

@@ -9,11 +9,11 @@ import pytest
 
 import ttrsim
 from ttrsim import maps
-from ttrsim.analysis.balance import route_importance, ticket_difficulty, ticket_fairness
-from ttrsim.analysis.compare import compare, paired_configs
+from ttrsim.analysis.studies import compare, route_importance, ticket_difficulty, ticket_fairness
+from ttrsim.analysis.studies.paired import paired_configs
+from ttrsim.batches import play
 from ttrsim.cli import main
 from ttrsim.game import Game
-from ttrsim.runner import _play
 from ttrsim.variants import VariantError, board_to_dict, load_variant, variant
 
 
@@ -183,12 +183,12 @@ def test_common_random_numbers_start_game_i_identically():
             assert a[k] == b[k]
         assert [p["hand"] for p in a["players"]] == [p["hand"] for p in b["players"]]
     # the batches the comparison plays: the same initial ticket offers in every game
-    ob, ov = (np.asarray(_play(c, 0, 40)["offers"]) for c in (cb, cv))
+    ob, ov = (np.asarray(play(c, 0, 40)["offers"]) for c in (cb, cv))
     first = lambda o: o[o[:, 5] == 1][:, [0, 1, 2]]
     assert np.array_equal(first(ob), first(ov))
     # and with independent seeds (crn=False) they are not the same games
     _, cu = paired_configs(base, other, 4, None, 40, 11, crn=False)
-    assert not np.array_equal(first(ob), first(np.asarray(_play(cu, 0, 40)["offers"])))
+    assert not np.array_equal(first(ob), first(np.asarray(play(cu, 0, 40)["offers"])))
 
 
 def test_identical_variant_same_games_no_difference():
@@ -259,7 +259,9 @@ def test_ticket_difficulty_is_the_shortest_chain(board):
 def test_route_importance_rows_notes_and_resume(tmp_path, board):
     kw = dict(games=200, seed=3, batch_size=100, group_size=2)
     out = tmp_path / "ri"
-    table = route_importance(board, 2, out=out, **kw)
+    result = route_importance(board, 2, out=out, **kw)
+    table = result.table
+    assert result.manifest["kind"] == "route_importance" and result.manifest["games"] == 200
     assert sorted(table.route) == [1, 2, 3, 4, 5, 6]
     # A-E (6) and D-E (5): without one of them the other keeps E joined; every route here
     # can go, but a board where it cannot says so
@@ -267,11 +269,11 @@ def test_route_importance_rows_notes_and_resume(tmp_path, board):
     tasks = sorted((out / "tasks").glob("*.npz"))
     assert len(tasks) == 2 * 3
     tasks[1].unlink()
-    again = route_importance(board, 2, out=out, **kw)
+    again = route_importance(board, 2, out=out, **kw).table
     assert again.equals(table)
     assert table.completion_base.nunique() == 1
     spur = variant(board, remove_routes=[6])       # now D-E is E's only route
-    t2 = route_importance(spur, 2, games=100, seed=3, routes=[5, 3])
+    t2 = route_importance(spur, 2, games=100, seed=3, routes=[5, 3]).table
     assert "no chain of routes" in t2.set_index("route").loc[5, "note"]
     assert np.isnan(t2.set_index("route").loc[5, "importance"])
     with pytest.raises(ValueError, match="different route-importance run"):
@@ -319,6 +321,6 @@ def test_dask_backend_gives_the_same_tables():
                                   dashboard_address=None, processes=True) as cluster:
         dask = dict(backend="dask", scheduler=cluster.scheduler_address)
         c = compare("newyork", v, 2, **kw, **dask)
-        r = route_importance("newyork", 2, routes=[1, 2], **kw, **dask)
+        r = route_importance("newyork", 2, routes=[1, 2], **kw, **dask).table
     assert c.table.equals(compare("newyork", v, 2, **kw).table)
-    assert r.equals(route_importance("newyork", 2, routes=[1, 2], **kw))
+    assert r.equals(route_importance("newyork", 2, routes=[1, 2], **kw).table)

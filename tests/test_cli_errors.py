@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from ttrsim.cli import main
-from ttrsim.runner import load_run, simulate
+from ttrsim.results import load_run
+from ttrsim.runner import simulate
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -61,9 +62,9 @@ def test_dask_backend_without_dask_names_the_extra(capsys, tmp_path, monkeypatch
     out = tmp_path / "never"
     one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--backend", "dask",
                             "--scheduler", "tcp://127.0.0.1:1", "--out", str(out)],
-                   "pip install 'ttrsim[dask]'")
+                   'pip install -e ".[dask]"')          # the README's install command
     assert not out.exists()                                   # refused before writing
-    with pytest.raises(ImportError, match=r"ttrsim\[dask\]"):
+    with pytest.raises(ImportError, match=r'pip install -e "\.\[dask\]"'):
         simulate("usa", 2, games=5, backend="dask", scheduler="tcp://127.0.0.1:1")
 
 
@@ -212,7 +213,7 @@ def test_ctrl_c_while_workers_start_is_kept_for_after():
     """SIGINT is held while joblib starts its workers; one pressed then must interrupt the
     run as soon as the workers are up, not be lost (the run would go on to the end)."""
     code = ("import os, signal, threading, time\n"
-            "from ttrsim.runner import _sigint_held\n"
+            "from ttrsim.dispatch import _sigint_held\n"
             "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
             "try:\n"
             "    with _sigint_held():\n"

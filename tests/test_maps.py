@@ -627,7 +627,9 @@ def test_original_data_not_modified():
 
 
 def test_cli_maps_table(capsys):
-    assert maps.cli_maps(argparse.Namespace(path=None)) == 0
+    from ttrsim import cli
+
+    assert cli.main(["maps"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == [
         "board", "cities", "routes", "doubles", "spaces", "gray", "tunnels", "ferries",
@@ -645,7 +647,9 @@ def test_cli_maps_table(capsys):
 
 def test_cli_maps_file(tmp_path, capsys):
     path = write(tmp_path, mini())
-    assert maps.cli_maps(argparse.Namespace(path=str(path))) == 0
+    from ttrsim import cli
+
+    assert cli.main(["maps", str(path)]) == 0
     out = capsys.readouterr().out
     assert "mini: Mini board" in out
     assert str(path.resolve()) in out

@@ -155,7 +155,9 @@ def test_cli_tunnel_odds(monkeypatch, capsys):
 
 
 def test_cli_report(monkeypatch, tmp_path, capsys):
-    monkeypatch.setattr(ttrsim, "load_run", lambda path: fake_summary_run(), raising=False)
+    import ttrsim.results
+
+    monkeypatch.setattr(ttrsim.results, "load_run", lambda path: fake_summary_run())
     assert cli.main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "index.html").exists()
     assert capsys.readouterr().out.strip().endswith("index.html")

@@ -109,7 +109,7 @@ def test_replay_returns_a_record_and_positions_follow_the_moves():
     assert g.state() == rec.at(decision=11).state()
     with pytest.raises(ValueError, match="outside"):
         rec.at(10_000)
-    with pytest.raises(ValueError, match="outside"):
+    with pytest.raises(ValueError, match="game must be a whole number from 0 to 3"):
         run.game(4)
 
 

@@ -155,7 +155,9 @@ def test_station_value_chart_draws_each_group_once():
 def test_cli_report_baseline_adds_station_value(monkeypatch, tmp_path, capsys):
     run, base = station_runs()
     runs = {str(tmp_path / "with"): run, str(tmp_path / "without"): base}
-    monkeypatch.setattr(ttrsim, "load_run", lambda path: runs[str(path)], raising=False)
+    import ttrsim.results
+
+    monkeypatch.setattr(ttrsim.results, "load_run", lambda path: runs[str(path)])
     out = tmp_path / "out"
     assert cli.main(["report", str(tmp_path / "with"), "--baseline", str(tmp_path / "without"),
                      "--out", str(out)]) == 0

@@ -12,7 +12,9 @@ import pytest
 
 import ttrsim
 from ttrsim.cli import main
-from ttrsim.runner import EVENT_TABLES, load_run, replay, simulate
+from ttrsim.results import load_run
+from ttrsim.runner import replay, simulate
+from ttrsim.tables import EVENT_TABLES
 
 POLICIES = ["random", "random", "random"]
 

@@ -11,7 +11,7 @@ from ttrsim._policies import decide
 from ttrsim._search import SearchPolicy
 from ttrsim.cli import main as cli_main
 from ttrsim.game import compile_board
-from ttrsim.policies import make_policy
+from ttrsim.policies import make_policy, make_search_policy
 from ttrsim.runner import simulate
 
 TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 5)] \
@@ -251,7 +251,7 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown rollout policy 'nope'"):
         make_policy("search:rollout=nope", None)
     with pytest.raises(ValueError, match="unknown rollout policy 'search'"):
-        SearchPolicy(rollout="search")
+        make_search_policy(rollout="search")
     with pytest.raises(ValueError, match="playouts must be a positive"):
         make_policy("search:playouts=0", None)
     with pytest.raises(ValueError, match="playouts must be a positive"):
@@ -285,3 +285,133 @@ def test_search_is_listed_and_pickles():
     p = make_policy("search:playouts=50,rollout=greedy", None)
     q = pickle.loads(pickle.dumps(p))
     assert q.params == p.params and q.spec == p.spec == "search:playouts=50,rollout=greedy"
+
+
+# --- the budget --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("playouts", [7, 13, 40, 41, 97])
+def test_the_search_never_spends_more_than_its_budget(playouts):
+    """Over hundreds of decisions per budget (budgets that do not divide evenly among the
+    candidates, fewer playouts than candidates, the default kept in the race), in
+    sequential halving and UCB1: never more than `playouts` playouts in one decision."""
+    cb = compile_board("newyork")
+    games = max(2, 700 // playouts)
+    for spec in (f"search:playouts={playouts},draws=1,claims=12",
+                 f"search:playouts={playouts},c=0.5,claims=6"):
+        pols = [make_policy(spec, cb.board), make_policy("tickets", cb.board)]
+        play_batch(cb, 2, pols, game_seeds(playouts, games), 0, True, True)
+        p = pols[0]
+        assert p.total_decisions > 15 * games
+        assert 0 < p.max_playouts <= playouts, spec
+        # the budget is used, not merely bounded: most of it at the decisions searched
+        assert p.max_playouts >= 0.75 * playouts, spec
+
+
+def test_each_decision_s_playouts_stay_within_the_budget():
+    """The same, counted from each decision's own statistics (not the policy's counters)."""
+    rng = np.random.default_rng(3)
+    checked = 0
+    for i in range(60):
+        g = Game("europe", 3, seed=int(rng.integers(1 << 30)))
+        for _ in range(int(rng.integers(0, 60))):
+            if g.is_over():
+                break
+            g.apply(g.legal_actions()[int(rng.integers(len(g.legal_actions())))])
+        if g.is_over():
+            continue
+        for budget, extra in ((7, "claims=12"), (13, "c=0.3,claims=12"), (41, "draws=1,claims=3")):
+            p = make_policy(f"search:playouts={budget},{extra}", g.board)
+            decide(p, g, seed=i)
+            rows, _ = p.last_decision()
+            assert sum(r[1] for r in rows) <= budget
+            assert p.max_playouts == sum(r[1] for r in rows)
+            checked += 1
+    assert checked > 100
+
+
+# --- analyse ranks every choice where a phase has few ------------------------------------
+
+FIVE = ["red", "blue", "green", "yellow", "black"]
+
+
+def analysed_codes(g, playouts=4, **kw):
+    df = ttrsim.analyse(g, playouts=playouts, seed=1, **kw)
+    assert (df["playouts"] == playouts).all() and df["best"].sum() == 1
+    return df, set(df["code"])
+
+
+def test_analyse_ranks_every_second_draw():
+    g = Game.from_position("usa", 2, hands=[{"red": 1}, {}], faceup=FIVE, current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    assert g.phase == "second_draw"
+    df, codes = analysed_codes(g)
+    assert len(df) == 6                                     # five face-up cards + blind
+    assert codes == {a.code for a in g.legal_actions()}
+
+
+def test_analyse_ranks_one_face_up_card_per_colour():
+    faceup = ["red", "red", "blue", "blue", "green"]
+    g = Game.from_position("usa", 2, faceup=faceup, current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    slot_of = {g.action("draw_faceup", slot=k).code: k for k in range(5)}
+    df, codes = analysed_codes(g)
+    colours = [faceup[slot_of[c]] for c in codes if c in slot_of]
+    assert sorted(colours) == ["blue", "green", "red"] and len(df) == 4
+
+
+def test_analyse_considers_every_face_up_colour_on_a_first_draw():
+    g = Game.from_position("usa", 2, faceup=FIVE, current=0, seed=3)
+    df, codes = analysed_codes(g, claims=0)
+    for slot in range(5):
+        assert g.action("draw_faceup", slot=slot).code in codes
+    assert g.action("draw_blind").code in codes
+
+
+def test_analyse_ranks_every_keep_set():
+    g = Game("usa", 2, seed=4)
+    while g.phase != "turn":
+        g.apply(g.legal_actions()[0])
+    g.apply(g.action("draw_tickets"))
+    assert g.phase == "keep_tickets"
+    df, codes = analysed_codes(g)
+    legal = {a.code for a in g.legal_actions()}
+    assert codes == legal and len(legal) == 7            # three tickets offered, keep 1-3
+
+
+def tunnel_position():
+    """Europe: seat 0 claims a 2-long grey tunnel with red cards; the cards revealed ask
+    for extra cards it can pay in several ways, or decline."""
+    g = Game.from_position("europe", 2, hands=[{"red": 4, "wild": 2}, {}],
+                           deck_top=["red", "wild", "blue"], current=0, seed=2)
+    b = g.board
+    route = next(r for r in range(b.n_routes) if b.route_tunnel[r] and b.route_len[r] == 2
+                 and b.route_ferry[r] == 0)
+    colour = "red" if b.route_color[route] in (b.colors.index("red"), len(b.colors)) \
+        else b.colors[b.route_color[route]]
+    hand = {"red": 4, "wild": 2} if colour == "red" else {colour: 4, "wild": 2}
+    g = Game.from_position("europe", 2, hands=[hand, {}], deck_top=[colour, "wild", "blue"],
+                           current=0, seed=2)
+    g.apply(g.action("claim", route=route, color=colour))
+    assert g.phase == "tunnel"
+    return g
+
+
+def test_analyse_ranks_every_tunnel_payment_and_declining():
+    g = tunnel_position()
+    legal = {a.code for a in g.legal_actions()}
+    assert len(legal) >= 3                                  # declining + two payments or more
+    df, codes = analysed_codes(g)
+    assert codes == legal
+    # the search policy itself still compares declining with the cheapest payment only
+    p = make_policy("search:playouts=6", g.board)
+    decide(p, g, seed=1)
+    assert p.last_decision()[0].__len__() == 2
+
+
+def test_the_search_policy_s_second_draws_are_unchanged_by_analyse():
+    g = Game.from_position("usa", 2, faceup=FIVE, current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    p = make_policy("search:playouts=6", g.board)                     # draws=0: no search
+    decide(p, g, seed=1)
+    assert len(p.last_decision()[0]) == 1
+

@@ -10,7 +10,8 @@ import pytest
 
 from ttrsim import maps
 from ttrsim.cli import main
-from ttrsim.runner import Run, load_run, replay, simulate
+from ttrsim.results import Run, load_run
+from ttrsim.runner import replay, simulate
 
 
 def wilson(k, n, z=1.959963984540054):

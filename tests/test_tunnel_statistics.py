@@ -5,7 +5,7 @@ import pytest
 from scipy import stats
 
 from ttrsim import Game
-from ttrsim.analysis.stats import wilson_interval
+from ttrsim.stats import wilson_interval
 from ttrsim.analysis.tunnels import tunnel_odds
 
 pytestmark = pytest.mark.slow

@@ -5,7 +5,7 @@ board in the same map format) with pluggable player policies; ``simulate`` sprea
 games over cores; ``analysis``, ``plots`` and ``report`` turn the results into tables with
 confidence intervals, figures and reports.
 """
-__version__ = "0.1.0"
+from ttrsim._version import __version__
 
 
 def get_include() -> str:
@@ -25,9 +25,10 @@ from ttrsim import maps  # noqa: E402
 from ttrsim.actions import Action, IllegalActionError  # noqa: E402
 from ttrsim.game import Game  # noqa: E402
 from ttrsim.policies import Policy, PolicyError  # noqa: E402
-from ttrsim.runner import Run, load_run, replay, simulate  # noqa: E402
+from ttrsim.results import Run, load_run  # noqa: E402
+from ttrsim.runner import replay, simulate  # noqa: E402
 from ttrsim.variants import VariantError, load_variant, variant  # noqa: E402
-from ttrsim.analysis.compare import Comparison, compare  # noqa: E402
+from ttrsim.analysis.studies import Comparison, compare  # noqa: E402
 from ttrsim.search import analyse  # noqa: E402
 
 __all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "analyse",

@@ -19,6 +19,10 @@ class IllegalActionError(ValueError):
     """An action that is not legal in the current position."""
 
 
+class PolicyError(RuntimeError):
+    """A policy answered with an illegal or malformed action, or raised."""
+
+
 def encode(kind: str, a: int = 0, b: int = 0, c: int = 0) -> int:
     """Integer code of an action (see the module docstring)."""
     if kind not in KIND_CODE:
@@ -172,8 +176,6 @@ def describe_policy(target) -> str:
 def check_choice(answer, actions: list[Action], spec: str, seat: int, turn: int) -> int:
     """Code of a Python policy's answer if it is one of the legal actions, else raise
     ``IllegalActionError`` naming the policy, the seat, the turn and the legal actions."""
-    from ttrsim._policy import PolicyError
-
     code = answer.code if isinstance(answer, Action) else answer
     if isinstance(code, bool) or not isinstance(code, int):
         try:

@@ -12,7 +12,12 @@ def _cmd_maps(sub):
     def run(args):
         from ttrsim import maps
 
-        return maps.cli_maps(args)
+        if args.path:
+            print(maps.describe(maps.load(args.path)))
+            print("OK: the map file is valid.")
+        else:
+            print(maps.boards_table())
+        return 0
 
     p.set_defaults(func=run)
 
@@ -39,9 +44,21 @@ def _cmd_tunnel_odds(sub):
     p.add_argument("--all-wild", action="store_true", help="the tunnel is paid with wild cards only")
 
     def run(args):
-        from ttrsim.analysis import tunnels
+        from ttrsim import maps
+        from ttrsim.analysis.tunnels import parse_counts, tunnel_odds
 
-        return tunnels.cli_tunnel_odds(args)
+        board = maps.load(args.board)
+        odds = tunnel_odds(board, args.color, parse_counts(args.hand), parse_counts(args.faceup),
+                           parse_counts(args.discards), args.all_wild)
+        info = odds.attrs
+        wild_only = args.all_wild or args.color in ("wild", board.wild)
+        matching = "wild cards" if wild_only else f"{args.color} or wild cards"
+        print(f"{board.name}: {info['revealed']} cards revealed from {info['unseen']} unseen "
+              f"cards, {info['matching']} of them matching ({matching})")
+        print(odds.to_string(index=False, formatters={"probability": "{:.4f}".format}))
+        print(f"P(at least one extra card) = {1 - odds.probability.iloc[0]:.4f}; "
+              f"expected extra cards = {info['expected']:.3f}")
+        return 0
 
     p.set_defaults(func=run)
 
@@ -58,12 +75,17 @@ def _cmd_report(sub):
     def run(args):
         from pathlib import Path
 
-        from ttrsim import report
+        from ttrsim.report import write_report
+        from ttrsim.results import load_run
 
         if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
             raise ValueError(f"--out {args.out} is a file; give a directory for the report "
                              "(it is created if missing)")
-        return report.cli_report(args)
+        run = load_run(args.run_dir)
+        baseline = load_run(args.baseline) if args.baseline is not None else None
+        out_dir = args.out or Path(args.run_dir) / "report"
+        print(write_report(run, out_dir, title=args.title, baseline=baseline))
+        return 0
 
     p.set_defaults(func=run)
 
@@ -307,7 +329,8 @@ def _cmd_compare(sub):
         import os
 
         from ttrsim import maps
-        from ttrsim.analysis.compare import compare
+        from ttrsim.analysis.studies import compare
+        from ttrsim.report import write_comparison_report
         from ttrsim.variants import load_variant
 
         if not os.path.isfile(args.variant):
@@ -345,7 +368,7 @@ def _cmd_compare(sub):
             result.sorted_table().to_csv(args.csv, index=False)
             print(f"table written to {args.csv}")
         if args.report:
-            print(f"report: {result.report(args.report)}")
+            print(f"report: {write_comparison_report(result, args.report)}")
         return 0
 
     p.set_defaults(func=run)
@@ -359,7 +382,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ttrsim",
         description="Monte Carlo analysis toolkit for Ticket to Ride.",
     )
-    from ttrsim import __version__
+    from ttrsim._version import __version__
 
     parser.add_argument("--version", action="version", version=f"ttrsim {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")

@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["Board", "MapError", "available", "cli_maps", "from_dict", "load"]
+from ttrsim._validate import is_int
+
+__all__ = ["Board", "MapError", "available", "boards_table", "describe", "from_dict", "load"]
 
 #: Built-in boards, in display order.
 BUILTIN = ("usa", "europe", "newyork")
@@ -215,7 +217,7 @@ class Board:
 
     def check_players(self, n: int) -> int:
         """Return ``n`` if the board can be played by ``n`` players, else raise ``ValueError``."""
-        if isinstance(n, bool) or not isinstance(n, (int, np.integer)):
+        if not is_int(n):
             raise ValueError(f"player count must be a whole number, got {n!r}")
         if not self.min_players <= n <= self.max_players:
             raise ValueError(
@@ -892,13 +894,6 @@ def describe(board: Board) -> str:
     return "\n".join([f"{board.name}: {board.title}"] + [f"  {k:<18}{v}" for k, v in rows])
 
 
-def cli_maps(args) -> int:
-    """``ttrsim maps [PATH]``: list the built-in boards, or check and summarise one file."""
-    path = getattr(args, "path", None)
-    if path:
-        print(describe(load(path)))
-        print("OK: the map file is valid.")
-    else:
-        rows = [_summary_row(load(name)) for name in available()]
-        print(_format_table(rows))
-    return 0
+def boards_table() -> str:
+    """The built-in boards and their totals, one row each (what ``ttrsim maps`` prints)."""
+    return _format_table([_summary_row(load(name)) for name in available()])

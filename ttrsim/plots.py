@@ -15,7 +15,7 @@ import pandas as pd
 from matplotlib import colormaps
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
-from matplotlib.colors import Normalize
+from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
 
 #: Columns by which analysis tables may be grouped; each group becomes one series.
@@ -328,4 +328,122 @@ def plot_game_length(table: pd.DataFrame, title: str | None = None) -> Figure:
     right.set_title("Ticket completion")
     right.set_ylim(0, 1)
     fig.suptitle(title or "By player count, with confidence intervals")
+    return fig
+
+
+# ---------------------------------------------------------------------------
+# the paired studies (ttrsim.analysis.studies)
+
+
+def plot_comparison(comparison, top: int = 25, title: str | None = None):
+    """Forest plot: the ``top`` metrics with the largest |t| (significant ones first), as
+    the relative difference (variant - base) / |base| with its paired 95% interval."""
+    t = comparison.sorted_table().head(top)
+    t = t[np.isfinite(t.relative)].iloc[::-1]
+    scale = t.base.abs().replace(0, np.nan).to_numpy()
+    rel, lo, hi = (100 * t.relative.to_numpy(), 100 * t.low.to_numpy() / scale,
+                   100 * t.high.to_numpy() / scale)
+    fig, ax = new_figure(width=9, height=max(3.0, 0.28 * len(t) + 1.2))
+    y = np.arange(len(t))
+    colors = np.where(t.significant, "tab:red", "tab:gray")
+    ax.errorbar(rel, y, xerr=np.vstack([np.clip(rel - lo, 0, None), np.clip(hi - rel, 0, None)]),
+                fmt="none", ecolor=colors, elinewidth=1.5)
+    ax.scatter(rel, y, c=colors, zorder=3, s=18)
+    ax.axvline(0, color="black", lw=0.8)
+    ax.set_yticks(y, [m[:70] for m in t.metric], fontsize=7)
+    ax.set_xlabel("difference relative to the base (%), paired 95% interval")
+    m = comparison.manifest
+    ax.set_title(title or f"{m['variant_description'][:90]}\n{m['games']:,} paired games; "
+                 f"red: q < {comparison.alpha}", fontsize=9)
+    return fig
+
+
+def plot_route_map(board, values: dict, label: str, title: str | None = None,
+                   cmap: str = "coolwarm", diverging: bool = True, missing: set = frozenset()):
+    """The board with each route coloured by ``values[route id]`` (routes drawn between
+    their cities' coordinates, doubles side by side). Routes in ``missing`` are drawn
+    dashed in gray; routes without a value light gray."""
+    coords = np.asarray(board.coords, dtype=float)
+    ids = [int(r) for r in board.route_id]
+    a, b = np.asarray(board.route_a), np.asarray(board.route_b)
+    vals = np.array([values.get(r, np.nan) for r in ids], dtype=float)
+    extent = float(np.ptp(coords, axis=0).max()) or 1.0
+    shift = _double_offsets(a, b, 0.012 * extent)
+    start, end = coords[a], coords[b]
+    d = end - start
+    normal = np.column_stack([-d[:, 1], d[:, 0]])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
+    normal *= np.where(a <= b, 1.0, -1.0)[:, None]
+    seg = np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
+    fig, ax = new_figure(width=9, height=7)
+    finite = np.isfinite(vals)
+    gone = np.array([r in missing for r in ids])
+    if (~finite & ~gone).any():
+        ax.add_collection(LineCollection(seg[~finite & ~gone], colors="#dddddd", linewidths=2,
+                                         zorder=0))
+    if gone.any():
+        ax.add_collection(LineCollection(seg[gone], colors="gray", linewidths=1.5,
+                                         linestyles="dashed", zorder=0))
+    if finite.any():
+        lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+        if diverging:
+            m = max(abs(lo), abs(hi), 1e-9)
+            norm = TwoSlopeNorm(0.0, -m, m)
+        else:
+            norm = Normalize(lo, hi if hi > lo else lo + 1e-9)
+        lines = LineCollection(seg[finite], cmap=colormaps[cmap], norm=norm, linewidths=3.5,
+                               zorder=1)
+        lines.set_array(vals[finite])
+        ax.add_collection(lines)
+        fig.colorbar(lines, ax=ax, shrink=0.8, label=label)
+    ax.scatter(coords[:, 0], coords[:, 1], s=16, color="black", zorder=2)
+    for name, (x, y) in zip(board.cities, coords):
+        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7,
+                    zorder=3)
+    ax.set_aspect("equal")
+    ax.autoscale_view()
+    ax.set_xlabel("x (map units)")
+    ax.set_ylabel("y (map units)")
+    ax.set_title(title or label)
+    return fig
+
+
+def plot_fairness(fairness):
+    """Left: each ticket's value (expected net ticket points per train space of difficulty)
+    per round with its interval, against the round's target. Right: the spread (coefficient
+    of variation over the balanceable tickets) per round with its interval."""
+    t = fairness.table
+    rounds = sorted(t["round"].unique())
+    first = t[t["round"] == 0].sort_values("value")
+    order = list(first.ticket)
+    fig, (left, right) = new_figure(2, width=12, height=max(4.5, 0.2 * len(order) + 1.5))
+    for k, r in enumerate(rounds):
+        part = t[t["round"] == r].set_index("ticket").loc[order]
+        y = np.arange(len(order)) + (k - (len(rounds) - 1) / 2) * 0.25
+        v, lo, hi = part.value.to_numpy(), part.value_low.to_numpy(), part.value_high.to_numpy()
+        label = "as printed" if r == 0 else f"round {r} points"
+        left.errorbar(v, y, xerr=np.vstack([np.clip(v - lo, 0, None), np.clip(hi - v, 0, None)]),
+                      fmt="o", ms=3, lw=1, label=label)
+    left.axvline(fairness.spread.target_value.iloc[0], color="black", lw=0.8, ls="--",
+                 label="target (round 0)")
+    names = t[t["round"] == 0].set_index("ticket").loc[order]
+    left.set_yticks(np.arange(len(order)),
+                    [f"{n}{'' if b else ' (*)'}" for n, b in zip(names.name, names.balanceable)],
+                    fontsize=7)
+    left.set_xlabel("value: expected net ticket points per train space")
+    left.set_title("Ticket value per unit of difficulty\n(*): completion below the "
+                   "threshold, points kept", fontsize=9)
+    left.legend(fontsize=7)
+    s = fairness.spread
+    x = np.arange(len(s))
+    right.bar(x - 0.2, s.spread, 0.4, yerr=np.vstack([s.spread - s.spread_low,
+                                                      s.spread_high - s.spread]),
+              capsize=4, label="balanceable tickets")
+    right.bar(x + 0.2, s.spread_all, 0.4, yerr=np.vstack([s.spread_all - s.spread_all_low,
+                                                          s.spread_all_high - s.spread_all]),
+              capsize=4, label="all tickets")
+    right.set_xticks(x, ["as printed" if r == 0 else f"round {r}" for r in s["round"]])
+    right.set_ylabel("spread of value (coefficient of variation)")
+    right.set_title("Spread between tickets, 95% bootstrap intervals", fontsize=9)
+    right.legend(fontsize=7)
     return fig

@@ -23,16 +23,18 @@ from ttrsim._policy import Policy, PolicyError, PyPolicy
 from ttrsim._search import SearchPolicy
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
-           "make_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
+           "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
 
 
 @dataclass(frozen=True)
 class PolicyInfo:
-    """A built-in policy: its class, description and parameters (name -> (default, doc))."""
+    """A built-in policy: its class, description and parameters (name -> (default, doc));
+    ``build(**params)`` makes an instance when calling the class is not enough."""
 
     cls: type
     doc: str
     params: dict = field(default_factory=dict)
+    build: object = None
 
 
 _TUNNELS = (1, "0: never attempt a tunnel (plans route around them)")
@@ -40,6 +42,29 @@ _RISK = (0.3, "largest accepted probability that a tunnel reveals more extra car
               "the hand can pay (then the claim is declined and the turn lost)")
 _DRAW = (12, "once its tickets are done, draw more only while at least this many trains "
              "remain (and a draw is expected to beat playing for route points)")
+
+_PROPOSERS = ("tickets", "greedy", "routes")
+
+
+def make_search_policy(rollout: str = "tickets", **params) -> SearchPolicy:
+    """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
+    ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
+    instances and its proposers. ``params`` are the search's own (``ttrsim policies``).
+    The proposers: of the rollout followed by tickets, greedy and routes (without the
+    rollout), the first three less any that plays at random, less the first (the
+    rollout's own choice is already the default candidate)."""
+    rollout = str(rollout).strip()
+    name = rollout.partition(":")[0].strip()
+    if name not in REGISTRY or name == "search":
+        known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
+        raise ValueError(f"search: unknown rollout policy {rollout!r}; use one of the "
+                         f"built-in policies: {known}")
+    parse_spec(rollout)
+    rollouts = [make_policy(rollout, None) for _ in range(6)]
+    names = ([rollout] + [p for p in _PROPOSERS if p != rollout and p in REGISTRY])[:3]
+    proposers = [p for p in (make_policy(n, None) for n in names) if not isinstance(p, RandomPolicy)]
+    return SearchPolicy(rollouts, proposers[1:], rollout=rollout, **params)
+
 
 REGISTRY: dict[str, PolicyInfo] = {
     "random": PolicyInfo(RandomPolicy, "a uniformly random legal action at every decision"),
@@ -89,7 +114,8 @@ REGISTRY: dict[str, PolicyInfo] = {
                         "weighted by exp(infer x the number of its cities their own routes "
                         "touch); 0: uniformly at random"),
          "ticket_draws": (1, "0: a ticket draw is a candidate only when the rollout policy "
-                             "itself would draw (to measure what ticket draws are worth)")}),
+                             "itself would draw (to measure what ticket draws are worth)")},
+        build=make_search_policy),
 }
 DEFAULT_POLICY = "tickets"
 
@@ -234,7 +260,8 @@ def make_policy(spec, board) -> Policy:
         name, params = parse_spec(spec)
         info = REGISTRY[name]
         values = {k: v[0] for k, v in info.params.items()} | params
-        policy = info.cls(**values) if values else info.cls()
+        make = info.build or info.cls
+        policy = make(**values) if values else make()
         policy.spec = policy_name(spec)
         return policy
     return PyPolicy(_Guarded(spec), board, spec=_python_name(spec))

@@ -17,10 +17,12 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
             infer: float = 5.0) -> pd.DataFrame:
     """Evaluate the candidate actions of the seat to move by information-set search.
 
-    Every candidate of the ``search`` policy's filter (the heuristics' choices, a blind
-    draw, a ticket draw, up to ``claims`` claims; every choice when keeping tickets) is
-    played ``playouts`` times to the end of the game from worlds sampled from what the
-    seat may know (hidden hands, deck order and hidden tickets resampled, the others'
+    Every choice is ranked where a phase has few (a second card draw: each face-up colour
+    and the blind draw; keeping tickets: every keep set; a tunnel: every payment and
+    declining); at the start of a turn the candidates are the heuristics' choices, a
+    face-up card of each colour on offer, a blind draw, a ticket draw and up to
+    ``claims`` claims. Each is played ``playouts`` times to the end of the game from
+    worlds sampled from what the seat may know (hidden hands, deck order and hidden tickets resampled, the others'
     tickets dealt toward the cities their routes touch), with
     ``rollout`` playing every seat. Candidate k's i-th playout uses the same world as
     every other candidate's i-th (common random numbers), so differences between rows
@@ -43,14 +45,14 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     Wilson 95% interval ``win_low``/``win_high``, ``mean_margin`` (final score minus the
     best opponent's), ``utility`` (mean playout value), ``best`` (True on the chosen row).
     """
-    from scipy.stats import binomtest
-
-    from ttrsim._search import SearchPolicy, analyse_position
-    from ttrsim.actions import describe
-
     import os
 
+    from scipy.stats import binomtest
+
+    from ttrsim._search import analyse_position
+    from ttrsim.actions import describe
     from ttrsim.game import Game
+    from ttrsim.policies import make_search_policy
 
     if isinstance(game, (str, os.PathLike)):
         game = Game.load(game)
@@ -64,8 +66,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
     if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts <= 0:
         raise ValueError(f"playouts must be a positive integer (per candidate), got {playouts!r}")
-    policy = SearchPolicy(playouts=playouts, rollout=rollout, claims=claims, utility=utility,
-                          infer=infer)
+    policy = make_search_policy(playouts=playouts, rollout=rollout, claims=claims,
+                                utility=utility, infer=infer)
     policy.uniform = True
     rows, chosen = analyse_position(policy, game, seed)
     out = []

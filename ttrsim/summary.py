@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ttrsim.analysis.stats import wilson_interval
+from ttrsim.stats import wilson_interval
 
 __all__ = ["summary_table", "summary_text"]
 
@@ -50,13 +50,11 @@ def seat_sums(run) -> pd.DataFrame:
             "games": "seat_games", "tickets_kept_sum": "tickets_kept",
             "tickets_completed_sum": "tickets_completed"})
         sums = s.groupby(["seat", "policy"], sort=False)[SUMS].sum()
-    elif "games" in run._tables or run.path is None:
+    elif run.loaded("games"):
         sums = _sums_of_games(run.games, m["players"])
     else:
-        from ttrsim.runner import _part
-
-        parts = [_sums_of_games(pd.read_parquet(_part(run.path, "games", b), columns=_GAMES_COLUMNS),
-                                m["players"]) for b in range(m["batches"])]
+        parts = [_sums_of_games(part, m["players"])
+                 for part in run.table_parts("games", columns=_GAMES_COLUMNS)]
         sums = pd.concat(parts).groupby(level=[0, 1], sort=False).sum()
     return sums.astype(np.int64)
 

@@ -186,181 +186,224 @@ def _key(ref):
 # applying the changes
 
 
+def _route_text(r) -> str:
+    return f"route {r['id']} {r['a']} - {r['b']} ({r['length']} {r['color']})"
+
+
+def _ticket_text(t) -> str:
+    return f"ticket {t['id']} {t['a']} - {t['b']}"
+
+
+def _apply_remove_routes(d: dict, value, desc: list):
+    routes = d["routes"]
+    gone = set()
+    for ref in _as_list(value, "remove_routes"):
+        gone.update(_find(routes, ref, "route", f"remove_routes entry {_ref_text(ref)}", d))
+    ids = sorted(routes[i]["id"] for i in gone)
+    desc += [f"{_route_text(routes[i])} removed" for i in sorted(gone)]
+    kept = [r for i, r in enumerate(routes) if i not in gone]
+    for r in kept:
+        if r["double"] in ids:
+            r["double"] = None        # the other half of a double stays, as a single
+    if not kept:
+        raise VariantError("remove_routes removes every route of the board")
+    d["routes"] = kept
+    return ids
+
+
+def _apply_route_color(d: dict, value, desc: list):
+    routes = d["routes"]
+    out = {}
+    colors = list(d["colors"])
+    for ref, color in _as_mapping(value, "route_color").items():
+        ref = _key(ref)
+        where = f"route_color entry {_ref_text(ref)}"
+        if not isinstance(color, str) or (color != "gray" and color not in colors):
+            raise VariantError(f"{where}: unknown colour {color!r}; use 'gray' or one of "
+                               f"{', '.join(colors)}")
+        for i in _find(routes, ref, "route", where, d):
+            if routes[i]["color"] != color:
+                desc.append(f"{_route_text(routes[i])} colour {routes[i]['color']} -> {color}")
+            routes[i]["color"] = color
+            out[str(routes[i]["id"])] = color
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def _apply_route_length(d: dict, value, desc: list):
+    routes = d["routes"]
+    out = {}
+    by_id = {r["id"]: r for r in routes}
+    for ref, length in _as_mapping(value, "route_length").items():
+        ref = _key(ref)
+        where = f"route_length entry {_ref_text(ref)}"
+        length = _int(length, where, 1, maps.MAX_LEN)
+        hits = _find(routes, ref, "route", where, d)
+        for i in hits:
+            for r in [routes[i]] + ([by_id[routes[i]["double"]]]
+                                    if routes[i]["double"] in by_id else []):
+                if r["ferry"] > length:
+                    raise VariantError(f"{where}: the ferry needs {r['ferry']} wild spaces, "
+                                       f"more than the new length {length}")
+                if r["length"] != length:
+                    desc.append(f"{_route_text(r)} length -> {length}")
+                r["length"] = length
+                out[str(r["id"])] = length
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def _apply_remove_tickets(d: dict, value, desc: list):
+    tickets = d["tickets"]
+    gone = set()
+    for ref in _as_list(value, "remove_tickets"):
+        gone.update(_find(tickets, ref, "ticket", f"remove_tickets entry {_ref_text(ref)}",
+                          d))
+    desc += [f"{_ticket_text(tickets[i])} removed" for i in sorted(gone)]
+    ids = sorted(tickets[i]["id"] for i in gone)
+    d["tickets"] = [t for i, t in enumerate(tickets) if i not in gone]
+    return ids
+
+
+def _apply_ticket_points(d: dict, value, desc: list):
+    tickets = d["tickets"]
+    out = {}
+    for ref, pts in _as_mapping(value, "ticket_points").items():
+        ref = _key(ref)
+        where = f"ticket_points entry {_ref_text(ref)}"
+        pts = _int(pts, where, 1, 999)
+        for i in _find(tickets, ref, "ticket", where, d):
+            if tickets[i]["points"] != pts:
+                desc.append(f"{_ticket_text(tickets[i])} points {tickets[i]['points']} -> {pts}")
+            tickets[i]["points"] = pts
+            out[str(tickets[i]["id"])] = pts
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def _apply_add_tickets(d: dict, value, desc: list):
+    tickets = d["tickets"]
+    added = []
+    next_id = max([t["id"] for t in tickets] + [0]) + 1
+    for k, entry in enumerate(_as_list(value, "add_tickets")):
+        where = f"add_tickets entry {k + 1}"
+        if isinstance(entry, (list, tuple)) and len(entry) in (3, 4):
+            entry = dict(zip(("a", "b", "points", "long"), entry))
+        if not isinstance(entry, dict) or not {"a", "b", "points"} <= set(entry):
+            raise VariantError(f"{where} must give a, b and points (and optionally long, "
+                               f"id), e.g. ('Lisboa', 'Moskva', 25); got {entry!r}")
+        extra = set(entry) - {"a", "b", "points", "long", "id"}
+        if extra:
+            raise VariantError(f"{where} has unknown key {sorted(extra)[0]!r} "
+                               f"(allowed: a, b, points, long, id)")
+        a, b = entry["a"], entry["b"]
+        for city in (a, b):
+            if not isinstance(city, str):
+                raise VariantError(f"{where}: a city name is text, got {city!r}")
+            _check_city(d, city, where)
+        if a == b:
+            raise VariantError(f"{where}: both cities are {a!r}; a ticket joins two cities")
+        where = f"add_tickets entry {a} - {b}"
+        pts = _int(entry["points"], f"{where} points", 1, 999)
+        long_ = entry.get("long", False)
+        if not isinstance(long_, bool):
+            raise VariantError(f"{where} long must be true or false, got {long_!r}")
+        tid = entry.get("id")
+        if tid is None:
+            tid = next_id
+        tid = _int(tid, f"{where} id", 0, maps.MAX_ID)
+        if any(t["id"] == tid for t in tickets):
+            raise VariantError(f"{where}: ticket id {tid} is already used")
+        next_id = max(next_id, tid + 1)
+        t = {"id": tid, "a": a, "b": b, "points": pts, "long": long_}
+        tickets.append(t)
+        added.append(t)
+        desc.append(f"{_ticket_text(t)} added ({pts} points{', long' if long_ else ''})")
+    return [dict(t) for t in added]
+
+
+def _apply_route_points(d: dict, value, desc: list):
+    rules = d["rules"]
+    out = {}
+    for length, pts in _as_mapping(value, "route_points").items():
+        length = _key(length)
+        where = f"route_points entry {length!r}"
+        length = _int(length, f"{where} (a route length)", 1, maps.MAX_LEN)
+        pts = _int(pts, where, 0, 999)
+        old = rules["route_points"].get(str(length))
+        if old != pts:
+            desc.append(f"length-{length} route points {old} -> {pts}")
+        rules["route_points"][str(length)] = pts
+        out[str(length)] = pts
+    rules["route_points"] = dict(sorted(rules["route_points"].items(), key=lambda kv: int(kv[0])))
+    return dict(sorted(out.items(), key=lambda kv: int(kv[0])))
+
+
+def _apply_deck(d: dict, value, desc: list):
+    rules = d["rules"]
+    out = {}
+    for color, n in _as_mapping(value, "deck").items():
+        name = "wild" if color in ("wild", "locomotives", "locomotive", d["wild"]) else color
+        if name not in rules["deck"]:
+            raise VariantError(f"deck entry {color!r}: unknown card colour; use one of "
+                               f"{', '.join(d['colors'])} or 'wild'")
+        n = _int(n, f"deck entry {color!r}", 0, maps.MAX_DECK)
+        if rules["deck"][name] != n:
+            desc.append(f"deck {name} cards {rules['deck'][name]} -> {n}")
+        rules["deck"][name] = n
+        out[name] = n
+    return dict(sorted(out.items()))
+
+
+def _apply_rules(d: dict, value, desc: list):
+    rules = d["rules"]
+    out = {}
+    for k, v in _as_mapping(value, "rules").items():
+        if k not in maps.RULE_KEYS:
+            raise VariantError(f"rules entry {k!r}: unknown rule (see docs/maps.md: "
+                               f"{', '.join(maps.RULE_KEYS)})")
+        if k in maps.INT_RULES and isinstance(v, (int, np.integer)) and v < 0:
+            raise VariantError(f"rules entry {k!r} is {v}: a count cannot be negative")
+        if rules[k] != v:
+            desc.append(f"rule {k} {rules[k]!r} -> {v!r}")
+        rules[k] = v
+        out[k] = v
+    return dict(sorted(out.items()))
+
+
+def _int_rule(key: str, lo: int, hi: int):
+    """The applier of a whole-number rule (trains, stations, ...)."""
+    def apply(d: dict, value, desc: list):
+        rules = d["rules"]
+        v = _int(value, key, lo, hi)
+        if rules[key] != v:
+            desc.append(f"{key.replace('_', ' ')} {rules[key]} -> {v}")
+        rules[key] = v
+        return v
+    return apply
+
+
+# One applier per keyword of ``variant``, applied in this order; each edits the map dict,
+# appends its description lines and returns the resolved change that enters the hash.
+_APPLIERS = (
+    ("remove_routes", _apply_remove_routes),
+    ("route_color", _apply_route_color),
+    ("route_length", _apply_route_length),
+    ("remove_tickets", _apply_remove_tickets),
+    ("ticket_points", _apply_ticket_points),
+    ("add_tickets", _apply_add_tickets),
+    *((key, _int_rule(key, lo, hi)) for key, (lo, hi) in _INT_CHANGES.items()),
+    ("route_points", _apply_route_points),
+    ("deck", _apply_deck),
+    ("rules", _apply_rules),
+)
+
+
 def _apply(d: dict, changes: dict) -> tuple[list[str], dict]:
     """Edit the map dict ``d`` in place; return the description lines and the resolved
     changes (routes and tickets as ids) that define the variant's hash."""
     desc: list[str] = []
     norm: dict[str, Any] = {}
-    routes, tickets, rules = d["routes"], d["tickets"], d["rules"]
-
-    def rname(r):
-        return f"route {r['id']} {r['a']} - {r['b']} ({r['length']} {r['color']})"
-
-    def tname(t):
-        return f"ticket {t['id']} {t['a']} - {t['b']}"
-
-    if "remove_routes" in changes:
-        gone = set()
-        for ref in _as_list(changes["remove_routes"], "remove_routes"):
-            gone.update(_find(routes, ref, "route", f"remove_routes entry {_ref_text(ref)}", d))
-        ids = sorted(routes[i]["id"] for i in gone)
-        desc += [f"{rname(routes[i])} removed" for i in sorted(gone)]
-        kept = [r for i, r in enumerate(routes) if i not in gone]
-        for r in kept:
-            if r["double"] in ids:
-                r["double"] = None        # the other half of a double stays, as a single
-        if not kept:
-            raise VariantError("remove_routes removes every route of the board")
-        d["routes"] = routes = kept
-        norm["remove_routes"] = ids
-
-    if "route_color" in changes:
-        out = {}
-        colors = list(d["colors"])
-        for ref, color in _as_mapping(changes["route_color"], "route_color").items():
-            ref = _key(ref)
-            where = f"route_color entry {_ref_text(ref)}"
-            if not isinstance(color, str) or (color != "gray" and color not in colors):
-                raise VariantError(f"{where}: unknown colour {color!r}; use 'gray' or one of "
-                                   f"{', '.join(colors)}")
-            for i in _find(routes, ref, "route", where, d):
-                if routes[i]["color"] != color:
-                    desc.append(f"{rname(routes[i])} colour {routes[i]['color']} -> {color}")
-                routes[i]["color"] = color
-                out[str(routes[i]["id"])] = color
-        norm["route_color"] = dict(sorted(out.items(), key=lambda kv: int(kv[0])))
-
-    if "route_length" in changes:
-        out = {}
-        by_id = {r["id"]: r for r in routes}
-        for ref, length in _as_mapping(changes["route_length"], "route_length").items():
-            ref = _key(ref)
-            where = f"route_length entry {_ref_text(ref)}"
-            length = _int(length, where, 1, maps.MAX_LEN)
-            hits = _find(routes, ref, "route", where, d)
-            for i in hits:
-                for r in [routes[i]] + ([by_id[routes[i]["double"]]]
-                                        if routes[i]["double"] in by_id else []):
-                    if r["ferry"] > length:
-                        raise VariantError(f"{where}: the ferry needs {r['ferry']} wild spaces, "
-                                           f"more than the new length {length}")
-                    if r["length"] != length:
-                        desc.append(f"{rname(r)} length -> {length}")
-                    r["length"] = length
-                    out[str(r["id"])] = length
-        norm["route_length"] = dict(sorted(out.items(), key=lambda kv: int(kv[0])))
-
-    if "remove_tickets" in changes:
-        gone = set()
-        for ref in _as_list(changes["remove_tickets"], "remove_tickets"):
-            gone.update(_find(tickets, ref, "ticket", f"remove_tickets entry {_ref_text(ref)}",
-                              d))
-        desc += [f"{tname(tickets[i])} removed" for i in sorted(gone)]
-        norm["remove_tickets"] = sorted(tickets[i]["id"] for i in gone)
-        d["tickets"] = tickets = [t for i, t in enumerate(tickets) if i not in gone]
-
-    if "ticket_points" in changes:
-        out = {}
-        for ref, pts in _as_mapping(changes["ticket_points"], "ticket_points").items():
-            ref = _key(ref)
-            where = f"ticket_points entry {_ref_text(ref)}"
-            pts = _int(pts, where, 1, 999)
-            for i in _find(tickets, ref, "ticket", where, d):
-                if tickets[i]["points"] != pts:
-                    desc.append(f"{tname(tickets[i])} points {tickets[i]['points']} -> {pts}")
-                tickets[i]["points"] = pts
-                out[str(tickets[i]["id"])] = pts
-        norm["ticket_points"] = dict(sorted(out.items(), key=lambda kv: int(kv[0])))
-
-    if "add_tickets" in changes:
-        added = []
-        next_id = max([t["id"] for t in tickets] + [0]) + 1
-        for k, entry in enumerate(_as_list(changes["add_tickets"], "add_tickets")):
-            where = f"add_tickets entry {k + 1}"
-            if isinstance(entry, (list, tuple)) and len(entry) in (3, 4):
-                entry = dict(zip(("a", "b", "points", "long"), entry))
-            if not isinstance(entry, dict) or not {"a", "b", "points"} <= set(entry):
-                raise VariantError(f"{where} must give a, b and points (and optionally long, "
-                                   f"id), e.g. ('Lisboa', 'Moskva', 25); got {entry!r}")
-            extra = set(entry) - {"a", "b", "points", "long", "id"}
-            if extra:
-                raise VariantError(f"{where} has unknown key {sorted(extra)[0]!r} "
-                                   f"(allowed: a, b, points, long, id)")
-            a, b = entry["a"], entry["b"]
-            for city in (a, b):
-                if not isinstance(city, str):
-                    raise VariantError(f"{where}: a city name is text, got {city!r}")
-                _check_city(d, city, where)
-            if a == b:
-                raise VariantError(f"{where}: both cities are {a!r}; a ticket joins two cities")
-            where = f"add_tickets entry {a} - {b}"
-            pts = _int(entry["points"], f"{where} points", 1, 999)
-            long_ = entry.get("long", False)
-            if not isinstance(long_, bool):
-                raise VariantError(f"{where} long must be true or false, got {long_!r}")
-            tid = entry.get("id")
-            if tid is None:
-                tid = next_id
-            tid = _int(tid, f"{where} id", 0, maps.MAX_ID)
-            if any(t["id"] == tid for t in tickets):
-                raise VariantError(f"{where}: ticket id {tid} is already used")
-            next_id = max(next_id, tid + 1)
-            t = {"id": tid, "a": a, "b": b, "points": pts, "long": long_}
-            tickets.append(t)
-            added.append(t)
-            desc.append(f"{tname(t)} added ({pts} points{', long' if long_ else ''})")
-        norm["add_tickets"] = [dict(t) for t in added]
-
-    for key, (lo, hi) in _INT_CHANGES.items():
+    for key, apply in _APPLIERS:
         if key in changes:
-            v = _int(changes[key], key, lo, hi)
-            if rules[key] != v:
-                desc.append(f"{key.replace('_', ' ')} {rules[key]} -> {v}")
-            rules[key] = v
-            norm[key] = v
-
-    if "route_points" in changes:
-        out = {}
-        for length, pts in _as_mapping(changes["route_points"], "route_points").items():
-            length = _key(length)
-            where = f"route_points entry {length!r}"
-            length = _int(length, f"{where} (a route length)", 1, maps.MAX_LEN)
-            pts = _int(pts, where, 0, 999)
-            old = rules["route_points"].get(str(length))
-            if old != pts:
-                desc.append(f"length-{length} route points {old} -> {pts}")
-            rules["route_points"][str(length)] = pts
-            out[str(length)] = pts
-        rules["route_points"] = dict(sorted(rules["route_points"].items(), key=lambda kv: int(kv[0])))
-        norm["route_points"] = dict(sorted(out.items(), key=lambda kv: int(kv[0])))
-
-    if "deck" in changes:
-        out = {}
-        for color, n in _as_mapping(changes["deck"], "deck").items():
-            name = "wild" if color in ("wild", "locomotives", "locomotive", d["wild"]) else color
-            if name not in rules["deck"]:
-                raise VariantError(f"deck entry {color!r}: unknown card colour; use one of "
-                                   f"{', '.join(d['colors'])} or 'wild'")
-            n = _int(n, f"deck entry {color!r}", 0, maps.MAX_DECK)
-            if rules["deck"][name] != n:
-                desc.append(f"deck {name} cards {rules['deck'][name]} -> {n}")
-            rules["deck"][name] = n
-            out[name] = n
-        norm["deck"] = dict(sorted(out.items()))
-
-    if "rules" in changes:
-        out = {}
-        for k, v in _as_mapping(changes["rules"], "rules").items():
-            if k not in maps.RULE_KEYS:
-                raise VariantError(f"rules entry {k!r}: unknown rule (see docs/maps.md: "
-                                   f"{', '.join(maps.RULE_KEYS)})")
-            if k in maps.INT_RULES and isinstance(v, (int, np.integer)) and v < 0:
-                raise VariantError(f"rules entry {k!r} is {v}: a count cannot be negative")
-            if rules[k] != v:
-                desc.append(f"rule {k} {rules[k]!r} -> {v!r}")
-            rules[k] = v
-            out[k] = v
-        norm["rules"] = dict(sorted(out.items()))
+            norm[key] = apply(d, changes[key], desc)
     return desc, norm
 
 
@@ -406,10 +449,9 @@ def variant(board, *, name: str | None = None, title: str | None = None, **chang
     (default: the base's name with the variant's hash, e.g. ``europe.v3f2a9c1d``).
     Raises :class:`VariantError` naming the bad entry for any impossible change.
     """
-    from ttrsim.game import resolve_board
-
     try:
-        base = resolve_board(board)
+        # a name or a map file; a Board as it is (variants sit below the game layer)
+        base = maps.load(board) if isinstance(board, str) else board
     except MapError as exc:
         raise VariantError(str(exc)) from None
     if not isinstance(base, Board):

@@ -13,13 +13,12 @@ from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, T
                              sample_legal, score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit, set_bit
-from ttrsim._policy cimport Policy
+from ttrsim._policy cimport PolicyRef, policy_ref, ref_choose, ref_start
 
 import numpy as np
 
 from ttrsim._engine import CHECK_MESSAGES
 from ttrsim._policy import PolicyError
-from ttrsim._policies import PlanningPolicy, RandomPolicy
 
 # event row layouts (int32 columns)
 CLAIM_COLS = ("game", "seat", "route", "turn", "needed")
@@ -315,35 +314,6 @@ cdef void summarise_game(const BoardC* b, Recorder* rec, const int* slot_of_seat
     rec.offers.n = o0
 
 
-cdef inline int32_t call_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int slot,
-                                const BoardC* b, const GameState* s, int seat,
-                                const int32_t* legal, int n) noexcept nogil:
-    if slot == 0:
-        return p0.choose(b, s, seat, legal, n)
-    if slot == 1:
-        return p1.choose(b, s, seat, legal, n)
-    if slot == 2:
-        return p2.choose(b, s, seat, legal, n)
-    if slot == 3:
-        return p3.choose(b, s, seat, legal, n)
-    return p4.choose(b, s, seat, legal, n)
-
-
-cdef inline void start_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int slot,
-                              const BoardC* b, const GameState* s, int seat,
-                              uint64_t seed) noexcept nogil:
-    if slot == 0:
-        p0.start_game(b, s, seat, seed)
-    elif slot == 1:
-        p1.start_game(b, s, seat, seed)
-    elif slot == 2:
-        p2.start_game(b, s, seat, seed)
-    elif slot == 3:
-        p3.start_game(b, s, seat, seed)
-    else:
-        p4.start_game(b, s, seat, seed)
-
-
 cdef object rows_array(Rows* r):
     arr = np.empty((r.n, r.width), dtype=np.int32)
     cdef int32_t[:, ::1] view = arr
@@ -400,22 +370,15 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
         raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
     if len(policies) != n_players or len(set(map(id, policies))) != n_players:
         raise ValueError("play_batch needs one distinct Policy instance per seat")
-    cdef bint wants_list[MAX_PLAYERS]
+    cdef PolicyRef refs[MAX_PLAYERS]   # slot k's policy (`policies` keeps them alive)
     cdef bint checked[MAX_PLAYERS]      # its actions are known legal (not checked again)
-    cdef Rng* random_rng[MAX_PLAYERS]   # a `random` slot's generator: sample_legal is called
-    cdef Policy pk                      # directly, sparing the dispatch to RandomPolicy.choose
     for k in range(n_players):
-        pk = <Policy?>policies[k]
-        wants_list[k] = pk.needs_legal
-        random_rng[k] = &pk.rng if type(pk) is RandomPolicy else NULL
+        policy_ref(policies[k], &refs[k])
         # the built-in planning policies check every action they return with is_legal,
-        # and `random` draws its actions from the legal set (sample_legal); with `check`,
-        # for tests, the engine checks them all the same
-        checked[k] = isinstance(policies[k], (PlanningPolicy, RandomPolicy)) and not check
-    cdef Policy p0 = policies[0], p1 = policies[1]
-    cdef Policy p2 = policies[2] if n_players > 2 else None
-    cdef Policy p3 = policies[3] if n_players > 3 else None
-    cdef Policy p4 = policies[4] if n_players > 4 else None
+        # and `random` draws its actions from the legal set (sample_legal, called
+        # directly: refs[k].random_rng); with `check`, for tests, the engine checks them
+        # all the same
+        checked[k] = refs[k].returns_legal and not check
 
     scores = np.zeros((n_games, n_players, N_SCORE), dtype=np.int16)
     slots = np.zeros((n_games, n_players), dtype=np.int8)
@@ -464,8 +427,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     slot_of_seat[seat] = (seat + rec.game) % n_players if rotate else seat
                     v_slots[g, seat] = slot_of_seat[seat]
                 for seat in range(n_players):
-                    start_policy(p0, p1, p2, p3, p4, slot_of_seat[seat], b, &s, seat,
-                                 splitmix64(&x))
+                    ref_start(&refs[slot_of_seat[seat]], b, &s, seat, splitmix64(&x))
                 while s.phase != PH_OVER:
                     if s.turn >= max_turns:
                         v_flags[g, 1] = 1
@@ -474,15 +436,15 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                         t_a = now_ns()
                     seat = s.current
                     n_legal = (legal_actions(b, &s, &v_legal[0])
-                               if wants_list[slot_of_seat[seat]] else 0)
+                               if refs[slot_of_seat[seat]].needs_legal else 0)
                     if profile:
                         t_b = now_ns()
                         ns_rules += t_b - t_a
-                    if random_rng[slot_of_seat[seat]] != NULL:
-                        act = sample_legal(b, &s, random_rng[slot_of_seat[seat]])
+                    if refs[slot_of_seat[seat]].random_rng != NULL:
+                        act = sample_legal(b, &s, refs[slot_of_seat[seat]].random_rng)
                     else:
-                        act = call_policy(p0, p1, p2, p3, p4, slot_of_seat[seat], b, &s, seat,
-                                          &v_legal[0], n_legal)
+                        act = ref_choose(&refs[slot_of_seat[seat]], b, &s, seat,
+                                         &v_legal[0], n_legal)
                     if profile:
                         t_a = now_ns()
                         ns_policy += t_a - t_b

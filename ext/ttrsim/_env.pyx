@@ -3,7 +3,6 @@
 # core's GameState, a vector environment that steps many games per call without the GIL
 # (opponents played inside the loop), and a Policy that lets any callable
 # f(observation, mask) -> action index play a seat. The rules stay in _engine.
-from cpython.pycapsule cimport PyCapsule_GetPointer
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint64_t
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy, memset
@@ -16,7 +15,8 @@ from ttrsim._engine cimport (CompiledBoard, EventSink, action_a, action_b, actio
                              legal_actions, make_action, sample_legal, score_game)
 from ttrsim._rng cimport rng_below, rng_seed, splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit
-from ttrsim._policy cimport Policy, start_python
+from ttrsim._policy cimport (Policy, PolicyRef, policy_ref, ref_choose, ref_start,
+                             start_python)
 
 import numpy as np
 
@@ -206,22 +206,33 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     over); returns the number of legal actions. A turn's claims and stations are marked
     by ranges of wild counts, without listing every payment (they are the same set as
     legal_actions lists: the tests compare them at every step)."""
-    cdef int n, i, k, r, c, f, g, w, base, width, step, cost, m = 0, per_city = 0, most = 0
-    cdef uint64_t cand[2]
-    cdef uint8_t pattern[MAX_COLORS * MAX_LEN + 1]
-    cdef uint8_t spat[MAX_COLORS * MAX_STATIONS + 8]
-    cdef const PlayerC* p = &s.p[seat]
-    cdef const int16_t* hand = &p.hand[0]
-    cdef uint64_t open_[2]
-    cdef uint64_t bits
+    cdef int m
     memset(mask, 0, sp.n_actions)
     if s.phase == PH_OVER or s.current != seat:
         return 0
     if s.phase != PH_TURN:
-        n = legal_actions(b, s, buf)
-        for i in range(n):
-            mask[code_to_index(sp, b, buf[i])] = 1
-        return n
+        return mask_listed(sp, b, s, mask, buf)
+    m = mask_draws(s, mask)
+    m += mask_claims(sp, b, s, seat, mask)
+    m += mask_stations(sp, b, s, seat, mask)
+    if m == 0:
+        mask[I_PASS] = 1
+        m = 1
+    return m
+
+
+cdef inline int mask_listed(const Space* sp, const BoardC* b, const GameState* s,
+                            uint8_t* mask, int32_t* buf) noexcept nogil:
+    """Outside a turn (second draw, tickets, tunnel) the legal actions are few: list them."""
+    cdef int i, n = legal_actions(b, s, buf)
+    for i in range(n):
+        mask[code_to_index(sp, b, buf[i])] = 1
+    return n
+
+
+cdef inline int mask_draws(const GameState* s, uint8_t* mask) noexcept nogil:
+    """A turn's draws: each face-up card, the blind draw, a ticket draw."""
+    cdef int i, m = 0
     for i in range(N_FACEUP):
         if s.faceup[i] >= 0:
             mask[I_FACEUP + i] = 1
@@ -232,18 +243,29 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
     if s.tdeck_n > 0:
         mask[I_TICKETS] = 1
         m += 1
-    w = hand[WILD]
+    return m
+
+
+cdef inline int mask_claims(const Space* sp, const BoardC* b, const GameState* s, int seat,
+                            uint8_t* mask) noexcept nogil:
+    """A turn's claims, group by group: the block of payments is built once, then copied
+    to each open route of the group (the routes' own work is a copy: no branch on their
+    colours)."""
+    cdef const PlayerC* p = &s.p[seat]
+    cdef const int16_t* hand = &p.hand[0]
+    cdef int g, c, i, n, r, k, width, w = hand[WILD], most = 0, m = 0
+    cdef uint64_t open_[2]
+    cdef uint64_t cand[2]
+    cdef uint64_t bits
+    cdef uint8_t pattern[MAX_COLORS * MAX_LEN + 1]
     for c in range(b.n_colors):
         if hand[c] > most:
             most = hand[c]
     open_[0] = b.all_routes[0] & ~s.closed[0] & ~s.closed_to[seat][0]
     open_[1] = b.all_routes[1] & ~s.closed[1] & ~s.closed_to[seat][1]
-    # group by group: the block of payments is built once, then copied to each open route
-    # of the group (the routes' own work is a copy: no branch on their colours)
     for g in range(sp.n_groups):
         n = sp.g_len[g]
-        f = sp.g_ferry[g]
-        if n > p.trains or f > w:
+        if n > p.trains or sp.g_ferry[g] > w:
             continue
         # without enough wilds alone, a colour needs max(1, n - w) cards: skip the
         # group before building its block when no colour (or not its own) has them
@@ -254,20 +276,7 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
         cand[1] = open_[1] & sp.g_routes[g][1]
         if cand[0] == 0 and cand[1] == 0:
             continue
-        step = n - f if n > f else 0
-        width = step + 1
-        k = 0
-        if sp.g_color[g] == GRAY:
-            width = b.n_colors * step + 1
-            memset(pattern, 0, width)
-            for c in range(b.n_colors):
-                k += colour_block(pattern + c * step, hand[c], w, n, f)
-        else:
-            memset(pattern, 0, width)
-            k += colour_block(pattern, hand[sp.g_color[g]], w, n, f)
-        if w >= n:
-            pattern[width - 1] = 1
-            k += 1
+        k = group_pattern(sp, b, g, hand, pattern, &width)
         if k == 0:
             continue
         for i in range(2):
@@ -277,32 +286,62 @@ cdef int write_mask(const Space* sp, const BoardC* b, const GameState* s, int se
                 bits &= bits - 1
                 memcpy(mask + sp.claim_base[r], pattern, width)
                 m += k
-    if p.stations_left > 0:
-        cost = b.stations - p.stations_left + 1
-        # one city's block of payments, zero-padded to whole 8-byte words: copied word by
-        # word to every free city (a copy's padding spills zeros into the next city's
-        # block, which is zero or rewritten next; the last city gets an exact copy)
-        width = (sp.st_width + 7) & ~7
-        memset(spat, 0, width)
+    return m
+
+
+cdef inline int group_pattern(const Space* sp, const BoardC* b, int g, const int16_t* hand,
+                              uint8_t* pattern, int* width) noexcept nogil:
+    """The block of legal payments of a route of group g (its colour, length, ferry
+    cards) for `hand`, into pattern[0 .. width-1]; returns how many are legal."""
+    cdef int c, k = 0, n = sp.g_len[g], f = sp.g_ferry[g], w = hand[WILD]
+    cdef int step = n - f if n > f else 0
+    width[0] = step + 1
+    if sp.g_color[g] == GRAY:
+        width[0] = b.n_colors * step + 1
+        memset(pattern, 0, width[0])
         for c in range(b.n_colors):
-            per_city += colour_block(spat + c * sp.stations, hand[c], w, cost, 0)
-        if w >= cost:
-            spat[sp.st_width - 1] = 1
-            per_city += 1
-        if per_city > 0:
-            base = sp.station0
-            for i in range(b.n_cities):
-                if s.city_station[i] < 0:
-                    if i < b.n_cities - 1:
-                        for k in range(0, width, 8):
-                            memcpy(mask + base + k, spat + k, 8)
-                    else:
-                        memcpy(mask + base, spat, sp.st_width)
-                    m += per_city
-                base += sp.st_width
-    if m == 0:
-        mask[I_PASS] = 1
-        m = 1
+            k += colour_block(pattern + c * step, hand[c], w, n, f)
+    else:
+        memset(pattern, 0, width[0])
+        k += colour_block(pattern, hand[sp.g_color[g]], w, n, f)
+    if w >= n:
+        pattern[width[0] - 1] = 1
+        k += 1
+    return k
+
+
+cdef inline int mask_stations(const Space* sp, const BoardC* b, const GameState* s, int seat,
+                              uint8_t* mask) noexcept nogil:
+    """A turn's stations: one city's block of payments, zero-padded to whole 8-byte
+    words, copied word by word to every free city (a copy's padding spills zeros into
+    the next city's block, which is zero or rewritten next; the last city gets an exact
+    copy)."""
+    cdef const PlayerC* p = &s.p[seat]
+    cdef const int16_t* hand = &p.hand[0]
+    cdef int c, i, k, base, width, cost, w = hand[WILD], per_city = 0, m = 0
+    cdef uint8_t spat[MAX_COLORS * MAX_STATIONS + 8]
+    if p.stations_left <= 0:
+        return 0
+    cost = b.stations - p.stations_left + 1
+    width = (sp.st_width + 7) & ~7
+    memset(spat, 0, width)
+    for c in range(b.n_colors):
+        per_city += colour_block(spat + c * sp.stations, hand[c], w, cost, 0)
+    if w >= cost:
+        spat[sp.st_width - 1] = 1
+        per_city += 1
+    if per_city == 0:
+        return 0
+    base = sp.station0
+    for i in range(b.n_cities):
+        if s.city_station[i] < 0:
+            if i < b.n_cities - 1:
+                for k in range(0, width, 8):
+                    memcpy(mask + base + k, spat + k, 8)
+            else:
+                memcpy(mask + base, spat, sp.st_width)
+            m += per_city
+        base += sp.st_width
     return m
 
 
@@ -539,40 +578,7 @@ cdef void load_state(core, GameState* s):
 
 
 # ---------------------------------------------------------------------------
-# calling compiled policies without the GIL
-
-# The first entries of every Policy subclass's method table: Policy's own cdef methods in
-# the order of _policy.pxd (Cython lays a subclass's table out with its base's first; this
-# is how cimported classes are called across modules). Each type publishes its table as
-# the capsule `__pyx_vtable__`, so a policy can be called through plain pointers in a loop
-# over many policy objects without the GIL.
-ctypedef void (*start_fn)(void* self, const BoardC* b, const GameState* s, int seat,
-                          uint64_t seed) noexcept nogil
-ctypedef int32_t (*choose_fn)(void* self, const BoardC* b, const GameState* s, int seat,
-                              const int32_t* legal, int n_legal) noexcept nogil
-
-ctypedef struct PolicyVtab:
-    start_fn start_game
-    choose_fn choose
-
-ctypedef struct PolicyRef:
-    void* obj               # borrowed: VectorEnv._policies holds the references
-    PolicyVtab* vt
-    Rng* random_rng         # `random`: sample_legal is called directly
-    int needs_legal
-    int checked             # its actions are known legal
-
-
-cdef int policy_ref(object pol, PolicyRef* ref) except -1:
-    from ttrsim._policies import PlanningPolicy, RandomPolicy
-    cdef Policy p = <Policy?>pol
-    ref.obj = <void*>p
-    ref.vt = <PolicyVtab*>PyCapsule_GetPointer(type(pol).__pyx_vtable__, NULL)
-    ref.random_rng = &p.rng if type(pol) is RandomPolicy else NULL
-    ref.needs_legal = p.needs_legal
-    ref.checked = isinstance(pol, (PlanningPolicy, RandomPolicy))
-    return 0
-
+# calling compiled policies without the GIL (PolicyRef: _policy.pxd)
 
 def start_policy(Policy policy, core, int seat, uint64_t seed):
     """Start a game for `seat` in the position of `core` as the vector environment does
@@ -728,12 +734,12 @@ cdef class VectorEnvCore:
         else:
             if ref.needs_legal:
                 n = legal_actions(&self.cb.c, s, self.buf)
-            act = ref.vt.choose(ref.obj, &self.cb.c, s, s.current, self.buf, n)
+            act = ref_choose(ref, &self.cb.c, s, s.current, self.buf, n)
         if act == -1:
             self.bad_env = i
             self.bad_rel = r
             return ST_POLICY
-        if ref.checked:
+        if ref.returns_legal:
             apply_legal(&self.cb.c, s, act, NULL)
         elif apply_action(&self.cb.c, s, act, NULL) != 0:
             self.bad_env = i
@@ -776,7 +782,7 @@ cdef class VectorEnvCore:
             r = rel(q, self.seat[i], n)
             if r > 0:
                 ref = &self.refs[i * (n - 1) + r - 1]
-                ref.vt.start_game(ref.obj, &self.cb.c, s, q, sd[q])
+                ref_start(ref, &self.cb.c, s, q, sd[q])
         self.over[i] = 0
         if self.profile:
             self.ns[2] += now_ns() - t0

@@ -12,7 +12,7 @@ from ttrsim._engine cimport (GameState, CompiledBoard, action_a, action_kind, ap
                              discard_total, game_init, legal_actions, score_game)
 from ttrsim._rng cimport rng_below, splitmix64
 from ttrsim._bits cimport get_bit
-from ttrsim._policy cimport Policy
+from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 
 import numpy as np
 
@@ -135,34 +135,6 @@ cdef class HoardPolicy(Policy):
         return (HoardPolicy, (self.spec,))
 
 
-cdef inline int32_t call_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int seat,
-                                const BoardC* b, const GameState* s, const int32_t* legal,
-                                int n_legal) noexcept nogil:
-    if seat == 0:
-        return p0.choose(b, s, seat, legal, n_legal)
-    if seat == 1:
-        return p1.choose(b, s, seat, legal, n_legal)
-    if seat == 2:
-        return p2.choose(b, s, seat, legal, n_legal)
-    if seat == 3:
-        return p3.choose(b, s, seat, legal, n_legal)
-    return p4.choose(b, s, seat, legal, n_legal)
-
-
-cdef inline void start_policy(Policy p0, Policy p1, Policy p2, Policy p3, Policy p4, int seat,
-                              const BoardC* b, const GameState* s, uint64_t seed) noexcept nogil:
-    if seat == 0:
-        p0.start_game(b, s, seat, seed)
-    elif seat == 1:
-        p1.start_game(b, s, seat, seed)
-    elif seat == 2:
-        p2.start_game(b, s, seat, seed)
-    elif seat == 3:
-        p3.start_game(b, s, seat, seed)
-    else:
-        p4.start_game(b, s, seat, seed)
-
-
 cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:
     """0, or the V_* code of the first final-score invariant broken."""
     cdef int q, j, t, pts, ahead, n_done, n_failed
@@ -248,13 +220,9 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     for pk in policies:
         if not isinstance(pk, Policy):
             raise TypeError(f"fuzz_batch needs compiled policies, got {type(pk).__name__}")
-    cdef bint wants_list[MAX_PLAYERS]
+    cdef PolicyRef refs[MAX_PLAYERS]    # seat k's policy (`policies` keeps them alive)
     for k in range(n_players):
-        wants_list[k] = (<Policy>policies[k]).needs_legal
-    cdef Policy p0 = policies[0], p1 = policies[1]
-    cdef Policy p2 = policies[2] if n_players > 2 else None
-    cdef Policy p3 = policies[3] if n_players > 3 else None
-    cdef Policy p4 = policies[4] if n_players > 4 else None
+        policy_ref(policies[k], &refs[k])
     legal_a = np.empty(MAX_ACTIONS, dtype=np.int32)
     cdef int32_t[::1] legal = legal_a
     memset(by_code, 0, sizeof(by_code))
@@ -266,7 +234,7 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
             code = check_state(b, &s)
             x = seeds[g]
             for seat in range(n_players):
-                start_policy(p0, p1, p2, p3, p4, seat, b, &s, splitmix64(&x))
+                ref_start(&refs[seat], b, &s, seat, splitmix64(&x))
             while code == 0 and s.phase != PH_OVER:
                 if s.turn >= max_turns:
                     code = V_TRUNCATED
@@ -275,14 +243,14 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 # a policy given the list needs the whole legal set; for one that builds
                 # its action itself (`random`: sample_legal), the action it returns is the
                 # witness that the set is non-empty (apply_action checks it is legal)
-                if wants_list[seat]:
+                if refs[seat].needs_legal:
                     n_legal = legal_actions(b, &s, &legal[0])
                     if n_legal <= 0:
                         code = V_NO_LEGAL
                         break
                 else:
                     n_legal = 0
-                act = call_policy(p0, p1, p2, p3, p4, seat, b, &s, &legal[0], n_legal)
+                act = ref_choose(&refs[seat], b, &s, seat, &legal[0], n_legal)
                 if act >= 0 and action_kind(act) == ACT_PASS:
                     seen[E_PASS] = True
                 last_round_before = s.last_round
@@ -291,7 +259,7 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 stations_before = s.p[seat].stations_left
                 t_route = s.t_route
                 if act < 0 or apply_action(b, &s, act, NULL) != 0:
-                    code = V_ILLEGAL if wants_list[seat] else V_NO_LEGAL_OR_ILLEGAL
+                    code = V_ILLEGAL if refs[seat].needs_legal else V_NO_LEGAL_OR_ILLEGAL
                     break
                 n_actions += 1
                 code = check_state(b, &s)

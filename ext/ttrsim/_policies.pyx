@@ -20,7 +20,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, cla
                              discard_total, hand_total, is_legal, legal_actions, make_action,
                              route_open, sample_legal)
 from ttrsim._rng cimport rng_below, rng_seed
-from ttrsim._policy cimport Policy
+from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 from ttrsim._planning cimport *
 
 import numpy as np
@@ -33,6 +33,8 @@ cdef class RandomPolicy(Policy):
 
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False        # sample_legal draws from the list without writing it
+        self.returns_legal = True
+        self.samples_legal = True       # the loops call sample_legal with self.rng directly
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
@@ -56,25 +58,33 @@ cdef CompiledBoard copy_position(game, GameState* s):
     return core.cb
 
 
-def decide(Policy policy, game, uint64_t seed=0, bint start=True):
+def decide(Policy policy, game, uint64_t seed=0, bint start=True, bint via_ref=False):
     """The action code `policy` (any compiled ``Policy``, or a ``PyPolicy``) chooses in
     the current position of `game` (a ``ttrsim.Game`` or its core), for the seat to act.
     With `start` (default) the policy first starts a game for that seat with `seed`, as
     the batch loop does. A tool for tests and for debugging policies: the position is
-    copied, the game is not changed."""
+    copied, the game is not changed. With `via_ref` the policy is called through a
+    PolicyRef, as the compiled loops call it (tests compare the two ways)."""
     cdef GameState s
     cdef CompiledBoard cb = copy_position(game, &s)
     cdef int n, seat
     cdef int32_t act
+    cdef PolicyRef ref
     buf = np.empty(MAX_ACTIONS, dtype=np.int32)
     cdef int32_t[::1] legal = buf
     n = legal_actions(&cb.c, &s, &legal[0])
     if n == 0:
         raise ValueError("the game is over")
     seat = s.current
-    if start:
-        policy.start_game(&cb.c, &s, seat, seed)
-    act = policy.choose(&cb.c, &s, seat, &legal[0], n)
+    if via_ref:
+        policy_ref(policy, &ref)
+        if start:
+            ref_start(&ref, &cb.c, &s, seat, seed)
+        act = ref_choose(&ref, &cb.c, &s, seat, &legal[0], n)
+    else:
+        if start:
+            policy.start_game(&cb.c, &s, seat, seed)
+        act = policy.choose(&cb.c, &s, seat, &legal[0], n)
     if act == -1:
         err = policy.take_error()
         if isinstance(err, PolicyError):
@@ -324,6 +334,7 @@ cdef class PlanningPolicy(Policy):
 
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False
+        self.returns_legal = True       # every action is checked with is_legal (choose)
         self.setup_paths = NULL
         self.setup_deep = NULL
 

@@ -1,12 +1,15 @@
-# Policy base class and the adapter that lets any Python object play a seat.
+# Policy base class, the adapter that lets any Python object play a seat, and the one
+# way the core's loops call a seat's policy without the GIL (PolicyRef, see _policy.pxd).
+from cpython.pycapsule cimport PyCapsule_GetPointer, PyCapsule_IsValid
 from libc.stdint cimport int32_t, uint64_t
 from ttrsim._structs cimport BoardC, GameState
 from ttrsim._rng cimport rng_seed
 from ttrsim._engine cimport observation_dict
 
 
-class PolicyError(RuntimeError):
-    """A policy answered with an illegal or malformed action, or raised."""
+# The error is defined with the action codec (pure Python, beneath the compiled core) so
+# that the codec's check of a Python policy's answer need not import this module back.
+from ttrsim.actions import PolicyError
 
 
 cdef class Policy:
@@ -98,3 +101,76 @@ cdef class PyPolicy(Policy):
         except Exception as exc:
             self.error = exc
             return -1
+
+
+# --- PolicyRef: calling policies through their method tables --------------------------
+
+cdef extern from *:
+    """
+    /* The head of every Cython extension object with cdef methods: the object header,
+       then the pointer to its type's method table. */
+    typedef struct { PyObject_HEAD void* __pyx_vtab; } ttrsim_cython_object_head;
+    """
+    ctypedef struct ttrsim_cython_object_head:
+        void* __pyx_vtab
+
+
+_LAYOUT_HELP = ("ttrsim's compiled loops call policies through Cython's method tables "
+               "(ext/ttrsim/_policy.pxd, PolicyRef) and this build's layout differs from the "
+               "one they rely on: {}. Rebuild with the Cython version pinned in pyproject.toml "
+               "(pip install -e .) or update PolicyVtab in _policy.pxd.")
+
+
+cdef int policy_ref(object policy, PolicyRef* ref) except -1:
+    if not isinstance(policy, Policy):
+        raise TypeError(f"a compiled ttrsim Policy is needed here, got {type(policy).__name__} "
+                        "(wrap a Python player with ttrsim.policies.make_policy)")
+    cdef Policy p = <Policy>policy
+    capsule = getattr(type(policy), "__pyx_vtable__", None)
+    if capsule is None or not PyCapsule_IsValid(capsule, NULL):
+        raise RuntimeError(_LAYOUT_HELP.format(f"{type(policy).__name__} has no __pyx_vtable__"))
+    ref.obj = <void*>p
+    ref.vt = <PolicyVtab*>PyCapsule_GetPointer(capsule, NULL)
+    if (<ttrsim_cython_object_head*><void*>p).__pyx_vtab != <void*>ref.vt:
+        raise RuntimeError(_LAYOUT_HELP.format(
+            f"the method table of a {type(policy).__name__} object is not its type's"))
+    ref.random_rng = &p.rng if p.samples_legal else NULL
+    ref.needs_legal = p.needs_legal
+    ref.returns_legal = p.returns_legal
+    return 0
+
+
+cdef class _LayoutProbe(Policy):
+    """A policy whose two methods leave recognisable traces (check_layout)."""
+    cdef long long started
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        self.started = 1000 * seat + <long long>seed
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        return 7919 * seat + 31 * n_legal + <int32_t>self.started
+
+
+def check_layout():
+    """Verify that a call through a PolicyRef reaches the same methods as Cython's own
+    call (``start_game`` then ``choose``, in that order in the method table); raise
+    RuntimeError naming the difference otherwise. Runs when ttrsim._policy is imported."""
+    cdef _LayoutProbe probe = _LayoutProbe()
+    cdef PolicyRef ref
+    cdef int32_t direct, through
+    policy_ref(probe, &ref)
+    probe.start_game(NULL, NULL, 2, 17)
+    direct = probe.choose(NULL, NULL, 3, NULL, 5)
+    probe.started = 0
+    ref_start(&ref, NULL, NULL, 2, 17)
+    if probe.started != 2017:
+        raise RuntimeError(_LAYOUT_HELP.format("start_game is not the table's first entry"))
+    through = ref_choose(&ref, NULL, NULL, 3, NULL, 5)
+    if through != direct:
+        raise RuntimeError(_LAYOUT_HELP.format("choose is not the table's second entry"))
+    return True
+
+
+check_layout()

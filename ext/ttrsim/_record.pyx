@@ -5,13 +5,13 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, apply_action, game_init,
-                             legal_actions)
+                             legal_actions, sample_legal)
 from ttrsim._rng cimport splitmix64
-from ttrsim._policy cimport Policy
+from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 
 import numpy as np
 
-from ttrsim._policy import PolicyError
+from ttrsim.actions import PolicyError
 
 
 cdef struct TunnelLog:
@@ -60,12 +60,14 @@ def play_recorded(CompiledBoard cb, int n_players, list policies, uint64_t seed,
     cdef int32_t act
     cdef uint64_t x = seed
     cdef int slot_of_seat[MAX_PLAYERS]
-    cdef Policy pol
+    cdef PolicyRef refs[MAX_PLAYERS]     # slot k's policy, called as the batch loop calls it
+    cdef PolicyRef* ref
     if not 2 <= n_players <= MAX_PLAYERS:
         raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
     if len(policies) != n_players or len(set(map(id, policies))) != n_players:
         raise ValueError("play_recorded needs one distinct Policy instance per seat")
-    pols = [<Policy?>p for p in policies]
+    for k in range(n_players):
+        policy_ref(policies[k], &refs[k])
     legal = np.empty(MAX_ACTIONS, dtype=np.int32)
     cdef int32_t[::1] v_legal = legal
     tunnels = np.full((4096, 9), -1, dtype=np.int32)
@@ -85,17 +87,20 @@ def play_recorded(CompiledBoard cb, int n_players, list policies, uint64_t seed,
     for seat in range(n_players):
         slot_of_seat[seat] = (seat + game) % n_players if rotate else seat
     for seat in range(n_players):
-        pol = pols[slot_of_seat[seat]]
-        pol.start_game(b, &s, seat, splitmix64(&x))
+        ref_start(&refs[slot_of_seat[seat]], b, &s, seat, splitmix64(&x))
     while s.phase != PH_OVER:
         if s.turn >= max_turns:
             truncated = True
             break
         seat = s.current
-        pol = pols[slot_of_seat[seat]]
-        n_legal = legal_actions(b, &s, &v_legal[0]) if pol.needs_legal else 0
+        ref = &refs[slot_of_seat[seat]]
+        n_legal = legal_actions(b, &s, &v_legal[0]) if ref.needs_legal else 0
         with nogil:
-            act = pol.choose(b, &s, seat, &v_legal[0], n_legal)
+            if ref.random_rng != NULL:
+                act = sample_legal(b, &s, ref.random_rng)
+            else:
+                act = ref_choose(ref, b, &s, seat, &v_legal[0], n_legal)
+        pol = policies[slot_of_seat[seat]]
         if act == -1:
             err = pol.take_error()
             where = f"policy {pol.spec!r} (seat {seat}, game {game}, turn {s.turn})"
@@ -103,6 +108,8 @@ def play_recorded(CompiledBoard cb, int n_players, list policies, uint64_t seed,
                 raise err
             raise PolicyError(f"{where} failed: {err!r}") from err
         log.decision = len(actions)
+        # every action is checked here, whatever the policy (the batch loop trusts the
+        # built-in ones); a legal action has the same effect either way
         if apply_action(b, &s, act, &sink) != 0:
             raise PolicyError(f"policy {pol.spec!r} (seat {seat}, game {game}, turn {s.turn}) "
                               f"chose action {act}, which is not legal")

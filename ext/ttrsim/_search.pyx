@@ -24,7 +24,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
                              ticket_class)
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
-from ttrsim._policy cimport Policy
+from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 
 import numpy as np
 
@@ -33,6 +33,7 @@ from ttrsim._policy import PolicyError
 
 cdef enum:
     MAX_CAND = 48             # candidates per decision at most
+    MAX_PROP = 3              # proposers at most
     PLAYOUT_TURNS = 1000      # a playout still running after this many turns is scored
 
 
@@ -53,11 +54,13 @@ cdef class SearchPolicy(Policy):
                                        # only when better by z standard errors (paired)
     cdef double* vals                  # utility of each playout: [candidate][world]
     cdef int cap                       # playouts per candidate that vals holds
-    cdef Policy r0, r1, r2, r3, r4     # rollout instances, one per seat
-    cdef Policy me                     # the rollout policy playing this seat's real game:
+    cdef PolicyRef roll[MAX_PLAYERS]   # rollout instances, one per seat of a playout
+    cdef PolicyRef me                  # the rollout policy playing this seat's real game:
                                        # its choice is the default candidate
-    cdef Policy q0, q1, q2             # proposers: policies whose choices become candidates
+    cdef PolicyRef prop[MAX_PROP]      # proposers: policies whose choices become candidates
     cdef int n_prop
+    cdef readonly tuple rollouts       # the objects behind roll (then me) and prop
+    cdef readonly tuple proposers
     cdef bint roll_checked             # the rollout policy's actions need no legality check
     cdef bint roll_random
     cdef int32_t* buf                  # legal actions inside playouts (random rollouts)
@@ -74,6 +77,7 @@ cdef class SearchPolicy(Policy):
     cdef public bint uniform           # analyse: every candidate gets `playouts` playouts
     cdef public long long total_playouts
     cdef public long long total_decisions
+    cdef readonly long long max_playouts   # most playouts spent on one decision (not analyse)
 
     def __cinit__(self, *args, **kwargs):
         self.buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
@@ -85,11 +89,31 @@ cdef class SearchPolicy(Policy):
         free(self.buf)
         free(self.vals)
 
-    def __init__(self, playouts=200, rollout="tickets", worlds=0, c=0.0, utility=0.2,
-                 claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, spec=None):
-        from ttrsim.policies import REGISTRY, make_policy, parse_spec
-
+    def __init__(self, rollouts, proposers=(), playouts=200, rollout=None, worlds=0, c=0.0,
+                 utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, spec=None):
+        """`rollouts`: MAX_PLAYERS + 1 (6) distinct compiled instances of the rollout
+        policy, one per seat of a playout, the last one playing this seat's real game (its
+        choice is the default candidate). `proposers`: up to 3 compiled policies whose
+        choices at a turn become candidates too. `rollout`: the rollout's spec text (for
+        ``params``; default the instances' spec). ``ttrsim.policies.make_policy("search:...")``
+        builds both from the registry; the other parameters are listed by ``ttrsim policies``."""
         Policy.__init__(self, spec)
+        rollouts, proposers = tuple(rollouts), tuple(proposers)
+        if len(rollouts) != MAX_PLAYERS + 1 or len({id(p) for p in rollouts}) != len(rollouts):
+            raise ValueError(f"search: rollouts must be {MAX_PLAYERS + 1} distinct instances "
+                             f"of the rollout policy (one per seat, one for the real game), "
+                             f"got {len(rollouts)}")
+        if len(proposers) > MAX_PROP:
+            raise ValueError(f"search: at most {MAX_PROP} proposers, got {len(proposers)}")
+        for p in rollouts + proposers:
+            if isinstance(p, SearchPolicy):
+                raise ValueError("search: the rollout and proposer policies cannot be search "
+                                 "itself (a playout would search at every decision)")
+            if not isinstance(p, Policy):
+                raise TypeError(f"search: rollout and proposer policies must be compiled "
+                                f"ttrsim policies, got {type(p).__name__}")
+        if len({type(p) for p in rollouts}) != 1:
+            raise ValueError("search: the rollout instances must all be of one policy")
         if not isinstance(playouts, (int, float)) or playouts != playouts or int(playouts) < 1:
             raise ValueError(f"search: playouts must be a positive number of playouts per "
                              f"decision, got {playouts!r}")
@@ -102,15 +126,8 @@ cdef class SearchPolicy(Policy):
                              f"margin only), got {utility}")
         if int(claims) < 0:
             raise ValueError(f"search: claims must be >= 0, got {claims}")
-        rollout = str(rollout).strip()
-        name = rollout.partition(":")[0].strip()
-        if name not in REGISTRY or name == "search":
-            known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
-            raise ValueError(f"search: unknown rollout policy {rollout!r}; use one of the "
-                             f"built-in policies: {known}")
-        parse_spec(rollout)
         self.playouts = int(playouts)
-        self.rollout = rollout
+        self.rollout = str(rollout).strip() if rollout is not None else rollouts[0].spec
         self.worlds = int(worlds)
         self.c = float(c)
         self.utility = float(utility)
@@ -135,24 +152,22 @@ cdef class SearchPolicy(Policy):
         self.vals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
         if self.vals == NULL:
             raise MemoryError()
-        rolls = [make_policy(rollout, None) for _ in range(MAX_PLAYERS)]
-        self.r0, self.r1, self.r2, self.r3, self.r4 = rolls
-        from ttrsim._policies import PlanningPolicy, RandomPolicy
-        self.roll_checked = isinstance(rolls[0], (PlanningPolicy, RandomPolicy))
-        self.roll_random = isinstance(rolls[0], RandomPolicy)
-        self.me = make_policy(rollout, None)
-        props = [rollout] + [p for p in ("tickets", "greedy", "routes")
-                             if p != rollout and p in REGISTRY]
-        props = [make_policy(p, None) for p in props[:3]]
-        props = [p for p in props if not isinstance(p, RandomPolicy)]
-        self.n_prop = len(props)
-        props += [None] * (3 - len(props))
-        self.q0, self.q1, self.q2 = props
+        self.rollouts = rollouts
+        self.proposers = proposers
+        for q in range(MAX_PLAYERS):
+            policy_ref(rollouts[q], &self.roll[q])
+        policy_ref(rollouts[MAX_PLAYERS], &self.me)
+        self.n_prop = len(proposers)
+        for k in range(self.n_prop):
+            policy_ref(proposers[k], &self.prop[k])
+        self.roll_checked = self.roll[0].returns_legal
+        self.roll_random = self.roll[0].random_rng != NULL
         self.n_cand = 0
         self.chosen = -1
         self.uniform = False
         self.total_playouts = 0
         self.total_decisions = 0
+        self.max_playouts = 0
 
     @property
     def params(self):
@@ -161,55 +176,32 @@ cdef class SearchPolicy(Policy):
                     infer=self.infer, ticket_draws=self.ticket_draws)
 
     def __reduce__(self):
-        from ttrsim._policies import _rebuild
-        return (_rebuild, (type(self), self.params, self.spec))
+        return (_rebuild_search, (type(self), self.rollouts, self.proposers, self.params,
+                                  self.spec))
 
     # --- dispatch to the rollout instances and proposers -------------------------------
     @cython.final
     cdef void roll_start(self, int q, const BoardC* b, const GameState* s,
                          uint64_t seed) noexcept nogil:
-        if q == 0:
-            self.r0.start_game(b, s, q, seed)
-        elif q == 1:
-            self.r1.start_game(b, s, q, seed)
-        elif q == 2:
-            self.r2.start_game(b, s, q, seed)
-        elif q == 3:
-            self.r3.start_game(b, s, q, seed)
-        else:
-            self.r4.start_game(b, s, q, seed)
+        ref_start(&self.roll[q], b, s, q, seed)
 
     @cython.final
     cdef int32_t roll_choose(self, int q, const BoardC* b, const GameState* s) noexcept nogil:
         cdef int n = 0
-        if self.roll_random:
-            return sample_legal(b, s, &self.r0.rng)
-        if self.r0.needs_legal:
+        if self.roll_random:            # seat 0's generator serves every seat
+            return sample_legal(b, s, self.roll[0].random_rng)
+        if self.roll[0].needs_legal:
             n = legal_actions(b, s, self.buf)
-        if q == 0:
-            return self.r0.choose(b, s, q, self.buf, n)
-        if q == 1:
-            return self.r1.choose(b, s, q, self.buf, n)
-        if q == 2:
-            return self.r2.choose(b, s, q, self.buf, n)
-        if q == 3:
-            return self.r3.choose(b, s, q, self.buf, n)
-        return self.r4.choose(b, s, q, self.buf, n)
+        return ref_choose(&self.roll[q], b, s, q, self.buf, n)
 
     @cython.final
     cdef int32_t propose(self, int k, const BoardC* b, const GameState* s, int seat,
-                         uint64_t seed) noexcept nogil:
-        cdef int32_t act
-        if k == 0:
-            self.q0.start_game(b, s, seat, seed)
-            act = self.q0.choose(b, s, seat, NULL, 0)
-        elif k == 1:
-            self.q1.start_game(b, s, seat, seed)
-            act = self.q1.choose(b, s, seat, NULL, 0)
-        else:
-            self.q2.start_game(b, s, seat, seed)
-            act = self.q2.choose(b, s, seat, NULL, 0)
-        return act
+                         const int32_t* legal, int n_legal, uint64_t seed) noexcept nogil:
+        """Proposer k's choice here (started afresh with `seed`)."""
+        ref_start(&self.prop[k], b, s, seat, seed)
+        if not self.prop[k].needs_legal:
+            return ref_choose(&self.prop[k], b, s, seat, NULL, 0)
+        return ref_choose(&self.prop[k], b, s, seat, legal, n_legal)
 
     # --- candidates -----------------------------------------------------------------
     @cython.final
@@ -242,72 +234,103 @@ cdef class SearchPolicy(Policy):
         rollout policy, tickets, greedy, routes) would play, a blind draw, a ticket draw,
         and claims of the longest routes the hand pays (`claims` at most), each with one
         payment: the proposers' if they claim that route, else the fewest wild cards and
-        the colour the hand has fewest of beyond the cost (it keeps the larger sets)."""
-        cdef int i, k, kind, r, best_k, cost, slack, best_slack, n_claims
-        cdef int32_t act, best
-        cdef int seen_type[N_CARD_TYPES]
-        cdef int16_t order[MAX_ROUTES]
-        cdef int32_t pay[MAX_ROUTES]
-        cdef int n_routes = 0, j, tmp
+        the colour the hand has fewest of beyond the cost (it keeps the larger sets).
+        Analysing (uniform) ranks every choice where a phase has few: every tunnel
+        payment, every second draw (draws or not), and at a turn a face-up card of each
+        colour on offer too."""
         self.n_cand = 0
         # the rollout policy's own choice in this game comes first: the search departs
         # from it only on evidence (see choose)
-        self.add_cand(self.me.choose(b, s, seat, legal, n_legal))
+        self.add_cand(ref_choose(&self.me, b, s, seat, legal, n_legal))
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
-            for i in range(n_legal):
+            self.add_all(legal, n_legal)
+        elif s.phase == PH_TUNNEL:
+            if self.uniform:
+                self.add_all(legal, n_legal)
+            else:
+                self.add_tunnel_answers(legal, n_legal)
+        elif s.phase == PH_SECOND_DRAW:
+            if self.draws or self.uniform:
+                self.add_second_draws(s, legal, n_legal)
+        else:
+            self.add_turn(b, s, seat, legal, n_legal, seed)
+            if self.uniform:
+                self.add_faceup_colours(s, legal, n_legal)
+
+    @cython.final
+    cdef void add_all(self, const int32_t* legal, int n_legal) noexcept nogil:
+        """Every legal action (keeping tickets: every keep set)."""
+        cdef int i
+        for i in range(n_legal):
+            self.add_cand(legal[i])
+
+    @cython.final
+    cdef void add_tunnel_answers(self, const int32_t* legal, int n_legal) noexcept nogil:
+        """Declining, and the payment with the fewest wild cards."""
+        cdef int i
+        cdef int32_t best = -1
+        for i in range(n_legal):
+            if action_kind(legal[i]) == ACT_TUNNEL_DECLINE:
                 self.add_cand(legal[i])
-            return
-        if s.phase == PH_TUNNEL:
-            best = -1
-            for i in range(n_legal):
-                if action_kind(legal[i]) == ACT_TUNNEL_DECLINE:
-                    self.add_cand(legal[i])
-                elif best < 0 or action_c(legal[i]) < action_c(best):
-                    best = legal[i]
-            self.add_cand(best)
-            return
-        if s.phase == PH_SECOND_DRAW:
-            if not self.draws:
-                return
-            for i in range(N_CARD_TYPES):
-                seen_type[i] = 0
-            for i in range(n_legal):
-                act = legal[i]
-                if action_kind(act) == ACT_DRAW_FACEUP:
-                    k = s.faceup[action_a(act)]
-                    if k >= 0 and not seen_type[k]:
-                        seen_type[k] = 1
-                        self.add_cand(act)
-                else:
+            elif best < 0 or action_c(legal[i]) < action_c(best):
+                best = legal[i]
+        self.add_cand(best)
+
+    @cython.final
+    cdef void add_second_draws(self, const GameState* s, const int32_t* legal,
+                               int n_legal) noexcept nogil:
+        """The blind draw and one face-up card of each colour on offer."""
+        cdef int i
+        self.add_faceup_colours(s, legal, n_legal)
+        for i in range(n_legal):
+            if action_kind(legal[i]) != ACT_DRAW_FACEUP:
+                self.add_cand(legal[i])
+
+    @cython.final
+    cdef void add_faceup_colours(self, const GameState* s, const int32_t* legal,
+                                 int n_legal) noexcept nogil:
+        """One face-up draw of each colour on offer (the leftmost; analysing, a colour
+        already among the candidates is not taken again)."""
+        cdef int i, j, k
+        cdef bint seen[N_CARD_TYPES]
+        cdef int32_t act
+        for i in range(N_CARD_TYPES):
+            seen[i] = False
+        for j in range(self.n_cand if self.uniform else 0):
+            act = self.cand[j]
+            if action_kind(act) == ACT_DRAW_FACEUP and s.faceup[action_a(act)] >= 0:
+                seen[s.faceup[action_a(act)]] = True
+        for i in range(n_legal):
+            act = legal[i]
+            if action_kind(act) == ACT_DRAW_FACEUP:
+                k = s.faceup[action_a(act)]
+                if k >= 0 and not seen[k]:
+                    seen[k] = True
                     self.add_cand(act)
-            return
-        # a turn: the other proposers
-        for k in range(1, self.n_prop):
-            self.add_cand(self.propose(k, b, s, seat, seed))
+
+    @cython.final
+    cdef void add_turn(self, const BoardC* b, const GameState* s, int seat,
+                       const int32_t* legal, int n_legal, uint64_t seed) noexcept nogil:
+        """A turn: the proposers' choices, a blind draw, a ticket draw, the longest claims."""
+        cdef int i, k, kind
+        for k in range(self.n_prop):
+            self.add_cand(self.propose(k, b, s, seat, legal, n_legal, seed))
         for i in range(n_legal):
             kind = action_kind(legal[i])
             if kind == ACT_DRAW_BLIND or kind == ACT_DRAW_TICKETS:
                 self.add_cand(legal[i])
-        # claims: one payment per route
-        for r in range(MAX_ROUTES):
-            pay[r] = -1
-        for i in range(n_legal):
-            act = legal[i]
-            if action_kind(act) != ACT_CLAIM:
-                continue
-            r = action_a(act)
-            if pay[r] < 0:
-                order[n_routes] = r
-                n_routes += 1
-                pay[r] = act
-                continue
-            best = pay[r]
-            if action_c(act) < action_c(best):
-                pay[r] = act
-            elif action_c(act) == action_c(best) and action_b(act) != WILD and action_b(best) != WILD:
-                # same wild cards: keep the colour with less left over
-                if s.p[seat].hand[action_b(act)] < s.p[seat].hand[action_b(best)]:
-                    pay[r] = act
+        if self.claims > 0:
+            self.add_longest_claims(b, s, seat, legal, n_legal)
+
+    @cython.final
+    cdef void add_longest_claims(self, const BoardC* b, const GameState* s, int seat,
+                                 const int32_t* legal, int n_legal) noexcept nogil:
+        """Claims of the `claims` longest routes the hand pays (a route already among the
+        candidates counts but is not added twice), one payment each (claim_payments)."""
+        cdef int16_t order[MAX_ROUTES]
+        cdef int32_t pay[MAX_ROUTES]
+        cdef int i, j, tmp, n_claims = 0
+        cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
         # longest routes first (insertion sort; stable on the route index)
         for i in range(1, n_routes):
             tmp = order[i]
@@ -316,7 +339,6 @@ cdef class SearchPolicy(Policy):
                 order[j + 1] = order[j]
                 j -= 1
             order[j + 1] = tmp
-        n_claims = 0
         for i in range(n_routes):
             if n_claims >= self.claims:
                 break
@@ -387,9 +409,9 @@ cdef class SearchPolicy(Policy):
     cdef int search(self, const BoardC* b, const GameState* s, int seat,
                     uint64_t base) noexcept nogil:
         """Share the budget out over the candidates; return the index of the choice."""
-        cdef int k, i, j, n_alive, rounds, per, used = 0, best = 0, tmp
-        cdef int order[MAX_CAND]
-        cdef double v, bv, total
+        cdef int k
+        if not self.uniform and self.n_cand > self.playouts:
+            self.n_cand = self.playouts     # the budget: the first candidates, default first
         for k in range(self.n_cand):
             self.visits[k] = 0
             self.usum[k] = 0.0
@@ -397,42 +419,67 @@ cdef class SearchPolicy(Policy):
             self.msum[k] = 0.0
             self.alive[k] = True
         if self.uniform:
-            best = 0
-            for k in range(self.n_cand):
-                self.run(b, s, seat, k, self.playouts, base)
-                if self.usum[k] > self.usum[best]:
-                    best = k
-            return best
+            return self.run_uniform(b, s, seat, base)
         if self.n_cand <= 1:
             return 0
         if self.c > 0:
-            # UCB1: one playout each, then the highest upper bound; choose the most visited
+            return self.run_ucb1(b, s, seat, base)
+        return self.run_halving(b, s, seat, base)
+
+    @cython.final
+    cdef int run_uniform(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t base) noexcept nogil:
+        """analyse: `playouts` playouts for every candidate; the best mean is chosen."""
+        cdef int k, best = 0
+        for k in range(self.n_cand):
+            self.run(b, s, seat, k, self.playouts, base)
+            if self.usum[k] > self.usum[best]:
+                best = k
+        return best
+
+    @cython.final
+    cdef int run_ucb1(self, const BoardC* b, const GameState* s, int seat,
+                      uint64_t base) noexcept nogil:
+        """UCB1: one playout each, then the highest upper bound; the most visited wins."""
+        cdef int k, i, best = 0
+        cdef double v, bv, total
+        for k in range(self.n_cand):
+            self.run(b, s, seat, k, 1, base)
+        for i in range(self.n_cand, self.playouts):
+            total = log(<double>i)
+            bv = -1.0
             for k in range(self.n_cand):
-                self.run(b, s, seat, k, 1, base)
-            for i in range(self.n_cand, self.playouts):
-                total = log(<double>i)
-                bv = -1.0
-                for k in range(self.n_cand):
-                    v = self.usum[k] / self.visits[k] + self.c * sqrt(total / self.visits[k])
-                    if v > bv:
-                        bv = v
-                        best = k
-                self.run(b, s, seat, best, 1, base)
-            best = 0
-            for k in range(1, self.n_cand):
-                if (self.visits[k] > self.visits[best] or (self.visits[k] == self.visits[best]
-                        and self.usum[k] > self.usum[best])):
+                v = self.usum[k] / self.visits[k] + self.c * sqrt(total / self.visits[k])
+                if v > bv:
+                    bv = v
                     best = k
-            return best
-        # sequential halving
-        rounds = 0
-        n_alive = self.n_cand
+            self.run(b, s, seat, best, 1, base)
+        best = 0
+        for k in range(1, self.n_cand):
+            if (self.visits[k] > self.visits[best] or (self.visits[k] == self.visits[best]
+                    and self.usum[k] > self.usum[best])):
+                best = k
+        return best
+
+    @cython.final
+    cdef int run_halving(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t base) noexcept nogil:
+        """Sequential halving: in each of ceil(log2 n) rounds the candidates still in the
+        race share the budget left for the round equally, then the worse half leaves it
+        (the default, candidate 0, stays to the end for the paired test of choose). The
+        budget is kept exactly: a round that cannot give every candidate in the race a
+        playout is not played (the race ends there)."""
+        cdef int k, j, m, n_alive = self.n_cand, rounds = 0, per, used = 0
+        cdef int order[MAX_CAND]
         while n_alive > 1:
             rounds += 1
             n_alive = (n_alive + 1) // 2
         n_alive = self.n_cand
         while n_alive > 1:
-            per = (self.playouts - used) // (n_alive * rounds)
+            m = self.count_alive()        # the default may be one more than n_alive
+            if self.playouts - used < m:
+                break
+            per = (self.playouts - used) // (m * rounds)
             if per < 1:
                 per = 1
             j = 0
@@ -442,23 +489,42 @@ cdef class SearchPolicy(Policy):
                     used += per
                     order[j] = k
                     j += 1
-            # rank the survivors by mean utility (ties: candidate order), keep the top half
-            for i in range(1, j):
-                tmp = order[i]
-                v = self.usum[tmp] / self.visits[tmp]
-                k = i - 1
-                while k >= 0 and self.usum[order[k]] / self.visits[order[k]] < v:
-                    order[k + 1] = order[k]
-                    k -= 1
-                order[k + 1] = tmp
             n_alive = (n_alive + 1) // 2
-            for i in range(n_alive, j):
-                if order[i] != 0:           # the default stays to the end (paired test)
-                    self.alive[order[i]] = False
+            self.drop_worse(order, j, n_alive)
             rounds -= 1
             if rounds < 1:
                 rounds = 1
-        best = 0
+        return self.best_alive()
+
+    @cython.final
+    cdef int count_alive(self) noexcept nogil:
+        cdef int k, m = 0
+        for k in range(self.n_cand):
+            m += self.alive[k]
+        return m
+
+    @cython.final
+    cdef void drop_worse(self, int* order, int j, int keep) noexcept nogil:
+        """Rank the j candidates of `order` by mean utility (ties: candidate order) and
+        take all but the first `keep` out of the race (never the default)."""
+        cdef int i, k, tmp
+        cdef double v
+        for i in range(1, j):                # insertion sort, stable
+            tmp = order[i]
+            v = self.usum[tmp] / self.visits[tmp]
+            k = i - 1
+            while k >= 0 and self.usum[order[k]] / self.visits[order[k]] < v:
+                order[k + 1] = order[k]
+                k -= 1
+            order[k + 1] = tmp
+        for i in range(keep, j):
+            if order[i] != 0:
+                self.alive[order[i]] = False
+
+    @cython.final
+    cdef int best_alive(self) noexcept nogil:
+        """The candidate in the race with the best mean utility (ties: the earliest)."""
+        cdef int k, best = 0
         for k in range(1, self.n_cand):
             if self.alive[k] and self.visits[k] > 0 and (
                     self.usum[k] / self.visits[k] > self.usum[best] / self.visits[best]):
@@ -487,7 +553,7 @@ cdef class SearchPolicy(Policy):
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
         rng_seed(&self.rng, seed)
-        self.me.start_game(b, s, seat, seed ^ 0x5DEECE66DULL)
+        ref_start(&self.me, b, s, seat, seed ^ 0x5DEECE66DULL)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
@@ -499,10 +565,13 @@ cdef class SearchPolicy(Policy):
         self.list_candidates(b, s, seat, legal, n_legal, base)
         if self.n_cand == 0:
             self.add_cand(legal[0])
+        cdef long long before = self.total_playouts
         self.chosen = self.search(b, s, seat, base)
         if self.chosen != 0 and not self.uniform and not self.beats_default(self.chosen):
             self.chosen = 0
         self.total_decisions += 1
+        if not self.uniform and self.total_playouts - before > self.max_playouts:
+            self.max_playouts = self.total_playouts - before
         return self.cand[self.chosen]
 
     def last_decision(self):
@@ -514,6 +583,15 @@ cdef class SearchPolicy(Policy):
         return rows, self.chosen
 
 
+def _rebuild_search(cls, rollouts, proposers, params, spec):
+    """Unpickle / copy a search policy: fresh copies of its rollout and proposer policies
+    (copy.copy would otherwise share them between two seats)."""
+    import copy
+    obj = cls([copy.copy(p) for p in rollouts], [copy.copy(p) for p in proposers], **params,
+              spec=spec)
+    return obj
+
+
 def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
     """Run `policy`'s search once in the current position of `game` (a ``ttrsim.Game`` or
     its core) for the seat to act; return ``policy.last_decision()``. The game is not
@@ -521,6 +599,35 @@ def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
     from ttrsim._policies import decide
     decide(policy, game, seed)
     return policy.last_decision()
+
+
+cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int n_legal,
+                        int16_t* order, int32_t* pay) noexcept nogil:
+    """The routes the legal claims take, in order of first appearance (into `order`; their
+    count is returned), and for each route r one payment pay[r]: the fewest wild cards,
+    then the colour the hand has fewest of (it keeps the larger sets)."""
+    cdef int i, r, n_routes = 0
+    cdef int32_t act, best
+    for r in range(MAX_ROUTES):
+        pay[r] = -1
+    for i in range(n_legal):
+        act = legal[i]
+        if action_kind(act) != ACT_CLAIM:
+            continue
+        r = action_a(act)
+        if pay[r] < 0:
+            order[n_routes] = r
+            n_routes += 1
+            pay[r] = act
+            continue
+        best = pay[r]
+        if action_c(act) < action_c(best):
+            pay[r] = act
+        elif action_c(act) == action_c(best) and action_b(act) != WILD and action_b(best) != WILD:
+            # same wild cards: keep the colour with less left over
+            if s.p[seat].hand[action_b(act)] < s.p[seat].hand[action_b(best)]:
+                pay[r] = act
+    return n_routes
 
 
 cdef inline void sample_world(const BoardC* b, GameState* w, int seat, uint64_t seed,

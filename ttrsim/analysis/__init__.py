@@ -5,14 +5,15 @@ DataFrame(s) it needs, and returns a tidy DataFrame. Rates carry Wilson score in
 means of per-event tables percentile-bootstrap intervals and means of summary tables
 normal intervals, as columns ``<name>_low`` and ``<name>_high`` (default confidence 0.95).
 See ``docs/analysis.md`` for a guide.
+
+``ttrsim.analysis.studies`` (re-exported here) plays new games on common random numbers:
+``compare``, ``route_importance``, ``ticket_fairness``.
 """
-from ._tables import MissingTable
-from .balance import Fairness, route_importance, ticket_difficulty, ticket_fairness
-from .compare import Comparison, compare
-from .routes import binned_quantile, route_claims
-from .seats import by_player_count, policy_win_matrix, score_distribution, seat_advantage
-from .stations import station_usage, station_value
-from .stats import (
+from ttrsim.analysis.inputs import MissingTable
+from ttrsim.analysis.routes import binned_quantile, route_claims
+from ttrsim.analysis.seats import by_player_count, policy_win_matrix, score_distribution, seat_advantage
+from ttrsim.analysis.stations import station_usage, station_value
+from ttrsim.stats import (
     Estimate,
     bootstrap_diff,
     bootstrap_mean,
@@ -20,12 +21,15 @@ from .stats import (
     normal_mean_interval,
     wilson_interval,
 )
-from .tickets import ticket_balance, ticket_completion
-from .tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
+from ttrsim.analysis.tickets import ticket_balance, ticket_completion
+from ttrsim.analysis.tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
+from ttrsim.analysis.studies import (Comparison, Fairness, RouteImportance, compare,
+                                     route_importance, ticket_difficulty, ticket_fairness)
 
 __all__ = [
     "Comparison",
     "Fairness",
+    "RouteImportance",
     "compare",
     "route_importance",
     "ticket_difficulty",

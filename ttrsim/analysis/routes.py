@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._tables import (
+from .inputs import (
     EVENT,
     attach,
     board_of,
@@ -15,7 +15,7 @@ from ._tables import (
     route_facts,
     source,
 )
-from .stats import DEFAULT_CONFIDENCE, rate_columns
+from ttrsim.stats import DEFAULT_CONFIDENCE, rate_columns
 
 #: Width of the turn bins of ``route_summary`` (``turn_bin = turn // 10 * 10``).
 TURN_BIN = 10

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._tables import EVENT, SUMMARY, MissingTable, groups, keys, players_of, require, source
-from .stats import (
+from .inputs import EVENT, SUMMARY, MissingTable, groups, keys, players_of, require, source
+from ttrsim.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     as_generator,

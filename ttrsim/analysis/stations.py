@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._tables import (EVENT, MissingTable, attach, board_of, count_games, games_of, keys,
+from .inputs import (EVENT, MissingTable, attach, board_of, count_games, games_of, keys,
                       manifest_of, require, source)
-from .stats import (
+from ttrsim.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
     as_generator,

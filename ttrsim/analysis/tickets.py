@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ._tables import (
+from .inputs import (
     EVENT,
     MissingTable,
     attach,
@@ -15,7 +15,7 @@ from ._tables import (
     source,
     ticket_facts,
 )
-from .stats import DEFAULT_CONFIDENCE, rate_columns
+from ttrsim.stats import DEFAULT_CONFIDENCE, rate_columns
 
 
 def ticket_completion(

@@ -6,8 +6,8 @@ from math import comb
 import numpy as np
 import pandas as pd
 
-from ._tables import EVENT, attach, board_of, games_of, keys, require, route_facts, source
-from .stats import DEFAULT_CONFIDENCE, rate_columns
+from .inputs import EVENT, attach, board_of, games_of, keys, require, route_facts, source
+from ttrsim.stats import DEFAULT_CONFIDENCE, rate_columns
 
 #: Cards revealed from the deck when a tunnel is claimed.
 REVEALED = 3
@@ -200,21 +200,3 @@ def tunnel_outcomes(run_or_tunnels, board=None, confidence: float = DEFAULT_CONF
         front = [*group, *facts.columns]
         out = out[front + [c for c in out.columns if c not in front]]
     return out
-
-
-def cli_tunnel_odds(args) -> int:
-    """``ttrsim tunnel-odds``: print the exact extra-card distribution for a board."""
-    from ttrsim import maps
-
-    board = maps.load(args.board)
-    odds = tunnel_odds(board, args.color, parse_counts(args.hand), parse_counts(args.faceup),
-                       parse_counts(args.discards), args.all_wild)
-    info = odds.attrs
-    wild_only = args.all_wild or _card_index(board, args.color) == len(board.colors)
-    matching = "wild cards" if wild_only else f"{args.color} or wild cards"
-    print(f"{board.name}: {info['revealed']} cards revealed from {info['unseen']} unseen cards, "
-          f"{info['matching']} of them matching ({matching})")
-    print(odds.to_string(index=False, formatters={"probability": "{:.4f}".format}))
-    print(f"P(at least one extra card) = {1 - odds.probability.iloc[0]:.4f}; "
-          f"expected extra cards = {info['expected']:.3f}")
-    return 0

@@ -5,6 +5,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
 from ttrsim.game import Game, resolve_board
 
@@ -66,8 +67,7 @@ class TTREnv(AECEnv):
             raise ValueError(f"unknown reward {reward!r}; expected one of {', '.join(REWARDS)}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; expected human or ansi")
-        if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
-            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        check_int("max_turns", max_turns, 1)
         self.board = resolve_board(board)
         self.board.check_players(players)
         self.enc = encoding(self.board, players)

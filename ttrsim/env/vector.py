@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ttrsim._env import VectorEnvCore
+from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
 from ttrsim.game import compile_board, resolve_board
 from ttrsim.policies import make_policy, policy_name
@@ -49,11 +50,8 @@ class VectorEnv:
         self.board = resolve_board(board)
         self.board.check_players(players)
         self.n_players = int(players)
-        if isinstance(n_envs, bool) or not isinstance(n_envs, (int, np.integer)) or n_envs < 1:
-            raise ValueError(f"n_envs must be a positive integer, got {n_envs!r}")
-        self.n_envs = int(n_envs)
-        if isinstance(max_turns, bool) or not isinstance(max_turns, (int, np.integer)) or max_turns < 1:
-            raise ValueError(f"max_turns must be a positive integer, got {max_turns!r}")
+        self.n_envs = check_int("n_envs", n_envs, 1)
+        check_int("max_turns", max_turns, 1)
         if reward not in ("win", "score", "margin"):
             raise ValueError(f"unknown reward {reward!r}; expected win, score or margin")
         if seat is not None and not 0 <= seat < self.n_players:
@@ -79,8 +77,7 @@ class VectorEnv:
         self._started = False
 
     def _seed(self, seed) -> None:
-        if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+        seed = check_int("seed", seed, 0)
         state = np.array([np.random.SeedSequence(int(seed), spawn_key=(i,)).generate_state(2, np.uint64)
                           for i in range(self.n_envs)], dtype=np.uint64).reshape(self.n_envs, 2)
         self._core.seed(np.ascontiguousarray(state[:, 0]), np.ascontiguousarray(state[:, 1]))

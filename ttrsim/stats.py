@@ -214,3 +214,15 @@ def std_from_sums(total, total_sq, n):
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.clip((np.asarray(total_sq, float) - total * total / n) / (n - 1), 0.0, None)
     return np.where(n >= 2, np.sqrt(var), np.nan)
+
+
+def bh_q(p) -> np.ndarray:
+    """Benjamini–Hochberg q-values of the finite p-values (NaN elsewhere)."""
+    from scipy import stats as sps
+
+    p = np.asarray(p, dtype=float)
+    q = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        q[ok] = sps.false_discovery_control(p[ok], method="bh")
+    return q

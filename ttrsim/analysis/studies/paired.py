@@ -20,26 +20,24 @@ unpaired comparison would have (``Comparison.intervals``).
 """
 from __future__ import annotations
 
-import dataclasses
-import time
-
 import numpy as np
 import pandas as pd
-from ttrsim._batch import DEFAULT_MAX_TURNS, SCORE_COLS
-from ttrsim.runner import run_tasks
 
-__all__ = ["Comparison", "compare", "game_metrics", "paired_stats"]
+from ttrsim._batch import DEFAULT_MAX_TURNS, SCORE_COLS
+from ttrsim._validate import is_int
+from ttrsim._version import __version__
+from ttrsim.batches import make_config, play, versions
+from ttrsim.game import resolve_board
+from ttrsim.maps import MapError
+
+__all__ = ["study_manifest", "game_metrics", "paired_moments", "align", "paired_stats", "paired_configs",
+           "play_metrics", "sum_moments", "PLAYER_COLS"]
 
 _SC = {name: i for i, name in enumerate(SCORE_COLS)}
 #: Per-player score parts and counts compared as means per player.
 PLAYER_COLS = ("score", "route_points", "ticket_points", "longest_bonus", "station_points",
                "attraction_points", "tickets_kept", "tickets_completed", "tickets_failed",
                "stations_built", "routes_claimed", "trains_left", "longest")
-KINDS = ("score", "game", "seat", "policy", "ticket", "route")
-
-
-# ---------------------------------------------------------------------------
-# per-game metrics of one batch
 
 
 def game_metrics(board, names, res: dict, first: int, detail: bool = True):
@@ -125,7 +123,7 @@ def paired_moments(Yb, Xb, Yv, Xv):
     return S, M
 
 
-def _align(meta_b, Yb, Xb, meta_v, Yv, Xv):
+def align(meta_b, Yb, Xb, meta_v, Yv, Xv):
     """Union of the two sides' metrics (base order first); a metric missing on one side
     has y = x = 0 there (its rate is undefined)."""
     keys = [m[0] for m in meta_b]
@@ -183,69 +181,36 @@ def paired_stats(n: int, S, M, confidence: float = 0.95) -> pd.DataFrame:
                          "high": high, "p_value": p, "se_paired": se, "se_unpaired": se_u})
 
 
-def bh_q(p) -> np.ndarray:
-    """Benjamini–Hochberg q-values of the finite p-values (NaN elsewhere)."""
-    from scipy import stats as sps
-
-    p = np.asarray(p, dtype=float)
-    q = np.full(p.shape, np.nan)
-    ok = np.isfinite(p)
-    if ok.any():
-        q[ok] = sps.false_discovery_control(p[ok], method="bh")
-    return q
-
-
-# ---------------------------------------------------------------------------
-# running tasks
-
-
-# ---------------------------------------------------------------------------
-# compare
-
-
 def paired_configs(base, variant, players=4, policies=None, games=10_000, seed=0,
                    batch_size=None, max_turns=DEFAULT_MAX_TURNS, crn=True):
     """The runner configurations of the two sides: identical but for the board (and, with
     ``crn=False``, the seed of the variant side, ``seed + 1``)."""
-    from ttrsim.runner import _config
-    from ttrsim.game import resolve_board
-    from ttrsim.maps import MapError
-
     try:
         base, variant = resolve_board(base), resolve_board(variant)
     except MapError as exc:
         raise ValueError(str(exc)) from None
     if policies is not None:
         if isinstance(policies, str):
-            if isinstance(players, bool) or not isinstance(players, (int, np.integer)):
+            if not is_int(players):
                 raise ValueError("with one policy spec give players as a count")
             players = [policies] * int(players)
         else:
             players = list(policies)
-    cfg_b = _config(base, players, games, seed, batch_size, True, False, max_turns)
-    cfg_v = _config(variant, players, games, seed if crn else seed + 1, cfg_b.batch_size, True,
-                    False, max_turns)
+    cfg_b = make_config(base, players, games, seed, batch_size, True, False, max_turns)
+    cfg_v = make_config(variant, players, games, seed if crn else seed + 1, cfg_b.batch_size,
+                        True, False, max_turns)
     return cfg_b, cfg_v
 
 
-def _play_side(cfg, first, stop, detail):
-    from ttrsim.runner import _play
-
-    res = _play(cfg, first, stop)
+def play_metrics(cfg, first, stop, detail):
+    """Play games ``first .. stop - 1`` of ``cfg`` and return their :func:`game_metrics`."""
+    res = play(cfg, first, stop)
     return game_metrics(cfg.board, cfg.names, res, first, detail)
 
 
-def _compare_batch(cfg_b, cfg_v, b: int, detail: bool = True):
-    first, stop = cfg_b.batch_range(b)
-    mb, Yb, Xb = _play_side(cfg_b, first, stop, detail)
-    mv, Yv, Xv = _play_side(cfg_v, first, stop, detail)
-    meta, (Yb, Xb), (Yv, Xv) = _align(mb, Yb, Xb, mv, Yv, Xv)
-    S, M = paired_moments(Yb, Xb, Yv, Xv)
-    return b, meta, S, M
-
-
-def _sum_batches(results: dict):
-    """Sum the batches' moments in batch order (the same total for any n_jobs)."""
+def sum_moments(results: dict):
+    """Sum the batches' ``(meta, S, M)`` in batch order (exact integers: the same total
+    for any n_jobs)."""
     meta = None
     S = M = None
     for b in sorted(results):
@@ -260,145 +225,12 @@ def _sum_batches(results: dict):
     return meta, S, M
 
 
-def _table(meta, n, S, M, alpha, confidence):
-    st = paired_stats(n, S, M, confidence)
-    info = pd.DataFrame(meta, columns=["key", "kind", "metric"])
-    df = pd.concat([info, st], axis=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        df.insert(6, "relative", df.difference / df.base.abs())
-    df["q_value"] = bh_q(df.p_value)
-    df["significant"] = df.q_value < alpha
-    df.insert(3, "games", n)
-    return df
-
-
-@dataclasses.dataclass
-class Comparison:
-    """The result of :func:`compare`.
-
-    ``table``: one row per metric with ``kind, metric, key, games, base, variant,
-    difference, relative, low, high, p_value, q_value, significant`` (``low``/``high``: the
-    interval of the paired difference). ``full`` adds the paired and unpaired standard
-    errors; ``intervals()`` compares the two interval widths. ``base``/``variant`` are the
-    boards, ``manifest`` records both boards, the variant's description and hash, the seed,
-    the policies and the games.
-    """
-
-    full: pd.DataFrame
-    base: object
-    variant: object
-    manifest: dict
-    alpha: float = 0.05
-
-    @property
-    def table(self) -> pd.DataFrame:
-        cols = ["kind", "metric", "key", "games", "base", "variant", "difference", "relative",
-                "low", "high", "p_value", "q_value", "significant"]
-        return self.full[cols]
-
-    def significant(self) -> pd.DataFrame:
-        """The significant rows (q < alpha), largest |t| first."""
-        t = self.full
-        sig = t[t.significant].copy()
-        order = (sig.difference.abs() / sig.se_paired.replace(0, np.nan)).fillna(np.inf)
-        return sig.loc[order.sort_values(ascending=False).index, self.table.columns]
-
-    def sorted_table(self) -> pd.DataFrame:
-        """All rows, the significant ones first (by |t|), then the rest by p-value."""
-        rest = self.table[~self.table.significant].sort_values("p_value", na_position="last")
-        return pd.concat([self.significant(), rest])
-
-    def intervals(self) -> pd.DataFrame:
-        """Per metric the 95% half-width of the paired interval and of the unpaired one
-        (the two sides treated as independent samples), and their ratio."""
-        from scipy import stats as sps
-
-        t = self.full
-        q = sps.t.ppf(0.975, max(int(t.games.iloc[0]) - 1, 1))
-        out = t[["kind", "metric", "key"]].copy()
-        out["paired_half_width"] = q * t.se_paired
-        out["unpaired_half_width"] = q * t.se_unpaired
-        with np.errstate(divide="ignore", invalid="ignore"):
-            out["unpaired_over_paired"] = out.unpaired_half_width / out.paired_half_width
-        return out
-
-    def summary(self, rows: int = 25) -> str:
-        """Readable text: the boards, the variant, and the table with significant rows first."""
-        m = self.manifest
-        n_sig = int(self.full.significant.sum())
-        head = [f"compare {m['base']} vs {m['variant']} ({m['variant_description']}), "
-                f"{m['players']} players, {m['games']:,} paired games, seed {m['seed']}",
-                f"{n_sig} of {int(self.full.p_value.notna().sum())} metrics differ at "
-                f"q < {self.alpha} (Benjamini-Hochberg)"]
-        t = self.sorted_table().head(rows)
-        shown = pd.DataFrame({
-            "metric": t.metric.str.slice(0, 60), "base": t.base.map(_num),
-            "variant": t.variant.map(_num), "difference": t.difference.map(_num),
-            "95% interval": [f"[{_num(a)}, {_num(b)}]" for a, b in zip(t.low, t.high)],
-            "q": t.q_value.map(lambda v: "–" if not np.isfinite(v) else f"{v:.2g}"),
-            "sig": np.where(t.significant, "*", "")})
-        return "\n".join(head) + "\n" + shown.to_string(index=False)
-
-    def report(self, out_dir, title: str | None = None):
-        """Write an HTML comparison report with figures; returns the path of index.html."""
-        from ttrsim.balance_report import write_comparison_report
-
-        return write_comparison_report(self, out_dir, title=title)
-
-
-def _num(v) -> str:
-    if not np.isfinite(v):
-        return "–"
-    return f"{v:.1f}" if abs(v) >= 100 else f"{v:.4g}"
-
-
-def compare(base, variant, players=4, policies=None, games: int = 10_000, seed: int = 0,
-            n_jobs: int = 1, *, batch_size: int | None = None, alpha: float = 0.05,
-            confidence: float = 0.95, crn: bool = True, backend: str = "loky",
-            scheduler: str | None = None, progress: bool = False,
-            max_turns: int = DEFAULT_MAX_TURNS) -> Comparison:
-    """Play ``games`` games on both boards with common random numbers and compare them.
-
-    ``base``, ``variant``: board names, map files or boards (e.g. from ``ttrsim.variant``).
-    ``players``: a player count, or a list of policy specs one per seat; ``policies``: one
-    spec for every seat or a list (overrides ``players``' specs). Seats rotate as in
-    ``simulate``. ``n_jobs``/``backend``/``scheduler`` as in ``simulate``; the table does
-    not depend on them. ``crn=False`` plays the variant with seed ``seed + 1`` (independent
-    games, for checking the method). Returns a :class:`Comparison`.
-    """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must be between 0 and 1, got {alpha!r}")
-    cfg_b, cfg_v = paired_configs(base, variant, players, policies, games, seed, batch_size,
-                                  max_turns, crn)
-    start = time.perf_counter()
-    results = {}
-    bar = None
-    if progress:
-        from tqdm.auto import tqdm
-
-        bar = tqdm(total=cfg_b.games, unit="game", unit_scale=True, desc="compare")
-    try:
-        for b, meta, S, M in run_tasks(_compare_batch,
-                                       [(cfg_b, cfg_v, b) for b in range(cfg_b.n_batches)],
-                                       n_jobs, backend, scheduler):
-            results[b] = (meta, S, M)
-            if bar is not None:
-                first, stop = cfg_b.batch_range(b)
-                bar.update(stop - first)
-    finally:
-        if bar is not None:
-            bar.close()
-    meta, S, M = _sum_batches(results)
-    full = _table(meta, cfg_b.games, S, M, alpha, confidence)
-    vinfo = cfg_v.board.variant or {}
-    manifest = {
-        "base": cfg_b.board.name, "base_checksum": cfg_b.board.checksum,
-        "variant": cfg_v.board.name, "variant_checksum": cfg_v.board.checksum,
-        "variant_description": vinfo.get("description", cfg_v.board.title),
-        "variant_hash": vinfo.get("hash"), "variant_changes": vinfo.get("changes"),
-        "players": cfg_b.n_players, "policies": list(cfg_b.names), "games": cfg_b.games,
-        "seed": cfg_b.seed, "variant_seed": cfg_v.seed, "common_random_numbers": bool(crn),
-        "batch_size": cfg_b.batch_size, "alpha": alpha, "confidence": confidence,
-        "wall_seconds": round(time.perf_counter() - start, 3),
-    }
-    return Comparison(full, cfg_b.board, cfg_v.board, manifest, alpha)
+def study_manifest(kind: str, cfg, **fields) -> dict:
+    """The manifest every study result carries: what it is, ttrsim's version, the board
+    (name and checksum), players, policies, games, seed and batch size of the base side,
+    the study's own ``fields``, and the library versions."""
+    return {"kind": kind, "ttrsim_version": __version__, "board": cfg.board.name,
+            "board_checksum": cfg.board.checksum, "players": cfg.n_players,
+            "policies": list(cfg.names), "games": cfg.games, "seed": cfg.seed,
+            "batch_size": cfg.batch_size, "max_turns": cfg.max_turns, **fields,
+            "versions": versions()}

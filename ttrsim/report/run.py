@@ -7,9 +7,7 @@ tables are absent is kept with a note saying why it was skipped.
 """
 from __future__ import annotations
 
-import base64
 import html
-import io
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -18,64 +16,10 @@ import pandas as pd
 
 from ttrsim import analysis as an
 from ttrsim import plots
-from ttrsim.analysis._tables import EVENT, manifest_of, source
+from ttrsim.analysis.inputs import EVENT, manifest_of, source
+from ttrsim.report.html import Section, Skip, write_page
 
-DPI = 110
-MAX_ROWS = 30
-
-
-class Skip(Exception):
-    """A report section cannot be produced from this run; the message says why."""
-
-
-def _fmt(value) -> str:
-    if isinstance(value, (float, np.floating)):
-        if np.isnan(value):
-            return "–"
-        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3g}"
-    return str(value)
-
-
-class _Section:
-    """Accumulates the HTML of one report section and writes its files."""
-
-    def __init__(self, out_dir: Path, slug: str, heading: str):
-        self.out_dir, self.slug, self.heading = out_dir, slug, heading
-        self.parts: list[str] = []
-
-    def text(self, text: str) -> None:
-        self.parts.append(f"<p>{html.escape(text)}</p>")
-
-    def note(self, text: str) -> None:
-        """A remark the reader must not miss (e.g. a table pooled over policies)."""
-        self.parts.append(f"<p class='note'><strong>Note:</strong> {html.escape(text)}</p>")
-
-    def figure(self, name: str, fig, caption: str) -> None:
-        buffer = io.BytesIO()
-        fig.savefig(buffer, format="png", dpi=DPI)
-        png = buffer.getvalue()
-        path = self.out_dir / f"{name}.png"
-        path.write_bytes(png)
-        data = base64.b64encode(png).decode("ascii")
-        self.parts.append(
-            f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
-            f"<figcaption>{html.escape(caption)} ({path.name})</figcaption></figure>"
-        )
-
-    def table(self, name: str, df: pd.DataFrame, caption: str, columns=None, max_rows: int = MAX_ROWS) -> None:
-        path = self.out_dir / f"{name}.csv"
-        df.to_csv(path, index=False)
-        shown = df[[c for c in columns if c in df.columns]] if columns else df
-        if len(shown) > max_rows:
-            note = f" Showing the first {max_rows} of {len(shown)} rows; all rows are in {path.name}."
-            shown = shown.head(max_rows)
-        else:
-            note = f" Full table: {path.name}."
-        body = shown.to_html(index=False, border=0, classes="data", na_rep="–", float_format=_fmt)
-        self.parts.append(f"<p class='caption'>{html.escape(caption + note)}</p>{body}")
-
-    def html(self) -> str:
-        return f'<section id="{self.slug}"><h2>{html.escape(self.heading)}</h2>\n' + "\n".join(self.parts) + "</section>"
+__all__ = ["write_report", "SECTIONS"]
 
 
 def _nonempty(df: pd.DataFrame, what: str) -> pd.DataFrame:
@@ -132,7 +76,7 @@ def _split(run) -> list[tuple[str | None, object]]:
     return [(p, _policy_view(run, p)) for p in names]
 
 
-def _pooled_note(sec: "_Section", run, what: str) -> None:
+def _pooled_note(sec: "Section", run, what: str) -> None:
     """Say visibly that a table pools every policy (summary mode keeps no policy for it)."""
     names = _policy_names(run)
     if len(names) > 1:
@@ -156,7 +100,7 @@ def _readable(value) -> str:
 
 # ----------------------------------------------------------------------------- sections
 
-def _methods(sec: _Section, run, ctx) -> None:
+def _methods(sec: Section, run, ctx) -> None:
     m = ctx["manifest"]
     board = _manifest_value(m, "board")
     if isinstance(board, dict):
@@ -185,7 +129,7 @@ def _methods(sec: _Section, run, ctx) -> None:
         sec.table("manifest", items, "Run manifest.")
 
 
-def _seats(sec: _Section, run, ctx) -> None:
+def _seats(sec: Section, run, ctx) -> None:
     table = an.seat_advantage(run, seed=ctx["seed"])
     sec.table("seat_advantage", table, "Win rate and score difference (seat minus the mean of the others) per seat.",
               ["players", "seat", "games", "win_rate", "win_rate_low", "win_rate_high", "fair_share",
@@ -193,7 +137,7 @@ def _seats(sec: _Section, run, ctx) -> None:
     sec.figure("seat_advantage", plots.plot_seat_advantage(table), "Win rate per seat against the fair share 1 / players.")
 
 
-def _policies(sec: _Section, run, ctx) -> None:
+def _policies(sec: Section, run, ctx) -> None:
     matrix = an.policy_win_matrix(run)
     if matrix.empty:
         raise Skip("every seat played the same policy")
@@ -201,7 +145,7 @@ def _policies(sec: _Section, run, ctx) -> None:
     sec.figure("policy_win_matrix", plots.plot_policy_matrix(matrix), "Policy A (rows) against policy B (columns).")
 
 
-def _scores(sec: _Section, run, ctx) -> None:
+def _scores(sec: Section, run, ctx) -> None:
     table = an.score_distribution(run, seed=ctx["seed"])
     sec.table("score_distribution", table, "Final scores per policy.")
     if _is_summary(run):
@@ -213,7 +157,7 @@ def _scores(sec: _Section, run, ctx) -> None:
     sec.figure("score_distribution", plots.plot_score_distribution(table), caption)
 
 
-def _players(sec: _Section, run, ctx) -> None:
+def _players(sec: Section, run, ctx) -> None:
     table = an.by_player_count(run, seed=ctx["seed"])
     sec.table("by_player_count", table, "Game length and ticket completion by player count.",
               ["players", "games", "turns_mean", "turns_mean_low", "turns_mean_high", "turns_median",
@@ -226,7 +170,7 @@ def _players(sec: _Section, run, ctx) -> None:
     sec.figure("by_player_count", plots.plot_game_length(table), "Turns per game and ticket completion rate.")
 
 
-def _tickets(sec: _Section, run, ctx) -> None:
+def _tickets(sec: Section, run, ctx) -> None:
     names = _policy_names(run)
     mode, table = source(run, "tickets")
     by = ("policy",) if len(names) > 1 and (mode == EVENT or "policy" in table.columns) else ()
@@ -257,7 +201,7 @@ def _tickets(sec: _Section, run, ctx) -> None:
                f"Expected points when kept against printed points{per}.")
 
 
-def _routes(sec: _Section, run, ctx) -> None:
+def _routes(sec: Section, run, ctx) -> None:
     names = _policy_names(run)
     split = len(names) > 1 and not _is_summary(run)
     by = ("policy",) if split else ()
@@ -289,7 +233,7 @@ def _routes(sec: _Section, run, ctx) -> None:
                    f"Routes coloured by claim rate, policy {policy}.")
 
 
-def _tunnels(sec: _Section, run, ctx) -> None:
+def _tunnels(sec: Section, run, ctx) -> None:
     _, table = source(run, "tunnels")
     _nonempty(table, "tunnel attempts (the board may have no tunnels)")
     views = _split(run)
@@ -336,7 +280,7 @@ def _tunnels(sec: _Section, run, ctx) -> None:
                    "player knows of shift the odds of each attempt).")
 
 
-def _stations(sec: _Section, run, ctx) -> None:
+def _stations(sec: Section, run, ctx) -> None:
     _, table = source(run, "stations")
     _nonempty(table, "stations built")
     views = _split(run)
@@ -381,17 +325,6 @@ SECTIONS = [
     ("stations", "Stations", _stations),
 ]
 
-_STYLE = """
-body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
-table.data { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
-table.data th, table.data td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
-figure { margin: 1em 0; } figure img { max-width: 100%; }
-figcaption, p.caption { font-size: 0.9em; color: #555; }
-p.skipped { color: #a33; }
-p.note { background: #fff4d6; padding: 4px 8px; border-left: 3px solid #d9a400; }
-"""
-
-
 def write_report(run, out_dir, title: str | None = None, *, baseline=None, seed=0) -> Path:
     """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV).
 
@@ -407,35 +340,10 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, seed=
     title = title or f"ttrsim report: {board_name}, {_manifest_value(manifest, 'games', default='?')} games"
     sections = []
     for slug, heading, build in SECTIONS:
-        sec = _Section(out_dir, slug, heading)
+        sec = Section(out_dir, slug, heading)
         try:
             build(sec, run, ctx)
         except (Skip, an.MissingTable) as reason:
             sec.parts = [f'<p class="skipped">Skipped: {html.escape(str(reason))}.</p>']
         sections.append(sec)
-    from ttrsim import __version__
-
-    toc = "".join(f'<li><a href="#{s.slug}">{html.escape(s.heading)}</a></li>' for s in sections)
-    page = (
-        f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'><title>{html.escape(title)}</title>"
-        f"<style>{_STYLE}</style></head><body>\n<h1>{html.escape(title)}</h1>\n"
-        f"<p class='caption'>Written by ttrsim {html.escape(__version__)}.</p>\n"
-        f"<nav><ul>{toc}</ul></nav>\n" + "\n".join(s.html() for s in sections) + "\n</body></html>\n"
-    )
-    index = out_dir / "index.html"
-    index.write_text(page, encoding="utf-8")
-    return index
-
-
-
-def cli_report(args) -> int:
-    """``ttrsim report RUN_DIR``: load a saved run and write its report."""
-    import ttrsim
-
-    run = ttrsim.load_run(args.run_dir)
-    baseline = getattr(args, "baseline", None)
-    if baseline is not None:
-        baseline = ttrsim.load_run(baseline)
-    out_dir = args.out or Path(args.run_dir) / "report"
-    print(write_report(run, out_dir, title=args.title, baseline=baseline))
-    return 0
+    return write_page(out_dir, title, sections)

@@ -1,0 +1,16 @@
+"""Type stub of the compiled rules fuzzer (ext/ttrsim/_fuzz.pyx)."""
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ttrsim._engine import CompiledBoard
+from ttrsim._policy import Policy
+
+VIOLATION_MESSAGES: tuple[str, ...]
+EDGE_CASES: tuple[str, ...]
+
+class HoardPolicy(Policy): ...
+
+def fuzz_batch(cb: CompiledBoard, n_players: int, policies: list[Policy],
+               seeds: npt.NDArray[np.uint64], max_turns: int = ...) -> dict[str, Any]: ...

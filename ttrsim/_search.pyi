@@ -1,0 +1,39 @@
+"""Type stub of the compiled search (ext/ttrsim/_search.pyx)."""
+from typing import Any, Sequence
+
+from ttrsim._policy import Policy
+
+class SearchPolicy(Policy):
+    playouts: int
+    rollout: str
+    worlds: int
+    c: float
+    utility: float
+    claims: int
+    draws: int
+    ticket_draws: int
+    scale: float
+    infer: float
+    z: float
+    rollouts: tuple[Policy, ...]
+    proposers: tuple[Policy, ...]
+    n_cand: int
+    chosen: int
+    uniform: bool
+    total_playouts: int
+    total_decisions: int
+    max_playouts: int
+    def __init__(self, rollouts: Sequence[Policy], proposers: Sequence[Policy] = ...,
+                 playouts: int = ..., rollout: str | None = ..., worlds: int = ...,
+                 c: float = ..., utility: float = ..., claims: int = ..., draws: int = ...,
+                 z: float = ..., infer: float = ..., ticket_draws: int = ...,
+                 spec: str | None = ...) -> None: ...
+    @property
+    def params(self) -> dict[str, Any]: ...
+    def last_decision(self) -> tuple[list[tuple[int, int, float, float, float, bool]], int]: ...
+
+def analyse_position(policy: SearchPolicy, game: Any,
+                     seed: int = ...) -> tuple[list[tuple[int, int, float, float, float, bool]], int]: ...
+def bench_playouts(policy: SearchPolicy, game: Any, n: int,
+                   seed: int = ...) -> tuple[float, float, float, float]: ...
+def _sample_world(game: Any, seat: int, seed: int, infer: float) -> tuple[int, list[list[int]]]: ...

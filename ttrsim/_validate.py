@@ -1,0 +1,52 @@
+"""Checks of the arguments users pass, worded the same everywhere.
+
+Every check raises ``ValueError`` naming the argument, what it must be and what it got, so
+the command line can print it as one line.
+"""
+from __future__ import annotations
+
+import numbers
+
+
+def is_int(value) -> bool:
+    """A whole number (Python or numpy integer), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def check_int(name: str, value, low: int | None = None, high: int | None = None,
+              hint: str = "") -> int:
+    """``value`` as an int, or a ValueError such as "games must be a positive integer,
+    got 0". ``low``/``high`` bound it (inclusive); ``hint`` is appended to the message."""
+    if is_int(value) and (low is None or value >= low) and (high is None or value <= high):
+        return int(value)
+    if low == 1 and high is None:
+        what = "a positive integer"
+    elif low == 0 and high is None:
+        what = "a non-negative integer"
+    elif low is not None and high is not None:
+        what = f"a whole number from {low} to {high}"
+    elif low is not None:
+        what = f"a whole number >= {low}"
+    else:
+        what = "a whole number" + (f" <= {high}" if high is not None else "")
+    raise ValueError(f"{name} must be {what}{hint}, got {value!r}")
+
+
+def check_n_jobs(value, name: str = "n_jobs") -> int:
+    """A joblib worker count: 1, 2, ... or -1 for every core (-2: all but one, ...)."""
+    if is_int(value) and value != 0:
+        return int(value)
+    raise ValueError(f"{name} must be a number of workers (1, 2, ...) or -1 for every core "
+                     f"(-2: all but one, ...), got {value!r}")
+
+
+def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0,
+                   open_ends: bool = True) -> float:
+    """A number within (low, high) (``open_ends``) or [low, high]."""
+    ok = isinstance(value, numbers.Real) and not isinstance(value, bool) and value == value
+    if ok:
+        ok = low < value < high if open_ends else low <= value <= high
+    if ok:
+        return float(value)
+    ends = f"between {low:g} and {high:g}" if open_ends else f"within {low:g}..{high:g}"
+    raise ValueError(f"{name} must be {ends}, got {value!r}")

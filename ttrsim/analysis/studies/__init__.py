@@ -1,0 +1,13 @@
+"""Studies that play new games on common random numbers.
+
+``compare`` (a board against a variant), ``route_importance`` (each route removed in
+turn) and ``ticket_fairness`` (fairer ticket points) play the same seeds on both sides and
+share the paired machinery of ``paired``. Each returns a result object with its manifest;
+figures are in ``ttrsim.plots``, HTML reports in ``ttrsim.report``.
+"""
+from ttrsim.analysis.studies.compare import Comparison, compare
+from ttrsim.analysis.studies.fairness import Fairness, ticket_difficulty, ticket_fairness
+from ttrsim.analysis.studies.importance import RouteImportance, route_importance
+
+__all__ = ["Comparison", "compare", "Fairness", "ticket_fairness", "ticket_difficulty",
+           "RouteImportance", "route_importance"]

@@ -1,0 +1,247 @@
+"""Ticket fairness: value each ticket, suggest fairer points, check them by re-simulating.
+
+The method is in docs/analysis.md and in :func:`ticket_fairness`'s docstring.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from contextlib import closing
+
+import numpy as np
+import pandas as pd
+from scipy.sparse import coo_matrix
+from scipy.sparse.csgraph import shortest_path
+
+from ttrsim._batch import DEFAULT_MAX_TURNS
+from ttrsim._validate import check_fraction, check_int
+from ttrsim.analysis.studies.paired import paired_configs, study_manifest
+from ttrsim.batches import play
+from ttrsim.dispatch import run_tasks
+from ttrsim.game import resolve_board
+from ttrsim.stats import wilson_interval
+from ttrsim.variants import variant
+
+__all__ = ["Fairness", "ticket_fairness", "ticket_difficulty"]
+
+
+def ticket_difficulty(board) -> np.ndarray:
+    """Per ticket (board order) the length in train spaces of the shortest chain of routes
+    joining its cities: the printed boards' own yardstick for ticket points."""
+    n = board.n_cities
+    a, b = board.route_a.astype(int), board.route_b.astype(int)
+    w = board.route_len.astype(float)
+    dense = np.full((n, n), np.inf)
+    for i, j, x in zip(a, b, w):
+        dense[i, j] = dense[j, i] = min(dense[i, j], x)
+    dense[~np.isfinite(dense)] = 0
+    dist = shortest_path(coo_matrix(dense).tocsr(), method="D", directed=False)
+    return dist[board.ticket_a.astype(int), board.ticket_b.astype(int)]
+
+
+def _ticket_counts_task(cfg, b: int):
+    """Per game and ticket of batch ``b``: times kept and times completed."""
+    first, stop = cfg.batch_range(b)
+    res = play(cfg, first, stop)
+    o = np.asarray(res["offers"])
+    G, T = stop - first, cfg.board.n_tickets
+    kept = o[:, 4].astype(bool)
+    cell = (o[kept, 0] - first) * T + o[kept, 2]
+    k = np.bincount(cell, minlength=G * T).reshape(G, T).astype(np.int32)
+    c = np.bincount(cell, weights=o[kept, 6], minlength=G * T).reshape(G, T).astype(np.int32)
+    return b, k, c
+
+
+def _ticket_counts(cfg, n_jobs, backend, scheduler):
+    """Kept and completed counts (games, tickets) of every game of ``cfg``."""
+    tasks = [(cfg, b) for b in range(cfg.n_batches)]
+    with closing(run_tasks(_ticket_counts_task, tasks, n_jobs, backend, scheduler)) as batches:
+        parts = {b: (k, c) for b, k, c in batches}
+    K = np.concatenate([parts[b][0] for b in sorted(parts)])
+    C = np.concatenate([parts[b][1] for b in sorted(parts)])
+    return K, C
+
+
+def _values(K, C, points, D):
+    """Per-ticket completion and value from summed counts (last axis: tickets)."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        p = C / K
+        v = points * (2 * p - 1) / D
+    return p, v
+
+
+def _spread(v, w, mask):
+    """Keep-weighted coefficient of variation of the values over the tickets in ``mask``."""
+    v, w = v[..., mask], w[..., mask].astype(float)
+    mean = (w * v).sum(-1) / w.sum(-1)
+    sd = np.sqrt((w * (v - mean[..., None]) ** 2).sum(-1) / w.sum(-1))
+    return sd / mean
+
+
+@dataclasses.dataclass
+class Fairness:
+    """The result of :func:`ticket_fairness`.
+
+    ``table``: one row per ticket and round (round 0: the board as given; round k: the
+    points suggested after round k - 1) with ``points, difficulty, kept, completion``
+    (Wilson interval), ``value`` (expected net ticket points per train space of difficulty,
+    bootstrap interval), ``suggested`` points and ``balanceable``. ``spread``: per round
+    the coefficient of variation of the value over the balanceable tickets, and over all
+    tickets, with bootstrap intervals; and the paired change from round 0. ``boards``: the
+    board of each round (``boards[-1]``: the last suggestion, a ``ttrsim.variant``).
+    """
+
+    table: pd.DataFrame
+    spread: pd.DataFrame
+    boards: list
+    manifest: dict
+
+    @property
+    def suggested(self) -> dict:
+        """Suggested points of the last round: ``{ticket id: points}``."""
+        last = self.table[self.table["round"] == self.table["round"].max()]
+        return dict(zip(last.ticket.astype(int), last.suggested.astype(int)))
+
+
+def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
+                    n_jobs: int = 1, *, policies=None, rounds: int = 1,
+                    min_completion: float = 0.6, max_factor: float = 2.0,
+                    batch_size: int | None = None, confidence: float = 0.95,
+                    n_resamples: int = 1000, backend: str = "loky",
+                    scheduler: str | None = None, max_turns: int = DEFAULT_MAX_TURNS) -> Fairness:
+    """Value each ticket, suggest fairer points, and check the suggestion by re-simulating.
+
+    Value of ticket t to the player who keeps it: ``v_t = points_t x (2 p_t - 1) / D_t``,
+    the expected net ticket points (won when completed, lost when not) per train space of
+    its difficulty ``D_t`` (shortest chain of routes, :func:`ticket_difficulty`), with
+    ``p_t`` its completion rate when kept. Fair tickets have equal ``v``. The suggestion
+    gives each balanceable ticket (``p_t >= min_completion`` in round 0) the points that put
+    it at the keep-weighted mean value ``v*``: ``round(v* D_t / (2 p_t - 1))``, kept
+    within ``points / max_factor .. points x max_factor``; other tickets keep their points
+    (no points make a ticket that fails about as often as it succeeds a fair one).
+    Each of ``rounds`` re-simulates the same seeds with the suggested points and suggests
+    again from the new completion rates. Intervals: bootstrap over games (``n_resamples``),
+    the same resampled games for every round, so the change of the spread is paired.
+    """
+    rounds = check_int("rounds", rounds, 0)
+    check_fraction("min_completion", min_completion, 0.5, 1.0)
+    if max_factor < 1:
+        raise ValueError(f"max_factor must be at least 1, got {max_factor!r}")
+    start = time.perf_counter()
+    base = resolve_board(board)
+    D = ticket_difficulty(base)
+    cfg = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)[0]
+    boards, counts, suggestions = [base], [_ticket_counts(cfg, n_jobs, backend, scheduler)], []
+    balanceable = None
+    for r in range(rounds + 1):
+        sug, target, balanceable = _suggest(counts[r], boards[r], base, D, balanceable,
+                                            min_completion, max_factor)
+        suggestions.append((sug, target))
+        if r < rounds:
+            changes = {int(t): int(s) for t, s in zip(base.ticket_id, sug)}
+            vb = variant(base, ticket_points=changes, name=f"{base.name}.fair{r + 1}")
+            boards.append(vb)
+            cfg_r = paired_configs(base, vb, players, policies, games, seed, cfg.batch_size,
+                                   max_turns)[1]
+            counts.append(_ticket_counts(cfg_r, n_jobs, backend, scheduler))
+    boot = _bootstrap(counts, boards, D, balanceable, n_resamples, seed)
+    rows, srows = _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence)
+    manifest = study_manifest(
+        "ticket_fairness", cfg, rounds=rounds, min_completion=min_completion,
+        max_factor=max_factor, n_resamples=n_resamples, confidence=confidence,
+        balanceable=int(balanceable.sum()), boards=[b.name for b in boards],
+        variant_hashes=[(b.variant or {}).get("hash") for b in boards])
+    manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
+    return Fairness(pd.DataFrame(rows), pd.DataFrame(srows), boards, manifest)
+
+
+def _suggest(counts, board, base, D, balanceable, min_completion, max_factor):
+    """Suggested points from one round's counts: ``(points, target value, balanceable)``
+    (the balanceable tickets are fixed by the first round)."""
+    K, C = counts
+    pts = board.ticket_points.astype(float)
+    orig = base.ticket_points.astype(float)
+    p, v = _values(K.sum(0), C.sum(0), pts, D)
+    if balanceable is None:
+        balanceable = np.isfinite(p) & (p >= min_completion)
+    w = K.sum(0)
+    target = float((w * v)[balanceable].sum() / w[balanceable].sum())
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = target * D / (2 * p - 1)
+    sug = np.where(balanceable, np.clip(np.round(raw), np.ceil(orig / max_factor),
+                                        np.floor(orig * max_factor)), pts)
+    sug = np.clip(np.nan_to_num(sug, nan=1), 1, 999).astype(int)
+    return sug, target, balanceable
+
+
+def _bootstrap(counts, boards, D, balanceable, n_resamples, seed):
+    """Per round the bootstrap replicates (over games, the same resamples for every round)
+    of the values, of the spread over the balanceable tickets and over all tickets."""
+    rng = np.random.default_rng(seed)
+    n = counts[0][0].shape[0]
+    boot_v = [[] for _ in counts]
+    boot_s = [[] for _ in counts]
+    boot_all = [[] for _ in counts]
+    step = max(1, 4_000_000 // n)
+    done = 0
+    while done < n_resamples:
+        m = min(step, n_resamples - done)
+        W = rng.multinomial(n, np.full(n, 1 / n), size=m).astype(np.float32)
+        for r, (K, C) in enumerate(counts):
+            Kb, Cb = W @ K, W @ C
+            _, vb = _values(Kb, Cb, boards[r].ticket_points.astype(float), D)
+            boot_v[r].append(vb)
+            boot_s[r].append(_spread(vb, Kb, balanceable))
+            fin = np.isfinite(vb).all(0)
+            boot_all[r].append(_spread(np.where(np.isfinite(vb), vb, 0), Kb, fin))
+        done += m
+    return ([np.concatenate(x) for x in boot_v], [np.concatenate(x) for x in boot_s],
+            [np.concatenate(x) for x in boot_all])
+
+
+def _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence):
+    """The rows of ``Fairness.table`` (per round and ticket) and ``Fairness.spread``."""
+    boot_v, boot_s, boot_all = boot
+    alpha = 1 - confidence
+    rows, srows = [], []
+    s0, a0 = boot_s[0], boot_all[0]
+    finite_all = None
+    for r, (K, C) in enumerate(counts):
+        k, c = K.sum(0), C.sum(0)
+        pts = boards[r].ticket_points.astype(int)
+        p, v = _values(k, c, pts.astype(float), D)
+        lo, hi = wilson_interval(c, k, confidence)
+        with np.errstate(invalid="ignore"):
+            vlo, vhi = np.nanquantile(boot_v[r], [alpha / 2, 1 - alpha / 2], axis=0)
+        sug, target = suggestions[r]
+        for t in range(base.n_tickets):
+            rows.append({"round": r, "ticket": int(base.ticket_id[t]),
+                         "name": base.ticket_name(t).rsplit(" (", 1)[0],
+                         "points": int(pts[t]), "difficulty": float(D[t]), "kept": int(k[t]),
+                         "completion": p[t], "completion_low": lo[t], "completion_high": hi[t],
+                         "value": v[t], "value_low": vlo[t], "value_high": vhi[t],
+                         "target": target, "suggested": int(sug[t]),
+                         "balanceable": bool(balanceable[t])})
+        if finite_all is None:
+            finite_all = np.isfinite(v)
+        s = _spread(v, k, balanceable)
+        sa = _spread(np.where(np.isfinite(v), v, 0), k, finite_all)
+        bs, ba = boot_s[r], boot_all[r]
+        srows.append({"round": r, "board": boards[r].name, "target_value": target,
+                      "spread": s, "spread_low": np.quantile(bs, alpha / 2),
+                      "spread_high": np.quantile(bs, 1 - alpha / 2),
+                      "change": s - _spread(*_first(counts, boards, D, balanceable)),
+                      "change_low": np.quantile(bs - s0, alpha / 2),
+                      "change_high": np.quantile(bs - s0, 1 - alpha / 2),
+                      "spread_all": sa, "spread_all_low": np.quantile(ba, alpha / 2),
+                      "spread_all_high": np.quantile(ba, 1 - alpha / 2),
+                      "change_all_low": np.quantile(ba - a0, alpha / 2),
+                      "change_all_high": np.quantile(ba - a0, 1 - alpha / 2)})
+    return rows, srows
+
+
+def _first(counts, boards, D, mask):
+    K, C = counts[0]
+    k = K.sum(0)
+    _, v = _values(k, C.sum(0), boards[0].ticket_points.astype(float), D)
+    return v, k, mask

@@ -1,0 +1,201 @@
+"""Route importance: what removing each route changes, on the same games.
+
+Each route is removed in turn (``ttrsim.variant(board, remove_routes=[id])``) and the board
+without it plays the same seeds as the intact board (common random numbers, the paired
+machinery of ``ttrsim.analysis.studies.paired``). The method is in docs/analysis.md.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ttrsim._batch import DEFAULT_MAX_TURNS
+from ttrsim._validate import check_int
+from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs, paired_moments,
+                                            paired_stats, play_metrics, study_manifest)
+from ttrsim.batches import play
+from ttrsim.dispatch import progress_bar, run_tasks
+from ttrsim.game import resolve_board
+from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out
+from ttrsim.stats import bh_q
+from ttrsim.variants import VariantError, variant
+
+__all__ = ["RouteImportance", "route_importance"]
+
+# manifest keys that define a route-importance job: a resumed one must match them all
+_IDENTITY = ("kind", "ttrsim_version", "board", "board_checksum", "players", "policies",
+             "games", "seed", "batch_size", "max_turns", "routes", "group_size")
+
+
+@dataclasses.dataclass
+class RouteImportance:
+    """The result of :func:`route_importance`: ``table`` (one row per route, the most
+    important first; columns in the function's docstring), the intact ``board`` and the
+    ``manifest`` (board, players, policies, games, seed, routes, versions)."""
+
+    table: pd.DataFrame
+    board: object
+    manifest: dict
+
+    def __repr__(self) -> str:
+        m = self.manifest
+        return (f"<RouteImportance {m['board']} {m['players']}p {m['games']} games, "
+                f"{len(self.table)} routes>")
+
+
+def _importance_task(cfg_b, variants: dict, b: int, group: int):
+    """Batch ``b`` of the intact board and of each route-removed board of one group."""
+    first, stop = cfg_b.batch_range(b)
+    res = play(cfg_b, first, stop)
+    mb, Yb, Xb = game_metrics(cfg_b.board, cfg_b.names, res, first, detail=False)
+    claimed = np.zeros(cfg_b.board.n_routes, dtype=np.int64)
+    if group == 0:
+        cl = np.asarray(res["claims"])
+        np.add.at(claimed, cl[:, 2], 1)
+    out = {}
+    for rid, cfg_v in variants.items():
+        mv, Yv, Xv = play_metrics(cfg_v, first, stop, False)
+        meta, (yb, xb), (yv, xv) = align(mb, Yb, Xb, mv, Yv, Xv)
+        out[rid] = paired_moments(yb, xb, yv, xv)
+    return b, group, out, claimed
+
+
+def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0,
+                     n_jobs: int = 1, *, policies=None, routes=None, batch_size: int | None = None,
+                     group_size: int = 12, out=None, backend: str = "loky",
+                     scheduler: str | None = None, progress: bool = False,
+                     alpha: float = 0.05, confidence: float = 0.95,
+                     max_turns: int = DEFAULT_MAX_TURNS) -> RouteImportance:
+    """What removing each route changes, on the same games of the intact board.
+
+    For each route (``routes``: ids, default all) the board without it plays the same
+    ``games`` seeds as the intact board. The result's ``table`` has one row per route with
+    ``route, name, a, b, length, color, double, claim_rate`` (on the intact board), then
+    for ``completion`` (ticket completion, completed / kept) and ``score`` (mean score per
+    player): ``<m>_base, <m>_removed, <m>_change, <m>_low, <m>_high, <m>_p, <m>_q`` (paired
+    95% interval, p-value and Benjamini–Hochberg q over all routes), ``importance`` (the
+    drop in completion, in percentage points) and ``rank``. A route whose removal would
+    leave a ticket's cities unconnected cannot be removed: its row says so in ``note``.
+
+    Tasks (a batch of games of the intact board and of ``group_size`` route-removed
+    boards) run through joblib (``n_jobs``) or dask (``backend="dask"``); with ``out`` each
+    finished task is written there and the same call resumes.
+    """
+    start = time.perf_counter()
+    base = resolve_board(board)
+    known = {int(x) for x in base.route_id}
+    ids = [int(r) for r in base.route_id] if routes is None else [int(r) for r in routes]
+    unknown = [r for r in ids if r not in known]
+    if unknown:
+        raise ValueError(f"routes: no route with id {unknown[0]} on {base.name}")
+    group_size = check_int("group_size", group_size, 1)
+    cfg_b, _ = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)
+    boards, notes = {}, {}
+    for rid in ids:
+        try:
+            boards[rid] = variant(base, remove_routes=[rid])
+        except VariantError as exc:
+            notes[rid] = str(exc).split(": ", 1)[-1]
+    cfgs = {rid: paired_configs(base, vb, players, policies, games, seed, cfg_b.batch_size,
+                                max_turns)[1] for rid, vb in boards.items()}
+    removable = list(cfgs)
+    groups = [removable[i:i + group_size] for i in range(0, len(removable), group_size)] or [[]]
+    tasks = [(b, g) for b in range(cfg_b.n_batches) for g in range(len(groups))]
+    manifest = study_manifest("route_importance", cfg_b, routes=ids, group_size=group_size)
+    path = Path(out) if out is not None else None
+    results = {}
+    if path is not None:
+        done = prepare_out(path, manifest, _IDENTITY, what="route-importance run")
+        loaded = {(b, g): _load_task(path, b, g) for b, g in tasks if _task_name(b, g) in done}
+        results = {key: task for key, task in loaded.items() if task is not None}
+    todo = [(cfg_b, {r: cfgs[r] for r in groups[g]}, b, g) for b, g in tasks
+            if (b, g) not in results]
+    bar = progress_bar(progress, len(tasks), len(tasks) - len(todo), unit="task",
+                       desc=f"route importance {base.name}")
+    with closing(run_tasks(_importance_task, todo, n_jobs, backend, scheduler, bar=bar)) as done_tasks:
+        for b, g, res, claimed in done_tasks:
+            results[(b, g)] = (res, claimed)
+            if path is not None:
+                _save_task(path, b, g, res, claimed)
+    # sum in task order (exact integers: the same for any n_jobs)
+    S, M = {}, {}
+    claimed = np.zeros(base.n_routes, dtype=np.int64)
+    for key in sorted(results):
+        res, cl = results[key]
+        claimed += cl
+        for rid, (s, m) in res.items():
+            rid = int(rid)
+            S[rid] = S.get(rid, 0) + s
+            M[rid] = M.get(rid, 0) + m
+    table = _importance_table(base, ids, S, M, claimed, cfg_b.games, notes, alpha, confidence)
+    manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
+    if path is not None:
+        finish_out(path, manifest)
+    return RouteImportance(table, base, manifest)
+
+
+def _importance_table(base, ids, S, M, claimed, n, notes, alpha, confidence):
+    frame = base.routes_frame().set_index("id")
+    rows = []
+    for rid in ids:
+        i = int(frame.loc[rid, "index"])
+        row = {"route": rid, "name": base.route_name(i), "a": frame.loc[rid, "a"],
+               "b": frame.loc[rid, "b"], "length": int(frame.loc[rid, "length"]),
+               "color": str(frame.loc[rid, "color"]),
+               "double": frame.loc[rid, "double"], "games": n,
+               "claim_rate": claimed[i] / n, "note": notes.get(rid, "")}
+        if rid in S:
+            st = paired_stats(n, S[rid], M[rid], confidence)
+            for k, m in enumerate(("score", "completion")):
+                r = st.iloc[k]
+                row.update({f"{m}_base": r.base, f"{m}_removed": r.variant,
+                            f"{m}_change": r.difference, f"{m}_low": r.low, f"{m}_high": r.high,
+                            f"{m}_p": r.p_value})
+        rows.append(row)
+    df = pd.DataFrame(rows)
+    for m in ("score", "completion"):
+        if f"{m}_p" not in df:
+            for c in ("base", "removed", "change", "low", "high", "p"):
+                df[f"{m}_{c}"] = np.nan
+        df[f"{m}_q"] = bh_q(df[f"{m}_p"])
+        df[f"{m}_significant"] = df[f"{m}_q"] < alpha
+    df["importance"] = -100 * df.completion_change
+    df["rank"] = df.importance.rank(ascending=False, method="min").astype("Int64")
+    cols = ["rank", "route", "name", "a", "b", "length", "color", "double", "games",
+            "claim_rate", "importance"]
+    cols += [f"{m}_{c}" for m in ("completion", "score")
+             for c in ("base", "removed", "change", "low", "high", "p", "q", "significant")]
+    return df[cols + ["note"]].sort_values(["rank", "route"], na_position="last",
+                                          ignore_index=True)
+
+
+def _task_name(b: int, g: int) -> str:
+    return f"{b:06d}-{g:04d}"
+
+
+def _task_file(path: Path, b: int, g: int) -> Path:
+    return path / "tasks" / f"task-{_task_name(b, g)}.npz"
+
+
+def _load_task(path: Path, b: int, g: int):
+    """A saved task, or None when its file is missing or unreadable (it is played again)."""
+    try:
+        with np.load(_task_file(path, b, g)) as z:
+            res = {int(r): (z["S"][k], z["M"][k]) for k, r in enumerate(z["routes"])}
+            return res, z["claimed"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def _save_task(path: Path, b: int, g: int, res: dict, claimed) -> None:
+    rids = np.array(sorted(res), dtype=np.int64)
+    S = np.stack([res[r][0] for r in rids]) if len(rids) else np.zeros((0, 2, 4), np.int64)
+    M = np.stack([res[r][1] for r in rids]) if len(rids) else np.zeros((0, 2, 4, 4), np.int64)
+    atomic_write(_task_file(path, b, g),
+                 lambda p: np.savez(open(p, "wb"), routes=rids, S=S, M=M, claimed=claimed))
+    mark_done(path, _task_name(b, g))

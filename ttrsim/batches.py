@@ -1,0 +1,151 @@
+"""A run cut into batches: its configuration, its manifest, and one batch played.
+
+Game ``g`` of a run is dealt from a seed that depends only on the run's seed and ``g``
+(numpy ``SeedSequence`` gives the run's key), so any batch can be played anywhere, in any
+order, and any game replayed alone. Every way of running games (``simulate``,
+``replay``, the paired studies) builds a :class:`RunConfig` with :func:`make_config` and
+plays it with :func:`play`.
+"""
+from __future__ import annotations
+
+import platform
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ttrsim._batch import DEFAULT_MAX_TURNS, game_seeds, play_batch
+from ttrsim._validate import check_int, is_int
+from ttrsim._version import __version__
+from ttrsim.game import compile_board, resolve_board
+from ttrsim.policies import DEFAULT_POLICY, make_policy, policy_name
+
+__all__ = ["RunConfig", "make_config", "config_from_manifest", "play", "default_batch_size",
+           "versions", "DEFAULT_MAX_TURNS", "IDENTITY"]
+
+# Manifest keys that define a run: a resumed run must match them all.
+IDENTITY = ("ttrsim_version", "board", "board_checksum", "players", "policies", "seed", "games",
+            "batch_size", "rotate", "summary", "max_turns")
+
+
+def default_batch_size(games: int) -> int:
+    """Games per batch when none is given: a hundredth of the run, within 1,000..10,000.
+    Large enough that a batch's dispatch (a few milliseconds) is lost in its play, small
+    enough for a smooth progress bar, resume points and work for every worker."""
+    return min(10_000, max(1_000, games // 100))
+
+
+def versions() -> dict:
+    """Versions of Python and the libraries a result depends on, for manifests."""
+    import joblib
+    import pandas
+    import pyarrow
+
+    return {"python": platform.python_version(), "numpy": np.__version__,
+            "pandas": pandas.__version__, "joblib": joblib.__version__,
+            "pyarrow": pyarrow.__version__}
+
+
+@dataclass(frozen=True)
+class RunConfig:
+    """Everything that defines a run's games: board, one policy spec per seat slot (a
+    string or a Python policy object), games, seed, batch size, seat rotation, summary
+    mode and the turn limit; ``names`` are the policies' names as tables show them."""
+
+    board: object
+    policies: tuple
+    games: int
+    seed: int
+    batch_size: int
+    rotate: bool
+    summary: bool
+    max_turns: int
+    names: tuple = field(default=())
+
+    @property
+    def n_players(self) -> int:
+        return len(self.policies)
+
+    @property
+    def n_batches(self) -> int:
+        return -(-self.games // self.batch_size)
+
+    def batch_range(self, b: int) -> tuple[int, int]:
+        """First game and one past the last game of batch ``b``."""
+        first = b * self.batch_size
+        return first, min(self.games, first + self.batch_size)
+
+    def batch_games(self, batches) -> int:
+        """Games in the given batches."""
+        return sum(self.batch_range(b)[1] - self.batch_range(b)[0] for b in batches)
+
+    @property
+    def key(self) -> int:
+        return int(np.random.SeedSequence(self.seed).generate_state(1, dtype=np.uint64)[0])
+
+    def manifest(self) -> dict:
+        return {
+            "ttrsim_version": __version__,
+            "board": self.board.name,
+            "board_checksum": self.board.checksum,
+            "board_path": getattr(self.board, "path", None),
+            "players": self.n_players,
+            "policies": list(self.names),
+            "seed": self.seed,
+            "games": self.games,
+            "batch_size": self.batch_size,
+            "batches": self.n_batches,
+            "rotate": self.rotate,
+            "summary": self.summary,
+            "max_turns": self.max_turns,
+            **({"variant": self.board.variant} if getattr(self.board, "variant", None) else {}),
+            "seed_derivation": "numpy SeedSequence(seed) -> run key; game g: SplitMix64 output g",
+            "versions": versions(),
+        }
+
+
+def make_config(board, players, games, seed, batch_size=None, rotate=True, summary=False,
+                max_turns=DEFAULT_MAX_TURNS) -> RunConfig:
+    """Check the arguments of a run and build its :class:`RunConfig`.
+
+    ``players``: a player count (every seat plays the default policy) or a list of policy
+    specs, one per seat. Unknown policies and bad parameters fail here, before any game.
+    """
+    board = resolve_board(board)
+    if is_int(players):
+        board.check_players(int(players))
+        specs = (DEFAULT_POLICY,) * int(players)
+    elif isinstance(players, (list, tuple)):
+        board.check_players(len(players))
+        specs = tuple(players)
+    else:
+        raise ValueError(f"players must be a player count or a list of policy specs, one per "
+                         f"seat; got {players!r}")
+    for spec in specs:           # fail early on unknown names / bad parameters
+        make_policy(spec, board)
+    games = check_int("games", games, 1)
+    seed = check_int("seed", seed, 0)
+    batch_size = default_batch_size(games) if batch_size is None else batch_size
+    batch_size = check_int("batch_size", batch_size, 1)
+    max_turns = check_int("max_turns", max_turns, 1)
+    names = tuple(policy_name(s, board) for s in specs)
+    return RunConfig(board, specs, games, seed, min(batch_size, games), bool(rotate),
+                     bool(summary), max_turns, names)
+
+
+def config_from_manifest(manifest: dict, board, **changes) -> RunConfig:
+    """The configuration a saved manifest describes (``changes`` override fields)."""
+    specs = tuple(manifest["policies"])
+    fields = dict(board=board, policies=specs, games=manifest["games"], seed=manifest["seed"],
+                  batch_size=manifest["batch_size"], rotate=manifest["rotate"],
+                  summary=manifest["summary"], max_turns=manifest["max_turns"], names=specs)
+    fields.update(changes)
+    return RunConfig(**fields)
+
+
+def play(cfg: RunConfig, first: int, stop: int) -> dict:
+    """Play games ``first .. stop - 1`` of the run in one call into the core; returns the
+    core's arrays (per-event, or counts in summary mode)."""
+    policies = [make_policy(spec, cfg.board) for spec in cfg.policies]
+    seeds = game_seeds(cfg.key, stop - first, first)
+    return play_batch(compile_board(cfg.board), cfg.n_players, policies, seeds, first, cfg.rotate,
+                      cfg.summary, cfg.max_turns)

@@ -1,0 +1,107 @@
+"""The page kit of ttrsim's HTML reports (public to ``scripts/``).
+
+A report is one self-contained ``index.html`` (figures embedded as PNG data) plus each
+figure as PNG and each table as CSV beside it. Build it from :class:`Section` objects
+(text, notes, figures, tables) and write it with :func:`write_page`. The kit imports no
+analysis: it formats what it is given.
+"""
+from __future__ import annotations
+
+import base64
+import html
+import io
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ttrsim._version import __version__
+
+__all__ = ["Section", "Skip", "write_page", "manifest_table", "fmt", "STYLE"]
+
+DPI = 110
+MAX_ROWS = 30
+
+STYLE = """
+body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+table.data { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+table.data th, table.data td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
+figure { margin: 1em 0; } figure img { max-width: 100%; }
+figcaption, p.caption { font-size: 0.9em; color: #555; }
+p.skipped { color: #a33; }
+p.note { background: #fff4d6; padding: 4px 8px; border-left: 3px solid #d9a400; }
+"""
+
+
+class Skip(Exception):
+    """A report section cannot be produced from this run; the message says why."""
+
+
+def fmt(value) -> str:
+    if isinstance(value, (float, np.floating)):
+        if np.isnan(value):
+            return "–"
+        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3g}"
+    return str(value)
+
+
+class Section:
+    """Accumulates the HTML of one report section and writes its files."""
+
+    def __init__(self, out_dir: Path, slug: str, heading: str):
+        self.out_dir, self.slug, self.heading = out_dir, slug, heading
+        self.parts: list[str] = []
+
+    def text(self, text: str) -> None:
+        self.parts.append(f"<p>{html.escape(text)}</p>")
+
+    def note(self, text: str) -> None:
+        """A remark the reader must not miss (e.g. a table pooled over policies)."""
+        self.parts.append(f"<p class='note'><strong>Note:</strong> {html.escape(text)}</p>")
+
+    def figure(self, name: str, fig, caption: str) -> None:
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=DPI)
+        png = buffer.getvalue()
+        path = self.out_dir / f"{name}.png"
+        path.write_bytes(png)
+        data = base64.b64encode(png).decode("ascii")
+        self.parts.append(
+            f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>{html.escape(caption)} ({path.name})</figcaption></figure>"
+        )
+
+    def table(self, name: str, df: pd.DataFrame, caption: str, columns=None, max_rows: int = MAX_ROWS) -> None:
+        path = self.out_dir / f"{name}.csv"
+        df.to_csv(path, index=False)
+        shown = df[[c for c in columns if c in df.columns]] if columns else df
+        if len(shown) > max_rows:
+            note = f" Showing the first {max_rows} of {len(shown)} rows; all rows are in {path.name}."
+            shown = shown.head(max_rows)
+        else:
+            note = f" Full table: {path.name}."
+        body = shown.to_html(index=False, border=0, classes="data", na_rep="–", float_format=fmt)
+        self.parts.append(f"<p class='caption'>{html.escape(caption + note)}</p>{body}")
+
+    def html(self) -> str:
+        return f'<section id="{self.slug}"><h2>{html.escape(self.heading)}</h2>\n' + "\n".join(self.parts) + "</section>"
+
+
+def manifest_table(sec: Section, manifest: dict, name: str = "manifest") -> None:
+    """The manifest as a two-column table (key, value) in section ``sec``."""
+    items = pd.DataFrame({"key": list(manifest), "value": [str(v) for v in manifest.values()]})
+    sec.table(name, items, "Manifest.", max_rows=100)
+
+
+def write_page(out_dir: Path, title: str, sections: list) -> Path:
+    """Write ``out_dir/index.html``: the title, a table of contents and the sections.
+    Returns its path."""
+    toc = "".join(f'<li><a href="#{s.slug}">{html.escape(s.heading)}</a></li>' for s in sections)
+    page = (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
+            f"<h1>{html.escape(title)}</h1>\n<p class='caption'>Written by ttrsim "
+            f"{html.escape(__version__)}.</p>\n<nav><ul>{toc}</ul></nav>\n"
+            + "\n".join(s.html() for s in sections) + "\n</body></html>\n")
+    index = Path(out_dir) / "index.html"
+    index.write_text(page, encoding="utf-8")
+    return index

@@ -1,0 +1,143 @@
+"""HTML reports of the paired studies: comparison, route importance, ticket fairness.
+
+Each is a page of the report kit (``ttrsim.report.html``): a self-contained
+``index.html`` with the figures embedded, plus each figure as PNG and each table as CSV.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from ttrsim.plots import plot_comparison, plot_fairness, plot_route_map
+from ttrsim.report.html import Section, manifest_table, write_page
+
+__all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
+
+
+def write_comparison_report(comparison, out_dir, title: str | None = None) -> Path:
+    """HTML report of a :class:`~ttrsim.analysis.compare.Comparison`."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    m = comparison.manifest
+    title = title or f"ttrsim comparison: {m['base']} against {m['variant']}"
+    sec = Section(out_dir, "method", "Method")
+    sec.text(f"Variant: {m['variant_description']} (hash {m['variant_hash']}). Both boards "
+             f"played the same {m['games']:,} games (game i dealt from the same seed on both "
+             f"sides, seed {m['seed']}), {m['players']} players, policies "
+             f"{', '.join(m['policies'])}, seats rotating.")
+    sec.text("Each metric is a ratio of per-game sums; the interval is the paired 95% "
+             "interval of the difference (delta method on the per-game differences, Student t), "
+             f"p-values are adjusted with Benjamini-Hochberg and rows with q < {comparison.alpha} "
+             "are marked significant.")
+    manifest_table(sec, m)
+    res = Section(out_dir, "results", "Differences")
+    res.figure("comparison", plot_comparison(comparison),
+               "Largest differences relative to the base, with paired 95% intervals.")
+    res.table("comparison", comparison.sorted_table(),
+              "Every metric, significant rows first.", max_rows=60)
+    routes = comparison.table[comparison.table.kind == "route"]
+    maps = Section(out_dir, "map", "Route claims")
+    vals = {int(k.split(":")[1]): d for k, d in zip(routes.key, routes.difference)
+            if np.isfinite(d)}
+    removed = {int(r) for r in (m.get("variant_changes") or {}).get("remove_routes", [])}
+    maps.figure("claim_change", plot_route_map(comparison.base, vals,
+                                               "claim rate, variant minus base",
+                                               missing=removed),
+                "Change in each route's claim rate (dashed: removed in the variant).")
+    w = Section(out_dir, "intervals", "Paired against unpaired intervals")
+    iv = comparison.intervals()
+    summ = iv.groupby("kind", observed=True).agg(
+        metrics=("metric", "size"), paired_half_width_median=("paired_half_width", "median"),
+        unpaired_half_width_median=("unpaired_half_width", "median"),
+        unpaired_over_paired_median=("unpaired_over_paired", "median")).reset_index()
+    w.text("Half-widths of the 95% interval of the difference, paired (the same games on "
+           "both sides) against unpaired (the two sides treated as independent samples).")
+    w.table("interval_widths", summ, "Median half-widths per kind of metric.")
+    return write_page(out_dir, title, [sec, res, maps, w])
+
+
+def write_route_importance_report(result, out_dir, title: str | None = None,
+                                  notes: list[str] = ()) -> Path:
+    """HTML report of a :func:`~ttrsim.analysis.route_importance` result."""
+    table, board = result.table, result.board
+    title = title or f"Route importance: {board.name}, {result.manifest['games']:,} games per route"
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sec = Section(out_dir, "method", "Method")
+    for n in notes:
+        sec.text(n)
+    sec.text("Each route is removed in turn; the board without it plays the same games (the "
+             "same seeds) as the intact board. Importance = the drop in ticket completion "
+             "(completed / kept, percentage points); intervals are paired 95% intervals, "
+             "q-values Benjamini-Hochberg over the routes.")
+    manifest_table(sec, result.manifest)
+    res = Section(out_dir, "table", "Routes by importance")
+    res.table("route_importance", table, "One row per route, the most important first.",
+              ["rank", "route", "name", "claim_rate", "importance", "completion_change",
+               "completion_low", "completion_high", "completion_q", "score_change", "score_low",
+               "score_high", "score_q", "note"], max_rows=40)
+    fig = Section(out_dir, "map", "Map")
+    vals = {int(r): v for r, v in zip(table.route, table.importance) if np.isfinite(v)}
+    fig.figure("route_importance_map",
+               plot_route_map(board, vals, "importance: drop in ticket completion (points)",
+                              title=f"Route importance on {board.name}", cmap="RdBu_r"),
+               "Routes coloured by the drop in ticket completion when removed (red: the board "
+               "loses most without it).")
+    svals = {int(r): v for r, v in zip(table.route, table.score_change) if np.isfinite(v)}
+    fig.figure("route_score_map",
+               plot_route_map(board, svals, "change in mean score when removed (points)",
+                              title=f"Mean score without each route, {board.name}", cmap="RdBu"),
+               "Routes coloured by the change in the mean score per player when removed.")
+    return write_page(out_dir, title, [sec, res, fig])
+
+
+def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = ()) -> Path:
+    """HTML report of a :func:`~ttrsim.analysis.ticket_fairness` result."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    m = fairness.manifest
+    sec = Section(out_dir, "method", "Method")
+    for n in notes:
+        sec.text(n)
+    sec.text("Value of a ticket to the player who keeps it: points x (2 x completion - 1) / "
+             "difficulty, the expected net ticket points per train space of the shortest chain "
+             "of routes joining its cities. Fair tickets have equal value. Suggested points put "
+             "each ticket completed at least "
+             f"{m['min_completion']:.0%} of the time at the keep-weighted mean value (within "
+             f"1/{m['max_factor']:g}x..{m['max_factor']:g}x its points); the board is then "
+             "played again with the suggested points on the same seeds. Spread = keep-weighted "
+             "coefficient of variation of the value over the tickets; 95% intervals from "
+             f"{m['n_resamples']} bootstrap resamples of the games, the same resamples for every "
+             "round (so the change is paired).")
+    manifest_table(sec, m)
+    sp = Section(out_dir, "spread", "Spread before and after")
+    s = fairness.spread
+    for _, r in s.iterrows():
+        if r["round"] == 0:
+            continue
+        sp.text(f"Round {int(r['round'])}: spread {s.spread.iloc[0]:.3f} "
+                f"[{s.spread_low.iloc[0]:.3f}, {s.spread_high.iloc[0]:.3f}] as printed -> "
+                f"{r.spread:.3f} [{r.spread_low:.3f}, {r.spread_high:.3f}]; change "
+                f"{r.change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}] (balanceable "
+                f"tickets). All tickets: {s.spread_all.iloc[0]:.3f} -> {r.spread_all:.3f}, "
+                f"change [{r.change_all_low:+.3f}, {r.change_all_high:+.3f}].")
+    sp.table("fairness_spread", s, "Spread per round with bootstrap intervals.")
+    sp.figure("ticket_fairness", plot_fairness(fairness),
+              "Ticket values per round and the spread between tickets.")
+    t = fairness.table
+    wide = t[t["round"] == 0][["ticket", "name", "difficulty", "balanceable", "points", "kept",
+                               "completion", "value", "value_low", "value_high",
+                               "suggested"]].reset_index(drop=True)
+    last = t[t["round"] == t["round"].max()].reset_index(drop=True)
+    if t["round"].max() > 0:
+        wide["points_last"] = last.points
+        wide["completion_last"] = last.completion
+        wide["value_last"] = last.value
+        wide["value_last_low"] = last.value_low
+        wide["value_last_high"] = last.value_high
+    tab = Section(out_dir, "tickets", "Tickets")
+    tab.table("fairness_tickets", wide, "Per ticket: as printed, the first suggestion, and the "
+              "last round.", max_rows=120)
+    tab.table("fairness_rounds", t, "Every round, long form.", max_rows=0)
+    return write_page(out_dir, title, [sec, sp, tab])

@@ -1,0 +1,272 @@
+"""A run's results in memory and on disk.
+
+``Run`` holds the tables of docs/tables.md (in memory, or read from disk a table at a time);
+a directory written with ``out=`` holds ``manifest.json`` plus one part per finished task
+and a ``done`` marker per task, each written atomically (a temporary file renamed), so an
+interrupted job leaves only whole parts behind. :func:`prepare_out` is the one resume
+routine: the same job pointed at its directory again skips the tasks already done.
+"""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ttrsim import maps
+from ttrsim.batches import RunConfig, config_from_manifest
+from ttrsim.summary import summary_table, summary_text
+from ttrsim.tables import EVENT_TABLES, SUMMARY_TABLES, add_summary, categories, summary_tables
+from ttrsim.variants import rebuild
+
+__all__ = ["Run", "load_run", "board_of", "prepare_out", "finish_out", "mark_done",
+           "atomic_write", "part_path"]
+
+
+class Run:
+    """Results of a simulation: DataFrames (docs/tables.md), ``manifest`` and ``board``.
+
+    Per-event runs have ``games, tickets, routes, tunnels, stations``; summary runs have
+    ``seat_summary, ticket_summary, route_summary, tunnel_summary, station_summary``. A run
+    read from disk loads each table on first access.
+    """
+
+    def __init__(self, manifest: dict, board, tables: dict | None = None, path=None):
+        self.manifest = manifest
+        self.board = board
+        self.path = Path(path) if path is not None else None
+        self._tables = dict(tables or {})
+
+    @property
+    def table_names(self) -> tuple:
+        return SUMMARY_TABLES if self.manifest["summary"] else EVENT_TABLES
+
+    def __getattr__(self, name):
+        if name.startswith("_") or name not in (EVENT_TABLES + SUMMARY_TABLES):
+            raise AttributeError(name)
+        if name not in self.table_names:
+            return None
+        if name not in self._tables:
+            if self.path is None:
+                return None
+            self._tables[name] = _read_table(self.path, name, self.manifest, self.board)
+        return self._tables[name]
+
+    def tables(self) -> dict:
+        return {name: getattr(self, name) for name in self.table_names}
+
+    def loaded(self, name: str) -> bool:
+        """Whether table ``name`` is in memory (a run read from disk loads tables lazily)."""
+        return name in self._tables or self.path is None
+
+    def table_parts(self, name: str, columns=None):
+        """Table ``name`` of a saved run, one DataFrame per batch (memory stays flat)."""
+        if self.path is None:
+            raise ValueError("this run is not saved on disk; its tables are in memory")
+        for b in range(self.manifest["batches"]):
+            yield pd.read_parquet(part_path(self.path, name, b), columns=columns)
+
+    def summary(self, by: str = "auto") -> pd.DataFrame:
+        """Per policy, or per seat when every seat plays the same policy: seat-games, wins,
+        win share with its 95% Wilson interval, mean score, score against the other seats,
+        tickets kept and completed (``ttrsim.summary.summary_table``; docs/tables.md).
+        ``by="policy"`` or ``by="seat"`` chooses the grouping."""
+        return summary_table(self, by=by)
+
+    def summary_text(self, by: str = "auto") -> str:
+        """The summary as ``ttrsim simulate`` prints it: a header (board, players, games,
+        seed, time), the table of ``summary()`` and where the results are."""
+        return summary_text(self, by=by)
+
+    def game(self, i: int, policies=None):
+        """Game ``i`` of the run, move by move: a ``GameRecord`` (``.moves``, ``.at(turn)``,
+        ``.final``, ``.html(path)``, and the run's rows of that game as ``.games``,
+        ``.tickets``, ...), played again from the game's seed (docs/viewer.md). A run read
+        from disk replays its Python policies only when they are given again:
+        ``policies``, one spec per slot as given to ``simulate``."""
+        from ttrsim._batch import game_seeds
+        from ttrsim._validate import check_int
+        from ttrsim.batches import play
+        from ttrsim.policies import make_policy
+        from ttrsim.record import record_game
+        from ttrsim.tables import batch_tables
+
+        m = self.manifest
+        i = check_int("game", i, 0, m["games"] - 1)
+        specs = tuple(policies) if policies is not None else getattr(self, "_specs", None)
+        if specs is None:
+            specs = tuple(m["policies"])
+        if len(specs) != m["players"]:
+            raise ValueError(f"policies: the run has {m['players']} policy slots, got {len(specs)}")
+        for spec in specs:
+            try:
+                make_policy(spec, self.board)
+            except (ValueError, KeyError) as exc:
+                raise ValueError(f"policy {spec!r} of this run cannot be rebuilt from its name "
+                                 f"({exc}); give the run's policies again: "
+                                 f"run.game({i}, policies=[...]), one spec per slot") from None
+        cfg = config_from_manifest(m, self.board, summary=False, policies=specs,
+                                   names=tuple(m["policies"]))
+        seed = int(game_seeds(cfg.key, 1, i)[0])
+        return record_game(self.board, list(specs), seed, game=i, rotate=cfg.rotate,
+                           max_turns=cfg.max_turns, names=cfg.names,
+                           tables=lambda: batch_tables(cfg, play(cfg, i, i + 1), i))
+
+    def __repr__(self) -> str:
+        m = self.manifest
+        mode = "summary" if m["summary"] else "per-event"
+        return (f"<Run {m['board']} {m['players']}p {m['games']} games seed {m['seed']} "
+                f"{mode} policies {m['policies']}>")
+
+
+# ---------------------------------------------------------------------------
+# the directory of a job: manifest, parts, done markers
+
+
+def part_path(path: Path, table: str, b: int, ext: str = "parquet") -> Path:
+    """Where part ``b`` of table ``table`` lies."""
+    return Path(path) / table / f"part-{b:06d}.{ext}"
+
+
+def _done_marker(path: Path, name: str) -> Path:
+    return path / "done" / name
+
+
+def atomic_write(target: Path, write) -> None:
+    """Write ``target`` through ``write(tmp_path)`` and a rename, so that a reader (or a
+    resumed job) sees the whole file or none of it."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    write(tmp)
+    os.replace(tmp, target)
+
+
+def _write_manifest(path: Path, manifest: dict) -> None:
+    atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=2)))
+
+
+def read_manifest(path) -> dict:
+    """The manifest of a saved job; a clear error when it is missing or unreadable."""
+    mfile = Path(path) / "manifest.json"
+    if not mfile.exists():
+        raise FileNotFoundError(f"{path} holds no ttrsim run (no manifest.json)")
+    try:
+        return json.loads(mfile.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise ValueError(f"{mfile} is not a ttrsim manifest (not valid JSON); delete the "
+                         "directory and run the job again") from None
+
+
+def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
+    """Open ``path`` for a job described by ``manifest`` and return the names of the tasks
+    already done there.
+
+    The directory must be missing, empty, or hold the same job: the ``identity`` keys of
+    its manifest must equal ours (else a ValueError names each difference). The manifest
+    is (re)written atomically with ``complete: false`` until :func:`finish_out`.
+    """
+    path = Path(path)
+    if path.exists() and not path.is_dir():
+        raise ValueError(f"out={str(path)!r} (--out) is a file; give a directory for the results "
+                         "(it is created if missing)")
+    if (path / "manifest.json").exists():
+        old = read_manifest(path)
+        diff = [k for k in identity if old.get(k) != manifest.get(k)]
+        if diff:
+            detail = ", ".join(f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff)
+            raise ValueError(f"{path} holds a different {what} ({detail}); choose another --out "
+                             "directory or delete it")
+    elif path.exists() and any(path.iterdir()):
+        raise ValueError(f"{path} is not empty and holds no ttrsim {what}; choose another --out "
+                         "directory")
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValueError(f"cannot create the out= (--out) directory {str(path)!r}: "
+                         f"{exc.strerror or exc}") from None
+    _write_manifest(path, dict(manifest, complete=False))
+    done = path / "done"
+    # a marker still being written is named NAME.tmp: only finished ones count
+    return {p.name for p in done.iterdir() if not p.name.endswith(".tmp")} if done.is_dir() else set()
+
+
+def mark_done(path: Path, name: str) -> None:
+    """Record that task ``name`` is written (after its parts)."""
+    atomic_write(_done_marker(Path(path), name), lambda p: p.write_text(""))
+
+
+def finish_out(path: Path, manifest: dict) -> None:
+    """Mark ``manifest`` complete and write it."""
+    manifest["complete"] = True
+    _write_manifest(Path(path), manifest)
+
+
+def batch_name(b: int) -> str:
+    """The task name of batch ``b`` of a run (its done marker)."""
+    return f"{b:06d}"
+
+
+def write_batch(path: Path, cfg: RunConfig, b: int, payload: dict) -> None:
+    """Write batch ``b`` of a run (its tables, or its summary counts) and mark it done."""
+    if cfg.summary:
+        atomic_write(part_path(path, "summary", b, "npz"),
+                     lambda p: np.savez(open(p, "wb"), **{k: np.asarray(v) for k, v in payload.items()}))
+    else:
+        for name, df in payload.items():
+            atomic_write(part_path(path, name, b), lambda p, df=df: df.to_parquet(p, index=False))
+    mark_done(path, batch_name(b))
+
+
+def _read_table(path: Path, name: str, manifest: dict, board) -> pd.DataFrame:
+    parts = [part_path(path, name, b) for b in range(manifest["batches"])]
+    df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    # Parquet keeps categories per file (an empty part keeps none): restore the run's.
+    cats = categories(config_from_manifest(manifest, board))
+    for col in df.columns.intersection(list(cats)):
+        df[col] = df[col].astype(object).astype(cats[col])
+    return df
+
+
+def read_summary(path: Path, cfg: RunConfig) -> dict:
+    """The summary counts of a saved summary-mode run, summed over its batches."""
+    acc = None
+    for b in range(cfg.n_batches):
+        with np.load(part_path(path, "summary", b, "npz")) as z:
+            acc = add_summary(acc, {k: z[k] for k in z.files})
+    return acc
+
+
+def saved_run(path: Path, manifest: dict, cfg: RunConfig) -> Run:
+    """The ``Run`` of a finished directory (summary counts are summed at once)."""
+    if cfg.summary:
+        return Run(manifest, cfg.board, summary_tables(cfg, read_summary(path, cfg)), path)
+    return Run(manifest, cfg.board, None, path)
+
+
+def load_run(path) -> Run:
+    """Read a run written with ``out=`` (or ``--out``) back."""
+    path = Path(path)
+    manifest = read_manifest(path)
+    missing = [b for b in range(manifest["batches"])
+               if not _done_marker(path, batch_name(b)).exists()]
+    if missing:
+        raise ValueError(f"{path} is incomplete ({len(missing)} of {manifest['batches']} batches "
+                         "missing); run the same simulate command again to resume it")
+    board = board_of(manifest)
+    return saved_run(path, manifest, config_from_manifest(manifest, board))
+
+
+def board_of(manifest: dict):
+    """The board a manifest was made with (its map file, built-in name or variant),
+    checked against the manifest's checksum."""
+    name = manifest["board"]
+    source = manifest.get("board_path") or name
+    if manifest.get("variant"):
+        source, board = f"variant {name}", rebuild(manifest["variant"])
+    else:
+        board = maps.load(source)
+    if board.checksum != manifest["board_checksum"]:
+        raise ValueError(f"board {source!r} has changed since the run (checksum differs)")
+    return board
