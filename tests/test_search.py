@@ -415,3 +415,105 @@ def test_the_search_policy_s_second_draws_are_unchanged_by_analyse():
     decide(p, g, seed=1)
     assert len(p.last_decision()[0]) == 1
 
+
+# --- progress and Ctrl-C -----------------------------------------------------------------
+
+def test_analyse_reports_progress_up_to_the_total():
+    from ttrsim._search import analyse_position
+
+    g = last_turn_position()
+    calls = []
+    p = make_search_policy(playouts=40, claims=12)
+    p.uniform = True
+    rows, _ = analyse_position(p, g, 1, lambda done, total: calls.append((done, total)))
+    total = sum(r[1] for r in rows)
+    assert calls and calls[-1] == (total, total) and total == 40 * len(rows)
+    assert all(a <= b for (a, _), (b, _) in zip(calls, calls[1:]))
+    assert ttrsim.analyse(g, playouts=5, progress=True)["playouts"].eq(5).all()
+
+
+def test_an_exception_in_the_progress_callback_stops_the_analysis():
+    from ttrsim._search import analyse_position
+
+    g = Game("europe", 3, seed=9)
+    while g.phase != "turn":
+        g.apply(g.legal_actions()[0])
+    seen = []
+
+    def stop(done, total):
+        seen.append(done)
+        raise KeyboardInterrupt
+
+    p = make_search_policy(playouts=3000, claims=12)
+    p.uniform = True
+    with pytest.raises(KeyboardInterrupt):
+        analyse_position(p, g, 1, stop)
+    assert len(seen) == 1 and seen[0] < p.n_cand * 3000        # stopped at the first call
+
+    def bad(done, total):
+        raise ValueError("enough")
+
+    with pytest.raises(ValueError, match="enough"):
+        analyse_position(p, g, 1, bad)
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        analyse_position(p, g, 1, 5)
+
+
+def test_ctrl_c_interrupts_an_analysis():
+    import os
+    import signal
+    import threading
+
+    from ttrsim._search import analyse_position
+
+    g = Game("europe", 3, seed=9)
+    while g.phase != "turn":
+        g.apply(g.legal_actions()[0])
+    p = make_search_policy(playouts=3000, claims=12)
+    p.uniform = True
+    timer = threading.Timer(0.3, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            analyse_position(p, g, 1)
+    finally:
+        timer.cancel()
+    # it stopped inside the search, not after it: far from every playout done
+    assert p.total_playouts < p.n_cand * 3000
+
+
+# --- the search is handed its policies -------------------------------------------------
+
+def test_a_newly_registered_built_in_can_be_the_rollout(monkeypatch):
+    """The compiled search takes whatever the registry builds: a policy registered under
+    a new name plays the playouts without any change to the search."""
+    from ttrsim._fuzz import HoardPolicy
+    from ttrsim.policies import REGISTRY, PolicyInfo
+
+    monkeypatch.setitem(REGISTRY, "hoard", PolicyInfo(HoardPolicy, "takes every card it can"))
+    cb = compile_board("newyork")
+    p = make_policy("search:playouts=4,rollout=hoard", cb.board)
+    assert all(type(r) is HoardPolicy for r in p.rollouts) and len(set(map(id, p.rollouts))) == 6
+    assert p.params["rollout"] == "hoard" and p.spec == "search:playouts=4,rollout=hoard"
+    out = play_batch(cb, 2, [p, make_policy("tickets", cb.board)], game_seeds(8, 2), 0, True,
+                     True, check=True)
+    assert not out["truncated"].any() and p.total_playouts > 0
+
+
+def test_the_search_refuses_policies_it_cannot_use():
+    from ttrsim._policies import TicketsPolicy
+
+    tickets = lambda: [TicketsPolicy() for _ in range(6)]
+    with pytest.raises(ValueError, match="6 distinct instances"):
+        SearchPolicy(tickets()[:5])
+    t = TicketsPolicy()
+    with pytest.raises(ValueError, match="6 distinct instances"):
+        SearchPolicy([t] * 6)
+    with pytest.raises(ValueError, match="cannot be search itself"):
+        SearchPolicy(tickets()[:5] + [make_search_policy()])
+    with pytest.raises(TypeError, match="compiled ttrsim policies"):
+        SearchPolicy(tickets(), [lambda obs, legal: legal[0]])
+    with pytest.raises(ValueError, match="at most 3 proposers"):
+        SearchPolicy(tickets(), [TicketsPolicy() for _ in range(4)])
+    p = SearchPolicy(tickets(), playouts=5)
+    assert p.rollout == "TicketsPolicy" and p.proposers == ()

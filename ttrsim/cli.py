@@ -164,7 +164,6 @@ def _cmd_analyse(sub):
                         "sampled worlds (default 5; 0: uniformly)")
 
     def run(args):
-        import inspect
         import os
 
         from ttrsim.game import Game
@@ -182,11 +181,8 @@ def _cmd_analyse(sub):
                 raise ValueError("--game and --turn choose a position of a saved run; give the "
                                  "run's directory instead of a position file")
             g = Game.load(args.position)
-        extra = {}
-        if "progress" in inspect.signature(analyse).parameters:
-            extra["progress"] = True
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
-                     claims=args.claims, infer=args.infer, **extra)
+                     claims=args.claims, infer=args.infer, progress=sys.stderr.isatty())
         print(f"{g!r}: seat {g.current_player} to move")
         print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         return 0

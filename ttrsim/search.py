@@ -14,7 +14,7 @@ __all__ = ["analyse"]
 
 def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, *,
             rollout: str = "tickets", claims: int = 12, utility: float = 0.2,
-            infer: float = 5.0) -> pd.DataFrame:
+            infer: float = 5.0, progress: bool = False) -> pd.DataFrame:
     """Evaluate the candidate actions of the seat to move by information-set search.
 
     Every choice is ranked where a phase has few (a second card draw: each face-up colour
@@ -37,6 +37,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
         has actions to compare).
     playouts : playouts per candidate. seed : seeds the sampled worlds (same seed, same table).
     rollout, claims, utility, infer : as the ``search`` policy's parameters (``ttrsim policies``).
+    progress : show a progress bar (playouts done of all). Ctrl-C stops the analysis
+        (KeyboardInterrupt) within a fraction of a second either way.
 
     Returns
     -------
@@ -69,7 +71,19 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     policy = make_search_policy(playouts=playouts, rollout=rollout, claims=claims,
                                 utility=utility, infer=infer)
     policy.uniform = True
-    rows, chosen = analyse_position(policy, game, seed)
+    bar = None
+    if progress:
+        from tqdm.auto import tqdm
+        bar = tqdm(total=0, unit="playout", unit_scale=True, desc="analyse")
+
+        def step(done, total):
+            bar.total = total
+            bar.update(done - bar.n)
+    try:
+        rows, chosen = analyse_position(policy, game, seed, step if bar is not None else None)
+    finally:
+        if bar is not None:
+            bar.close()
     out = []
     for k, (code, n, usum, wins, msum, _alive) in enumerate(rows):
         won = int(round(wins))

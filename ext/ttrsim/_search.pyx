@@ -15,6 +15,7 @@ from libc.stdint cimport int32_t, uint64_t
 from libc.math cimport exp, log, sqrt
 from libc.stdlib cimport free, malloc
 from libc.string cimport memcpy
+from cpython.exc cimport PyErr_CheckSignals
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
@@ -35,6 +36,8 @@ cdef enum:
     MAX_CAND = 48             # candidates per decision at most
     MAX_PROP = 3              # proposers at most
     PLAYOUT_TURNS = 1000      # a playout still running after this many turns is scored
+
+cdef long long WATCH_NS = 100000000   # analyse_position: progress and Ctrl-C every 0.1 s
 
 
 cdef class SearchPolicy(Policy):
@@ -78,6 +81,11 @@ cdef class SearchPolicy(Policy):
     cdef public long long total_playouts
     cdef public long long total_decisions
     cdef readonly long long max_playouts   # most playouts spent on one decision (not analyse)
+    # analyse_position: progress calls and Ctrl-C checks every WATCH_NS while it searches
+    cdef object progress_fn            # progress(done, total) or None
+    cdef bint watch
+    cdef bint aborted                  # the callback raised, or Ctrl-C: error holds it
+    cdef long long done, planned, next_watch
 
     def __cinit__(self, *args, **kwargs):
         self.buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
@@ -168,6 +176,8 @@ cdef class SearchPolicy(Policy):
         self.total_playouts = 0
         self.total_decisions = 0
         self.max_playouts = 0
+        self.watch = False
+        self.aborted = False
 
     @property
     def params(self):
@@ -356,7 +366,6 @@ cdef class SearchPolicy(Policy):
         cdef uint64_t x, wseed
         cdef int q, n_best = 0, best_other = -100000
         cdef int32_t a
-        cdef double u, m
         memcpy(w, s, sizeof(GameState))
         x = base + <uint64_t>(index if self.worlds == 0 else index % self.worlds) * 0x9E3779B97F4A7C15ULL
         wseed = splitmix64(&x)
@@ -383,10 +392,30 @@ cdef class SearchPolicy(Policy):
                 best_other = sc[q].total
         win[0] = (1.0 / n_best) if sc[seat].rank == 1 else 0.0
         margin[0] = sc[seat].total - best_other
-        m = 0.5 + margin[0] / (2.0 * self.scale)
+        return self.value(win[0], margin[0])
+
+    @cython.final
+    cdef inline double value(self, double win, double margin) noexcept nogil:
+        """A playout's value: (1 - utility) x win + utility x the margin mapped to [0, 1]
+        over +-scale points."""
+        cdef double m = 0.5 + margin / (2.0 * self.scale)
         m = 0.0 if m < 0.0 else (1.0 if m > 1.0 else m)
-        u = (1.0 - self.utility) * win[0] + self.utility * m
-        return u
+        return (1.0 - self.utility) * win + self.utility * m
+
+    def _value(self, double win, double margin):
+        """(tests) the value of a playout with this win share and score margin."""
+        return self.value(win, margin)
+
+    def _beats_default(self, int k):
+        """(tests) whether candidate k of the last decision passes the paired test."""
+        if not 0 <= k < self.n_cand:
+            raise IndexError(f"candidate {k} of {self.n_cand}")
+        return bool(self.beats_default(k))
+
+    def _playout_values(self):
+        """(tests) the last decision's playout values: per candidate, in world order."""
+        return [[self.vals[k * self.cap + i] for i in range(min(self.visits[k], self.cap))]
+                for k in range(self.n_cand)]
 
     @cython.final
     cdef void run(self, const BoardC* b, const GameState* s, int seat, int k, int n,
@@ -396,6 +425,8 @@ cdef class SearchPolicy(Policy):
         cdef double wn, mg
         cdef double u
         for i in range(n):
+            if self.aborted:
+                return
             u = self.playout(b, s, seat, self.cand[k], base, self.visits[k], &wn, &mg)
             if self.visits[k] < self.cap:
                 self.vals[k * self.cap + self.visits[k]] = u
@@ -403,7 +434,24 @@ cdef class SearchPolicy(Policy):
             self.wins[k] += wn
             self.msum[k] += mg
             self.visits[k] += 1
-        self.total_playouts += n
+            self.total_playouts += 1
+            if self.watch:
+                self.done += 1
+                if _now_ns() >= self.next_watch:
+                    self.report_progress()
+
+    cdef void report_progress(self) noexcept nogil:
+        """Call progress(done, total) and let Ctrl-C through (analyse_position); an
+        exception stops the search (kept in self.error)."""
+        self.next_watch = _now_ns() + WATCH_NS
+        with gil:
+            try:
+                PyErr_CheckSignals()
+                if self.progress_fn is not None:
+                    self.progress_fn(self.done, self.planned)
+            except BaseException as exc:
+                self.error = exc
+                self.aborted = True
 
     @cython.final
     cdef int search(self, const BoardC* b, const GameState* s, int seat,
@@ -412,6 +460,8 @@ cdef class SearchPolicy(Policy):
         cdef int k
         if not self.uniform and self.n_cand > self.playouts:
             self.n_cand = self.playouts     # the budget: the first candidates, default first
+        self.done = 0
+        self.planned = self.n_cand * self.playouts if self.uniform else self.playouts
         for k in range(self.n_cand):
             self.visits[k] = 0
             self.usum[k] = 0.0
@@ -592,12 +642,41 @@ def _rebuild_search(cls, rollouts, proposers, params, spec):
     return obj
 
 
-def analyse_position(SearchPolicy policy, game, uint64_t seed=0):
+def analyse_position(SearchPolicy policy, game, uint64_t seed=0, progress=None):
     """Run `policy`'s search once in the current position of `game` (a ``ttrsim.Game`` or
     its core) for the seat to act; return ``policy.last_decision()``. The game is not
-    changed."""
-    from ttrsim._policies import decide
-    decide(policy, game, seed)
+    changed. ``progress(done, total)``, if given, is called with the playouts done about
+    every 0.1 s and once at the end (done == total); Ctrl-C raises KeyboardInterrupt
+    within about 0.1 s, and an exception raised by `progress` stops the search and is
+    raised here."""
+    cdef GameState s
+    cdef CompiledBoard cb = copy_position(game, &s)
+    cdef int n, seat
+    cdef int32_t act
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be a callable progress(done, total), got {progress!r}")
+    buf = np.empty(MAX_ACTIONS, dtype=np.int32)
+    cdef int32_t[::1] legal = buf
+    n = legal_actions(&cb.c, &s, &legal[0])
+    if n == 0:
+        raise ValueError("the game is over")
+    seat = s.current
+    policy.progress_fn = progress
+    policy.watch = True
+    policy.aborted = False
+    policy.next_watch = _now_ns() + WATCH_NS
+    try:
+        with nogil:
+            policy.start_game(&cb.c, &s, seat, seed)
+            act = policy.choose(&cb.c, &s, seat, &legal[0], n)
+        if not policy.aborted and progress is not None:
+            progress(policy.done, policy.planned)
+    finally:
+        policy.progress_fn = None
+        policy.watch = False
+    if policy.aborted or act == -1:
+        policy.aborted = False
+        raise policy.take_error()
     return policy.last_decision()
 
 
@@ -730,6 +809,17 @@ def _sample_world(game, int seat, uint64_t seed, double infer):
     sample_world(&cb.c, &w, seat, seed, infer)
     return check_state(&cb.c, &w), [[t for t in range(cb.c.n_tickets) if get_bit(w.p[q].tickets, t)]
                                       for q in range(w.n_players)]
+
+
+def _sampled_hands(game, int seat, uint64_t seed, double infer):
+    """(tests) the hands of a world as the search samples it for `seat`: per player,
+    card counts by type."""
+    cdef GameState w
+    cdef CompiledBoard cb = copy_position(game, &w)
+    cdef int q, t
+    sample_world(&cb.c, &w, seat, seed, infer)
+    return [[w.p[q].hand[t] for t in range(N_CARD_TYPES)] for q in range(w.n_players)]
+
 
 cdef inline long long _now_ns() noexcept nogil:
     cdef timespec ts
