@@ -146,10 +146,15 @@ def _cmd_simulate(sub):
 def _cmd_analyse(sub):
     p = sub.add_parser(
         "analyse", help="rank the moves of a saved position by information-set search",
-        description="Read a position saved with Game.save (JSON) and print, for the seat to "
-        "move, each candidate action with its playouts, win rate (Wilson 95%% interval) and "
-        "mean final score margin, best first. See docs/search.md.")
-    p.add_argument("position", metavar="POSITION.json", help="a position saved with Game.save")
+        description="Read a position saved with Game.save (JSON), or a position of a saved "
+        "game (RUN_DIR --game N --turn T), and print, for the seat to move, each candidate "
+        "action with its playouts, win rate (Wilson 95%% interval) and mean final score "
+        "margin, best first. See docs/search.md.")
+    p.add_argument("position", metavar="POSITION.json|RUN_DIR",
+                   help="a position saved with Game.save, or a saved run's directory")
+    p.add_argument("--game", type=int, default=None, help="with RUN_DIR: the game's index")
+    p.add_argument("--turn", type=int, default=None,
+                   help="with RUN_DIR: the position at the start of this turn")
     p.add_argument("--playouts", type=int, default=1000, help="playouts per candidate (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
     p.add_argument("--rollout", default="tickets", help="rollout policy (default tickets)")
@@ -159,10 +164,23 @@ def _cmd_analyse(sub):
                         "sampled worlds (default 5; 0: uniformly)")
 
     def run(args):
+        import os
+
         from ttrsim.game import Game
         from ttrsim.search import analyse
 
-        g = Game.load(args.position)
+        if os.path.isdir(args.position):
+            from ttrsim.runner import load_run
+
+            if args.game is None or args.turn is None:
+                raise ValueError(f"{args.position} is a run directory: give the position as "
+                                 "--game N --turn T")
+            g = load_run(args.position).game(args.game).at(args.turn)
+        else:
+            if args.game is not None or args.turn is not None:
+                raise ValueError("--game and --turn choose a position of a saved run; give the "
+                                 "run's directory instead of a position file")
+            g = Game.load(args.position)
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
                      claims=args.claims, infer=args.infer, progress=sys.stderr.isatty())
         print(f"{g!r}: seat {g.current_player} to move")
@@ -172,7 +190,84 @@ def _cmd_analyse(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse]
+def _cmd_show(sub):
+    p = sub.add_parser(
+        "show", help="write one game as a self-contained HTML page to watch it",
+        description="Write one game as ONE HTML file that opens from disk: the board with "
+        "every claim, a turn slider (arrow keys; links #turn=N and #turn=end), each seat's "
+        "score, trains, hand and tickets (hidden ones behind a toggle), the moves in words "
+        "and a score chart. The game is game N of a saved run (RUN_DIR --game N), or game 0 "
+        "of the run 'ttrsim simulate' would play with --board, --players, --policy and "
+        "--seed.")
+    p.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="a saved run's directory")
+    p.add_argument("--game", type=int, default=None, help="with RUN_DIR: the game's index")
+    p.add_argument("--board", default=None, help="without RUN_DIR: usa, europe, newyork or a "
+                   "map file (default europe)")
+    p.add_argument("--players", type=int, default=None, help="without RUN_DIR: player count "
+                   "(default 4)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="policy spec, once for every seat or once per seat; with RUN_DIR, the "
+                   "run's policies again (needed for Python policies)")
+    p.add_argument("--seed", type=int, default=None, help="without RUN_DIR: run seed (default 0)")
+    p.add_argument("--out", default="game.html", help="the HTML file (default game.html)")
+    p.add_argument("--analyse", type=int, default=None, metavar="SEAT",
+                   help="analyse every decision of this seat (ttrsim.analyse) and flag the "
+                        "moves that were not the best")
+    p.add_argument("--playouts", type=int, default=200,
+                   help="with --analyse: playouts per candidate (default 200)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+    def run(args):
+        from ttrsim.runner import load_run, simulate
+
+        if args.run_dir is not None:
+            given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
+            if given:
+                raise ValueError(f"--{given[0]} plays a new game; with RUN_DIR give --game N "
+                                 "(the run fixes the board, players and seed)")
+            if args.game is None:
+                raise ValueError("give the game to show: RUN_DIR --game N")
+            run_ = load_run(args.run_dir)
+            specs = args.policy
+            if specs and len(specs) == 1:
+                specs = specs * run_.manifest["players"]
+            record = run_.game(args.game, specs)
+        else:
+            if args.game is not None:
+                raise ValueError("--game N needs a run directory: ttrsim show RUN_DIR --game N")
+            n = 4 if args.players is None else args.players
+            specs = args.policy
+            if specs and len(specs) not in (1, n):
+                raise ValueError(f"give --policy once (every seat) or {n} times (one per seat), "
+                                 f"not {len(specs)} times")
+            players = n if not specs else (specs * n if len(specs) == 1 else specs)
+            run_ = simulate(args.board or "europe", players, games=1,
+                            seed=0 if args.seed is None else args.seed)
+            record = run_.game(0)
+        if args.analyse is not None and not 0 <= args.analyse < record.n_players:
+            raise ValueError(f"--analyse {args.analyse}: seats are 0..{record.n_players - 1}")
+        if args.playouts <= 0:
+            raise ValueError(f"--playouts must be a positive integer, got {args.playouts}")
+        progress = not args.quiet and args.analyse is not None
+        try:
+            path = record.html(args.out, analyse=args.analyse, playouts=args.playouts,
+                               progress=progress)
+        except KeyboardInterrupt:
+            if progress:            # the message goes below the progress bar, not after it
+                print(file=sys.stderr)
+            raise
+        fin = record.final
+        scores = ", ".join(f"seat {q} ({fin.policy[q]}) {fin.total[q]}" for q in fin.index)
+        print(f"{record.board.name} {record.n_players}p game {record.game}: "
+              f"{len(record.actions)} decisions, final scores {scores}")
+        print(f"written to {path} (open it in a browser)")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
+            _cmd_show]
 
 
 def _cmd_variant(sub):

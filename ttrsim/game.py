@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 
+import numpy as np
 import pandas as pd
 
 from ttrsim import maps
@@ -85,8 +86,12 @@ class Game:
         return self._core.legal_actions()
 
     def legal_actions(self) -> list[Action]:
-        """Legal actions of the seat to act, readable (``str(action)``) with ``.code``."""
-        return [Action.decode(c, self.board) for c in self._core.legal_actions()]
+        """Legal actions of the seat to act, readable (``str(action)``) with ``.code``;
+        the text names what that seat sees (face-up colours, tickets offered, tunnel cards)."""
+        if self._core.over:
+            return []
+        view = self.observation(self.current_player)
+        return [Action.decode(c, self.board, view) for c in self._core.legal_actions()]
 
     def apply(self, action) -> None:
         """Play an ``Action`` or its integer code; illegal ones raise IllegalActionError."""
@@ -120,7 +125,8 @@ class Game:
             code = encode(kind, 0, 0, wild)
         else:
             code = encode(kind)
-        return Action.decode(code, self.board)
+        return Action.decode(code, self.board,
+                             None if self._core.over else self.observation(self.current_player))
 
     # --- information ---------------------------------------------------------------
     def observation(self, seat: int) -> dict:
@@ -172,8 +178,16 @@ class Game:
 
         board = self.board.path or self.board.name
         st = self.state()
+        where = {}
+        if self.board.variant:
+            where["variant"] = self.board.variant
+        elif not self.board.path and self.board.name not in maps.available():
+            from ttrsim.variants import board_to_dict
+
+            where["map"] = board_to_dict(self.board)      # a board made in memory
         return json.dumps({
             "format": "ttrsim-position", "version": 1, "board": board,
+            "board_checksum": self.board.checksum, **where,
             "n_players": self.n_players,
             "state": base64.b64encode(self._core.state_bytes()).decode("ascii"),
             "summary": {"turn": st["turn"], "phase": st["phase"], "current": st["current"],
@@ -201,7 +215,7 @@ class Game:
         if not isinstance(d, dict) or d.get("format") != "ttrsim-position":
             raise ValueError("not a saved position: expected a JSON object with "
                              "\"format\": \"ttrsim-position\" (write one with Game.save)")
-        board = resolve_board(d["board"])
+        board = _saved_board(d)
         core = GameCore(compile_board(board), int(d["n_players"]), 0, False)
         try:
             core.load_state_bytes(base64.b64decode(d["state"]))
@@ -230,8 +244,10 @@ class Game:
     @classmethod
     def from_position(cls, board="europe", n_players: int = 2, *, hands=None, faceup=None,
                       deck_top=(), discard=None, tickets=None, ticket_deck_top=(), routes=None,
-                      stations=None, trains=None, current: int = 0, seed: int = 0) -> "Game":
-        """A game in a hand-made position, at the start of ``current``'s turn.
+                      stations=None, trains=None, current: int = 0, seed: int = 0,
+                      ids: bool = False, first_draw=None, offer=None, tunnel=None) -> "Game":
+        """A game in a hand-made position, at the start of ``current``'s turn or, with
+        ``first_draw``, ``offer`` or ``tunnel``, in the middle of it.
 
         hands : per seat, a dict ``{"red": 2, "wild": 1}`` (default empty)
         faceup : five card names (``None`` for an empty slot); default: drawn from the deck
@@ -246,11 +262,69 @@ class Game:
         stations : per seat, cities (names or indices) with that seat's stations, in build order
         trains : per seat, trains left (``None`` keeps 45 minus the routes' lengths)
 
+        ids : True: ``tickets``, ``ticket_deck_top``, ``routes``, ``offer`` and the tunnel's
+            route are the map's ids (the numbering of every result table and of the map
+            file) instead of indices into the board's arrays
+        first_draw : a card name: ``current`` has drawn this card blind as the first of two
+            draws and must draw the second (phase ``second_draw``); ``hands`` include it
+        offer : tickets ``current`` has just drawn and must choose from (phase
+            ``keep_tickets``; as many as a ticket draw deals, ``board.draw_tickets``)
+        tunnel : ``current`` is claiming a tunnel and must pay the extra cards or decline
+            (phase ``tunnel``): ``{"route": r, "color": "red", "wild": 0, "revealed":
+            ["red", "wild", "blue"]}``, the cards played (``color`` and ``wild`` as in
+            ``Game.action``; set aside, so not in ``hands``) and the three cards revealed
+            (at least one must ask an extra card)
+
         Card conservation is checked: a position may not use more cards of a type than
         the deck has.
         """
         board = resolve_board(board)
         board.check_players(n_players)
+        if sum(x is not None for x in (first_draw, offer, tunnel)) > 1:
+            raise ValueError("give at most one of first_draw, offer and tunnel (one decision "
+                             "in the middle of a turn)")
+        if not 0 <= int(current) < n_players:
+            raise ValueError(f"current seat {current} outside 0..{n_players - 1}")
+        if ids:
+            routes = [[_by_id(board, "route", r) for r in seat] for seat in (routes or [])]
+            tickets = [[_by_id(board, "ticket", t) for t in seat] for seat in (tickets or [])]
+            ticket_deck_top = [_by_id(board, "ticket", t) for t in ticket_deck_top]
+            offer = None if offer is None else [_by_id(board, "ticket", t) for t in offer]
+            if tunnel is not None:
+                tunnel = dict(tunnel, route=_by_id(board, "route", tunnel.get("route")))
+        hands = [_hand(board, h) for h in (hands or [])][:n_players]
+        hands += [{} for _ in range(n_players - len(hands))]
+        deck_top = list(deck_top)
+        if first_draw is not None:
+            # drawn blind from the top of the deck during the turn: it is in the hand
+            t = card_type(board, first_draw)
+            if hands[current].get(t, 0) < 1:
+                raise ValueError(f"first_draw {first_draw!r}: the hand of seat {current} must "
+                                 "hold the card drawn first")
+            hands[current][t] -= 1
+            deck_top = [t] + deck_top
+        if offer is not None:
+            offer = [int(t) for t in offer]
+            if len(offer) != board.draw_tickets:
+                raise ValueError(f"offer: a ticket draw deals {board.draw_tickets} tickets on "
+                                 f"{board.name}, got {len(offer)}")
+            ticket_deck_top = offer + [t for t in ticket_deck_top if t not in offer]
+        if tunnel is not None:
+            r = tunnel.get("route")
+            if isinstance(r, bool) or not isinstance(r, (int, np.integer)) \
+                    or not 0 <= r < board.n_routes or not board.route_tunnel[r]:
+                raise ValueError(f"tunnel: route {r!r} is not a tunnel of {board.name}")
+            revealed = list(tunnel.get("revealed", []))
+            if len(revealed) != 3:
+                raise ValueError("tunnel: give the three cards revealed ('revealed')")
+            col = card_type(board, tunnel.get("color", "wild"))
+            n = int(board.route_len[r])
+            wild = n if col == WILD else int(tunnel.get("wild", 0))
+            # the cards played are set aside: back in the hand until the claim is made
+            hands[current][WILD] = hands[current].get(WILD, 0) + wild
+            if col != WILD:
+                hands[current][col] = hands[current].get(col, 0) + n - wild
+            deck_top = revealed + deck_top
         core = GameCore(compile_board(board), n_players, _seed64(seed), False)
         n = n_players
 
@@ -288,7 +362,69 @@ class Game:
             kwargs["deck_top"] = deck_top_
             faceup_ = row
         core.set_position(faceup=faceup_, **kwargs)
-        return cls(board, _core=core)
+        game = cls(board, _core=core)
+        if first_draw is not None:
+            game.apply(encode("draw_blind"))
+        elif offer is not None:
+            game.apply(encode("draw_tickets"))
+        elif tunnel is not None:
+            try:
+                game.apply(game.action("claim", route=tunnel["route"],
+                                       color=tunnel.get("color", "wild"),
+                                       wild=int(tunnel.get("wild", 0))))
+            except IllegalActionError as exc:
+                raise ValueError(f"tunnel: the claim is not legal in this position ({exc})") from None
+            if game.phase != "tunnel":
+                raise ValueError(f"tunnel: the cards revealed, {tunnel['revealed']}, ask no extra "
+                                 "card, so the claim completes at once and there is no tunnel "
+                                 "decision; reveal at least one card of the colour played or a wild")
+        return game
+
+
+def _hand(board, d) -> dict:
+    """Card counts by card type from ``{"red": 2, "wild": 1}``."""
+    out = {}
+    for name, k in (d or {}).items():
+        t = card_type(board, name)
+        out[t] = out.get(t, 0) + int(k)
+    return out
+
+
+def _by_id(board, kind: str, ident) -> int:
+    """Index of the route or ticket with map id ``ident``."""
+    ids = board.route_id if kind == "route" else board.ticket_id
+    if isinstance(ident, bool) or not isinstance(ident, (int, np.integer)):
+        raise ValueError(f"{kind} id {ident!r} is not an integer")
+    hit = np.flatnonzero(ids == ident)
+    if not len(hit):
+        raise ValueError(f"{board.name} has no {kind} with id {ident} (ids {int(ids.min())}.."
+                         f"{int(ids.max())}; ids=True numbers {kind}s as the map and the tables do)")
+    return int(hit[0])
+
+
+def _saved_board(d: dict):
+    """The board of a saved position: a variant rebuilt, a map embedded in the file, or a
+    built-in name or map file; refused when its checksum differs from the one saved."""
+    if d.get("variant"):
+        from ttrsim.variants import rebuild
+
+        board, source = rebuild(d["variant"]), f"variant {d['board']!r}"
+    elif d.get("map"):
+        board, source = maps.from_dict(d["map"], f"<map saved in the position>"), "the saved map"
+    else:
+        try:
+            board = resolve_board(d["board"])
+        except (OSError, ValueError) as exc:
+            raise ValueError(f"the saved position's board {d.get('board')!r} cannot be "
+                             f"loaded: {exc}") from None
+        source = repr(d["board"])
+    want = d.get("board_checksum")
+    if want is not None and board.checksum != want:
+        raise ValueError(f"the position was saved on another board than {source} loads now "
+                         f"(checksum {want[:12]}... saved, {board.checksum[:12]}... now): the "
+                         "map file or the 'board' field changed since; load it with the "
+                         "board it was saved on")
+    return board
 
 
 def _seed64(seed) -> int:

@@ -80,6 +80,40 @@ class Run:
         seed, time), the table of ``summary()`` and where the results are."""
         return summary_text(self, by=by)
 
+    def game(self, i: int, policies=None):
+        """Game ``i`` of the run, move by move: a ``GameRecord`` (``.moves``, ``.at(turn)``,
+        ``.final``, ``.html(path)``, and the run's rows of that game as ``.games``,
+        ``.tickets``, ...), played again from the game's seed (docs/viewer.md). A run read
+        from disk replays its Python policies only when they are given again:
+        ``policies``, one spec per slot as given to ``simulate``."""
+        from ttrsim._batch import game_seeds
+        from ttrsim._validate import check_int
+        from ttrsim.batches import play
+        from ttrsim.policies import make_policy
+        from ttrsim.record import record_game
+        from ttrsim.tables import batch_tables
+
+        m = self.manifest
+        i = check_int("game", i, 0, m["games"] - 1)
+        specs = tuple(policies) if policies is not None else getattr(self, "_specs", None)
+        if specs is None:
+            specs = tuple(m["policies"])
+        if len(specs) != m["players"]:
+            raise ValueError(f"policies: the run has {m['players']} policy slots, got {len(specs)}")
+        for spec in specs:
+            try:
+                make_policy(spec, self.board)
+            except (ValueError, KeyError) as exc:
+                raise ValueError(f"policy {spec!r} of this run cannot be rebuilt from its name "
+                                 f"({exc}); give the run's policies again: "
+                                 f"run.game({i}, policies=[...]), one spec per slot") from None
+        cfg = config_from_manifest(m, self.board, summary=False, policies=specs,
+                                   names=tuple(m["policies"]))
+        seed = int(game_seeds(cfg.key, 1, i)[0])
+        return record_game(self.board, list(specs), seed, game=i, rotate=cfg.rotate,
+                           max_turns=cfg.max_turns, names=cfg.names,
+                           tables=lambda: batch_tables(cfg, play(cfg, i, i + 1), i))
+
     def __repr__(self) -> str:
         m = self.manifest
         mode = "summary" if m["summary"] else "per-event"

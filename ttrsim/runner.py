@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 
 from ttrsim._batch import DEFAULT_MAX_TURNS
-from ttrsim._validate import check_int, check_n_jobs
-from ttrsim.batches import IDENTITY, RunConfig, config_from_manifest, make_config, play
+from ttrsim._validate import check_n_jobs
+from ttrsim.batches import IDENTITY, RunConfig, make_config, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
 from ttrsim.results import (Run, batch_name, finish_out, load_run, prepare_out, saved_run,
                             write_batch)
@@ -93,19 +93,22 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     manifest["games_last_session"] = cfg.batch_games(todo)
     if path is not None:
         finish_out(path, manifest)
-        return saved_run(path, manifest, cfg)
+        return _with_specs(saved_run(path, manifest, cfg), cfg)
     if cfg.summary:
-        return Run(manifest, cfg.board, summary_tables(cfg, acc))
+        return _with_specs(Run(manifest, cfg.board, summary_tables(cfg, acc)), cfg)
     tables = {name: pd.concat([results[b][name] for b in range(cfg.n_batches)], ignore_index=True)
               for name in EVENT_TABLES}
-    return Run(manifest, cfg.board, tables)
+    return _with_specs(Run(manifest, cfg.board, tables), cfg)
 
 
-def replay(run: Run, game: int) -> Run:
-    """Replay one game of a run from its index: a per-event ``Run`` of that game alone,
-    with the same rows as the original run (built-in and registered policies only)."""
-    m = run.manifest
-    game = check_int("game", game, 0, m["games"] - 1)
-    cfg = config_from_manifest(m, run.board, summary=False)
-    tables = batch_tables(cfg, play(cfg, game, game + 1), game)
-    return Run(dict(m, summary=False, games_replayed=[game]), run.board, tables)
+def _with_specs(run: Run, cfg: RunConfig) -> Run:
+    # the policy objects themselves, so that Run.game can replay Python policies too
+    run._specs = cfg.policies
+    return run
+
+
+def replay(run: Run, game: int, policies=None):
+    """Game ``game`` of a run again, move by move: a ``ttrsim.record.GameRecord`` (see
+    ``Run.game``), which also has the run's rows of that game (``.games``, ``.tickets``,
+    ...)."""
+    return run.game(game, policies)

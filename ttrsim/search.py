@@ -30,7 +30,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
 
     Parameters
     ----------
-    game : ttrsim.Game
+    game : ttrsim.Game, or the path of a position saved with ``Game.save``
         The position (it is not changed). Hidden information in it is not used.
     seat : int, optional
         The seat to move (default); another seat raises ValueError (only the seat to move
@@ -47,12 +47,20 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     Wilson 95% interval ``win_low``/``win_high``, ``mean_margin`` (final score minus the
     best opponent's), ``utility`` (mean playout value), ``best`` (True on the chosen row).
     """
+    import os
+
     from scipy.stats import binomtest
 
     from ttrsim._search import analyse_position
-    from ttrsim.actions import Action
+    from ttrsim.actions import describe
+    from ttrsim.game import Game
     from ttrsim.policies import make_search_policy
 
+    if isinstance(game, (str, os.PathLike)):
+        game = Game.load(game)
+    elif not isinstance(game, Game):
+        raise TypeError(f"analyse needs a ttrsim.Game or the path of a saved position, got "
+                        f"{type(game).__name__}")
     if game.is_over():
         raise ValueError("the game is over: there is no move to analyse")
     if seat is not None and int(seat) != game.current_player:
@@ -80,7 +88,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     for k, (code, n, usum, wins, msum, _alive) in enumerate(rows):
         won = int(round(wins))
         ci = binomtest(won, n).proportion_ci(method="wilson") if n else None
-        out.append({"action": str(Action.decode(int(code), game.board)), "code": int(code),
+        out.append({"action": describe(int(code), game), "code": int(code),
                     "playouts": int(n), "win_rate": wins / n if n else float("nan"),
                     "win_low": ci.low if ci else float("nan"),
                     "win_high": ci.high if ci else float("nan"),

@@ -449,10 +449,9 @@ def variant(board, *, name: str | None = None, title: str | None = None, **chang
     (default: the base's name with the variant's hash, e.g. ``europe.v3f2a9c1d``).
     Raises :class:`VariantError` naming the bad entry for any impossible change.
     """
-    from ttrsim.game import resolve_board
-
     try:
-        base = resolve_board(board)
+        # a name or a map file; a Board as it is (variants sit below the game layer)
+        base = maps.load(board) if isinstance(board, str) else board
     except MapError as exc:
         raise VariantError(str(exc)) from None
     if not isinstance(base, Board):

@@ -1,0 +1,312 @@
+"""The game viewer: one self-contained HTML page, checked in a real headless browser.
+
+The browser tests need Debian's ``chromium`` and ``chromium-driver`` packages and the
+``selenium`` package (in the ``test`` extra); ``.ci/run`` installs the Debian packages, and
+in CI (``CI`` set) a missing browser fails instead of skipping.
+"""
+import json
+import os
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+import ttrsim
+from ttrsim.cli import main
+from ttrsim.record import record_game
+from ttrsim.viewer import render_html, write_html
+
+HERE = Path(__file__).parent
+
+
+def first_legal(observation, legal_actions):
+    return legal_actions[0]
+
+
+# --- the page without a browser ------------------------------------------------------
+
+def test_page_is_self_contained_and_carries_the_game():
+    rec = record_game("europe", ["tickets", "random"], seed=3)
+    text = render_html(rec.view_data())
+    assert "<script src" not in text and "<link" not in text and "@import" not in text
+    # the only address in the page is the SVG namespace name, which is never fetched
+    assert set(re.findall(r"https?://[^\s\"'`]+", text)) == {"http://www.w3.org/2000/svg"}
+    blob = re.search(r'<script id="game-data" type="application/json">(.*?)</script>', text, re.S)
+    data = json.loads(blob.group(1))
+    assert len(data["positions"]) == len(rec.actions) + 1
+    assert data["final"] == list(rec.final.total)
+
+
+def test_viewer_refuses_bad_data(tmp_path):
+    with pytest.raises(ValueError, match="keys"):
+        render_html({"title": "x"})
+    with pytest.raises(ValueError, match="directory"):
+        write_html(record_game("newyork", 2, seed=1).view_data(), tmp_path)
+
+
+def test_a_script_end_tag_in_a_name_does_not_break_the_page():
+    data = record_game("newyork", 2, seed=1).view_data()
+    data["players"][0]["policy"] = "</script><b>x"
+    text = render_html(data)
+    assert text.count("</script>") == 2
+
+
+def test_cli_show_writes_a_page_for_a_new_game_and_for_a_saved_one(tmp_path, capsys):
+    out = tmp_path / "g.html"
+    assert main(["show", "--board", "usa", "--players", "3", "--seed", "4", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert out.exists()
+    # the game shown is game 0 of the run simulate plays with the same options
+    g = ttrsim.simulate("usa", 3, games=1, seed=4).games
+    want = ", ".join(f"seat {q} (tickets) {int(g.score[q])}" for q in range(3))
+    assert f"final scores {want}" in printed
+    ttrsim.simulate("newyork", 2, games=5, seed=1, out=tmp_path / "run")
+    assert main(["show", str(tmp_path / "run"), "--game", "2", "--out", str(out)]) == 0
+    assert main(["show", str(tmp_path / "run"), "--out", str(out)]) == 2
+    assert "--game N" in capsys.readouterr().err
+    assert main(["show", str(tmp_path / "run"), "--game", "2", "--board", "usa"]) == 2
+    assert main(["show", "--game", "2"]) == 2
+    assert main(["show", str(tmp_path / "run"), "--game", "2", "--analyse", "7",
+                 "--out", str(out)]) == 2
+
+
+# --- the page in a browser ---------------------------------------------------------------
+
+def _browser():
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    driver = shutil.which("chromedriver") or (
+        "/usr/bin/chromedriver" if os.path.exists("/usr/bin/chromedriver") else None)
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        selenium_ok = False
+    else:
+        selenium_ok = True
+    missing = [name for name, ok in (("chromium", chromium), ("chromium-driver", driver),
+                                     ("selenium (pip)", selenium_ok)) if not ok]
+    return chromium, driver, missing
+
+
+def need_browser():
+    """The browser and its driver, or skip naming the packages to install (fail in CI,
+    which must run these tests)."""
+    chromium, driver, missing = _browser()
+    if missing:
+        why = (f"the browser tests need {', '.join(missing)}: apt-get install chromium "
+               "chromium-driver, pip install selenium")
+        if os.environ.get("CI"):
+            pytest.fail(why + " (CI must run them: .ci/run installs the packages)")
+        pytest.skip(why)
+    return chromium, driver
+
+
+def test_missing_browser_skips_outside_ci_and_fails_in_ci(monkeypatch):
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(os.path, "exists", lambda path: False)
+    monkeypatch.delenv("CI", raising=False)
+    with pytest.raises(pytest.skip.Exception, match="chromium, chromium-driver"):
+        need_browser()
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="CI must run them"):
+        need_browser()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium, driver = need_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+
+    opts = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1400,1000"):
+        opts.add_argument(arg)
+    opts.binary_location = chromium
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(driver), options=opts)
+    yield d
+    d.quit()
+
+
+def _open(browser, path, fragment=""):
+    browser.get_log("browser")       # drop earlier pages' messages
+    browser.get(Path(path).resolve().as_uri() + fragment)
+
+
+def _errors(browser):
+    return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+SEAT_COLOURS = ["#d62728", "#1f77b4", "#2ca02c", "#ff7f0e", "#9467bd"]
+
+
+def _owned(browser):
+    """The seat each route is drawn in (from the stroke of its claim line), "-1" if open."""
+    strokes = browser.execute_script(
+        "return Array.from(document.querySelectorAll('[data-route] line.owned'))"
+        ".map(l => l.getAttribute('stroke'))")
+    return [str(SEAT_COLOURS.index(c)) if c in SEAT_COLOURS else "-1" for c in strokes]
+
+
+def _text(browser, css):
+    from selenium.webdriver.common.by import By
+
+    return browser.find_element(By.CSS_SELECTOR, css).text
+
+
+@pytest.fixture(scope="module")
+def europe_game(tmp_path_factory):
+    run = ttrsim.simulate("europe", ["tickets", "greedy", first_legal, "random"], games=3, seed=21)
+    path = tmp_path_factory.mktemp("viewer") / "europe.html"
+    rec = run.game(1)
+    rec.html(path)
+    return run, rec, path
+
+
+def test_end_of_game_shows_the_runs_final_scores(browser, europe_game, tmp_path_factory):
+    from selenium.webdriver.common.by import By
+
+    run, rec, path = europe_game
+    _open(browser, path, "#turn=end")
+    assert _errors(browser) == []
+    want = run.games[run.games.game == 1].sort_values("seat").score.tolist()
+    got = [int(browser.find_element(By.ID, f"final-{q}").text) for q in range(4)]
+    assert got == want
+    owners = _owned(browser)
+    final = rec.at("end").state()["route_owner"]
+    assert [int(o) for o in owners] == final
+    shots = Path(os.environ.get("TTRSIM_SCREENSHOTS", tmp_path_factory.mktemp("screens")))
+    shots.mkdir(parents=True, exist_ok=True)
+    browser.get(path.resolve().as_uri() + "#turn=40")
+    browser.save_screenshot(str(shots / "viewer-europe-turn40.png"))
+    assert (shots / "viewer-europe-turn40.png").stat().st_size > 10_000
+    print(f"screenshot: {shots / 'viewer-europe-turn40.png'}")
+
+
+def test_stepping_changes_the_map_and_the_link(browser, europe_game):
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+
+    run, rec, path = europe_game
+    _open(browser, path, "#turn=0")
+    assert set(_owned(browser)) == {"-1"}
+    m = rec.moves
+    first_claim = int(m[(m.kind == "claim") & m.extra.isna()].decision.iloc[0]) + 1
+    body = browser.find_element(By.TAG_NAME, "body")
+    for _ in range(first_claim):
+        body.send_keys(Keys.ARROW_RIGHT)
+    owners = _owned(browser)
+    assert sum(o != "-1" for o in owners) == 1
+    assert [int(o) for o in owners] == rec.at(decision=first_claim).state()["route_owner"]
+    body.send_keys(Keys.ARROW_LEFT)
+    assert set(_owned(browser)) == {"-1"}
+    browser.find_element(By.ID, "last").click()
+    assert browser.execute_script("return location.hash") == "#turn=end"
+    browser.find_element(By.ID, "prev").click()
+    assert "decision" in browser.execute_script("return location.hash")
+    # a link to a turn shows the position at its start
+    browser.execute_script("location.hash = '#turn=30'")
+    assert _text(browser, "#where").startswith("turn 30 ")
+    assert [int(o) for o in _owned(browser)] == rec.at(30).state()["route_owner"]
+    assert _errors(browser) == []
+
+
+def test_hidden_information_only_behind_the_toggle(browser, europe_game):
+    from selenium.webdriver.common.by import By
+
+    run, rec, path = europe_game
+    _open(browser, path, "#turn=20")
+    g = rec.at(20)
+    held = [rec.board.ticket_name(t) for t in g.state()["players"][0]["tickets"]]
+    seats = _text(browser, "#seats")
+    assert "(hidden)" in seats and not any(name in seats for name in held)
+    blind = rec.moves[rec.moves.kind == "draw_blind"].iloc[0]
+    row = _text(browser, f"#m{int(blind.decision) + 1}")
+    assert row.endswith("draw blind")
+    keep = rec.moves[rec.moves.kind == "keep"].iloc[1]
+    kept = keep.tickets.split("; ")
+    assert not any(t in _text(browser, f"#m{int(keep.decision) + 1}") for t in kept)
+    browser.find_element(By.ID, "reveal").click()
+    seats = _text(browser, "#seats")
+    assert all(name in seats for name in held)
+    assert _text(browser, f"#m{int(blind.decision) + 1}").endswith(blind.drawn)
+    assert all(t in _text(browser, f"#m{int(keep.decision) + 1}") for t in kept)
+    browser.find_element(By.ID, "reveal").click()
+    assert _errors(browser) == []
+
+
+@pytest.mark.parametrize("board", ["usa", "newyork", "variant", "custom"])
+def test_other_boards_open_without_errors(browser, board, tmp_path):
+    if board == "variant":
+        b = ttrsim.variant("europe", trains=30, remove_routes=["Rostov - Sochi"])
+    elif board == "custom":
+        from ttrsim.variants import board_to_dict
+
+        d = board_to_dict(ttrsim.variant("usa", trains=30))
+        d["name"] = "my_board"
+        (tmp_path / "my_board.json").write_text(json.dumps(d))
+        b = ttrsim.maps.load(str(tmp_path / "my_board.json"))
+    else:
+        b = board
+    rec = record_game(b, ["tickets", "random"], seed=5)
+    path = rec.html(tmp_path / "g.html")
+    _open(browser, path, "#turn=end")
+    assert _errors(browser) == []
+    assert _text(browser, "#final-0") == str(int(rec.final.total[0]))
+    n = len(rec.board.cities)
+    assert browser.execute_script("return document.querySelectorAll('.city').length") == n
+
+
+def test_analysis_table_and_flags(browser, tmp_path):
+    # seat 0 plays random: some of its moves are not among the search's candidates
+    rec = record_game("newyork", ["random", "tickets"], seed=8)
+    data = rec.view_data(analyse=0, playouts=20)
+    path = write_html(data, tmp_path / "a.html")
+    decisions = data["analysis"]["decisions"]
+    assert decisions and all(rec.seats[int(k) - 1] == 0 for k in decisions)
+    # every decision of seat 0 with a choice is there, and only those
+    with_choice = [k + 1 for k in range(len(rec.actions)) if rec.seats[k] == 0
+                   and len(rec.at(decision=k).legal_action_codes()) > 1]
+    assert sorted(int(k) for k in decisions) == with_choice
+    measured = next(k for k, a in decisions.items() if a["measured"])
+    unmeasured = next(k for k, a in decisions.items() if not a["measured"])
+    for k in (measured, unmeasured):
+        a = decisions[k]
+        assert a["played"] == int(rec.actions[int(k) - 1])
+        assert sum(r["played"] for r in a["rows"]) == int(a["measured"])
+        _open(browser, path, f"#decision={k}")
+        table = _text(browser, "#analysis")
+        assert "win rate" in table and a["rows"][0]["action"] in table
+        played = browser.execute_script(
+            "return Array.from(document.querySelectorAll('#analysis tr.played')).length")
+        assert played == int(a["measured"])
+        assert ("not among the candidates" in table) == (not a["measured"])
+    flags = [x for x, v in decisions.items() if v["flag"]]
+    shown = browser.execute_script("return document.querySelectorAll('#movelist .flag').length")
+    assert shown == len(flags)
+    assert _errors(browser) == []
+
+
+def test_ctrl_c_stops_show_analyse_with_one_line(tmp_path):
+    import signal
+    import subprocess
+    import sys
+
+    out = tmp_path / "g.html"
+    env = dict(os.environ, PYTHONPATH=str(HERE.parent) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "show", "--board", "europe",
+                          "--players", "2", "--analyse", "0", "--playouts", "2000",
+                          "--out", str(out)], stderr=subprocess.PIPE, text=True, env=env)
+    seen = ""
+    while "analysing seat 0" not in seen:     # the analysis has started
+        ch = p.stderr.read(1)
+        assert ch, f"ended before the analysis started: {seen}"
+        seen += ch
+    p.send_signal(signal.SIGINT)
+    rest = p.stderr.read()
+    assert p.wait(timeout=120) == 2, rest
+    last = [line for line in rest.replace("\r", "\n").splitlines() if line.strip()][-1]
+    assert last == "ttrsim show: error: interrupted", rest
+    assert "Traceback" not in rest and not out.exists()
