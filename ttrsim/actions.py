@@ -109,7 +109,7 @@ class Action:
         if kind == "keep":
             picked = [i for i in range(8) if a >> i & 1]
             offer = view.get("pending") if view is not None else None
-            if offer and max(picked) < len(offer):
+            if offer and picked and max(picked) < len(offer):
                 text = "keep " + ", ".join(ticket_text(board, offer[i]) for i in picked)
             else:
                 text = f"keep tickets {picked}"
