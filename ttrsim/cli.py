@@ -170,7 +170,7 @@ def _cmd_analyse(sub):
         from ttrsim.search import analyse
 
         if os.path.isdir(args.position):
-            from ttrsim.runner import load_run
+            from ttrsim.results import load_run
 
             if args.game is None or args.turn is None:
                 raise ValueError(f"{args.position} is a run directory: give the position as "
@@ -218,7 +218,9 @@ def _cmd_show(sub):
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def run(args):
-        from ttrsim.runner import load_run, simulate
+        from ttrsim._validate import check_int
+        from ttrsim.results import load_run
+        from ttrsim.runner import simulate
 
         if args.run_dir is not None:
             given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
@@ -246,8 +248,7 @@ def _cmd_show(sub):
             record = run_.game(0)
         if args.analyse is not None and not 0 <= args.analyse < record.n_players:
             raise ValueError(f"--analyse {args.analyse}: seats are 0..{record.n_players - 1}")
-        if args.playouts <= 0:
-            raise ValueError(f"--playouts must be a positive integer, got {args.playouts}")
+        check_int("--playouts", args.playouts, 1)
         progress = not args.quiet and args.analyse is not None
         try:
             path = record.html(args.out, analyse=args.analyse, playouts=args.playouts,

@@ -14,6 +14,7 @@ import pandas as pd
 
 from ttrsim import maps
 from ttrsim._engine import CompiledBoard, GameCore
+from ttrsim._validate import check_int, is_int
 from ttrsim.actions import WILD, Action, IllegalActionError, card_type, encode
 
 __all__ = ["Game", "compile_board", "resolve_board"]
@@ -311,8 +312,7 @@ class Game:
             ticket_deck_top = offer + [t for t in ticket_deck_top if t not in offer]
         if tunnel is not None:
             r = tunnel.get("route")
-            if isinstance(r, bool) or not isinstance(r, (int, np.integer)) \
-                    or not 0 <= r < board.n_routes or not board.route_tunnel[r]:
+            if not is_int(r) or not 0 <= r < board.n_routes or not board.route_tunnel[r]:
                 raise ValueError(f"tunnel: route {r!r} is not a tunnel of {board.name}")
             revealed = list(tunnel.get("revealed", []))
             if len(revealed) != 3:
@@ -393,7 +393,7 @@ def _hand(board, d) -> dict:
 def _by_id(board, kind: str, ident) -> int:
     """Index of the route or ticket with map id ``ident``."""
     ids = board.route_id if kind == "route" else board.ticket_id
-    if isinstance(ident, bool) or not isinstance(ident, (int, np.integer)):
+    if not is_int(ident):
         raise ValueError(f"{kind} id {ident!r} is not an integer")
     hit = np.flatnonzero(ids == ident)
     if not len(hit):
@@ -428,10 +428,7 @@ def _saved_board(d: dict):
 
 
 def _seed64(seed) -> int:
-    seed = int(seed)
-    if seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed}")
-    return seed & 0xFFFFFFFFFFFFFFFF
+    return check_int("seed", seed, 0) & 0xFFFFFFFFFFFFFFFF
 
 
 def _describe(code: int, board) -> str:

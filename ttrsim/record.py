@@ -17,6 +17,7 @@ import pandas as pd
 
 from ttrsim._engine import GameCore
 from ttrsim._record import play_recorded
+from ttrsim._validate import check_int
 from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
 from ttrsim.game import Game, compile_board, resolve_board
 from ttrsim.policies import make_policy, policy_name
@@ -95,8 +96,7 @@ class GameRecord:
                 decision = n
             else:
                 turns = self.moves["turn"].to_numpy()
-                if isinstance(turn, bool) or not isinstance(turn, (int, np.integer)) or turn < 0:
-                    raise ValueError(f"turn must be a non-negative integer or 'end', got {turn!r}")
+                turn = check_int("turn", turn, 0, hint=" or 'end'")
                 last = int(turns[-1]) if n else 0
                 if turn > last:
                     raise ValueError(f"turn {turn} outside 0..{last} (the game lasted "

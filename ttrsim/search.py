@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from ttrsim._validate import check_int
+
 __all__ = ["analyse"]
 
 
@@ -66,8 +68,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     if seat is not None and int(seat) != game.current_player:
         raise ValueError(f"seat {seat} is not to move (seat {game.current_player} is, in "
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
-    if isinstance(playouts, bool) or not isinstance(playouts, int) or playouts <= 0:
-        raise ValueError(f"playouts must be a positive integer (per candidate), got {playouts!r}")
+    check_int("playouts", playouts, 1, hint=" (per candidate)")
     policy = make_search_policy(playouts=playouts, rollout=rollout, claims=claims,
                                 utility=utility, infer=infer)
     policy.uniform = True

@@ -37,6 +37,7 @@ from typing import Any
 import numpy as np
 
 from ttrsim import maps
+from ttrsim._validate import is_int
 from ttrsim.maps import Board, MapError
 
 __all__ = ["VariantError", "CHANGE_KEYS", "variant", "load_variant", "board_to_dict",
@@ -151,7 +152,7 @@ def _find(entries: list, ref, kind: str, where: str, board_dict: dict) -> list[i
 
 
 def _int(value, where: str, lo: int, hi: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+    if not is_int(value):
         raise VariantError(f"{where} must be a whole number, got {value!r}")
     if value < 0 and lo >= 0:
         raise VariantError(f"{where} is {int(value)}: a count cannot be negative")

@@ -6,6 +6,7 @@ from functools import lru_cache
 import numpy as np
 
 from ttrsim._env import Encoding as _Encoding
+from ttrsim._validate import is_int
 from ttrsim.actions import Action, IllegalActionError
 from ttrsim.game import Game, compile_board, resolve_board
 
@@ -46,7 +47,7 @@ class Encoding:
     def index(self, action) -> int:
         """Flat index of an ``Action`` or a core action code."""
         code = action.code if isinstance(action, Action) else action
-        if isinstance(code, bool) or not isinstance(code, (int, np.integer)):
+        if not is_int(code):
             raise TypeError(f"expected an Action or an action code, got {action!r}")
         return self._enc.index(int(code))
 
@@ -109,7 +110,7 @@ class Encoding:
 
 
 def _check_index(index, n: int) -> int:
-    if isinstance(index, bool) or not isinstance(index, (int, np.integer)):
+    if not is_int(index):
         try:
             if isinstance(index, np.ndarray) and index.shape == ():
                 index = index.item()
