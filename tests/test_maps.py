@@ -1,7 +1,6 @@
 """Map files and the map loader: published totals, reference data, validation, CLI."""
 from __future__ import annotations
 
-import argparse
 import copy
 import hashlib
 import json

@@ -410,7 +410,7 @@ def _saved_board(d: dict):
 
         board, source = rebuild(d["variant"]), f"variant {d['board']!r}"
     elif d.get("map"):
-        board, source = maps.from_dict(d["map"], f"<map saved in the position>"), "the saved map"
+        board, source = maps.from_dict(d["map"], "<map saved in the position>"), "the saved map"
     else:
         try:
             board = resolve_board(d["board"])

@@ -147,7 +147,6 @@ class GameRecord:
         return self._positions
 
     def _build_positions(self) -> list:
-        board = self.board
         core = self._core()
         out = [self._snapshot(core, None)]
         for k, code in enumerate(self.actions):

@@ -20,8 +20,7 @@ from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_n_jobs
 from ttrsim.batches import IDENTITY, RunConfig, make_config, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
-from ttrsim.results import (Run, batch_name, finish_out, load_run, prepare_out, saved_run,
-                            write_batch)
+from ttrsim.results import Run, batch_name, finish_out, prepare_out, saved_run, write_batch
 from ttrsim.tables import EVENT_TABLES, add_summary, batch_summary, batch_tables, summary_tables
 
 __all__ = ["simulate", "replay"]

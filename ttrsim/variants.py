@@ -31,7 +31,6 @@ import dataclasses
 import hashlib
 import json
 import os
-from collections import defaultdict
 from typing import Any
 
 import numpy as np

@@ -11,7 +11,6 @@ import html
 from pathlib import Path
 from types import SimpleNamespace
 
-import numpy as np
 import pandas as pd
 
 from ttrsim import analysis as an
