@@ -293,7 +293,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; every user mistake ends with one line on stderr and exit code 2."""
+    """Run one command; every user mistake ends with one line on stderr and exit code 2,
+    an interrupt (Ctrl-C) with one line and exit code 130, as shells report SIGINT."""
     from ttrsim.policies import PolicyError
 
     parser = build_parser()
@@ -311,7 +312,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _error(args, "interrupted" + _saved_note(args))
-        return 2
+        return 130
     except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
         # Bad input: one clear line, no traceback.
         _error(args, _one_line(exc))
