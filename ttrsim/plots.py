@@ -95,7 +95,7 @@ def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top
     """Expected points in play against printed points (``ticket_balance``).
 
     Tickets far below the diagonal are worth much less than printed; the ``label_top``
-    largest gaps are named.
+    best-ranked tickets (``rank``: by the lower end of the gap's interval) are named.
     """
     fig, ax = new_figure()
     for label, part in _series(table):
@@ -103,7 +103,8 @@ def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top
         ax.errorbar(part.points, part.expected_points, yerr=err, fmt="o", capsize=2,
                     label=label or "ticket")
     # each ticket named once (a table split by policy holds it once per policy)
-    top = (table.sort_values("abs_gap", ascending=False, kind="stable")
+    order = ("rank", True) if "rank" in table.columns else ("abs_gap", False)
+    top = (table.dropna(subset=[order[0]]).sort_values(order[0], ascending=order[1], kind="stable")
            .drop_duplicates("ticket").head(label_top))
     for k, (_, r) in enumerate(top.iterrows()):
         text = r["name"] if "name" in table.columns else f"ticket {r.ticket}"

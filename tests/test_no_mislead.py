@@ -1,0 +1,106 @@
+"""Results that cannot mislead: mismatched inputs are refused with one line naming the
+difference, rankings need a sample and rank by an interval's bound, maps meant to be
+compared share one colour scale, and the top of a screening is confirmed on fresh seeds."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ttrsim import analysis as an
+from ttrsim import cli
+from ttrsim.report import write_report
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_analysis import MANIFEST, fake_board, fake_run, station_pair  # noqa: E402
+
+
+# ------------------------------------------------------------------ report --baseline
+
+def paired(**baseline_changes):
+    with_, without = station_pair()
+    manifest = dict(MANIFEST, players=2, games=4, max_turns=10_000)
+    run = SimpleNamespace(**{**vars(fake_run()), "games": with_, "tunnels": None,
+                             "manifest": manifest})
+    base = SimpleNamespace(games=without, manifest=dict(manifest, **baseline_changes))
+    return run, base
+
+
+@pytest.mark.parametrize("change, words", [
+    ({"board": "usa"}, "board 'usa' in the baseline, 'toy' in the run"),
+    ({"board_checksum": "other"}, "board checksum"),
+    ({"players": 3}, "player count 3 in the baseline, 2 in the run"),
+    ({"games": 400}, "game count 400 in the baseline, 4 in the run"),
+    ({"seed": 8}, "seed"),
+    ({"rotate": True}, "seat layout (rotation) True in the baseline, False in the run"),
+])
+def test_report_baseline_of_another_run_is_refused(monkeypatch, tmp_path, capsys, change, words):
+    run, base = paired(**change)
+    with pytest.raises(ValueError, match="not a paired run"):
+        an.station_value(run, base)
+    runs = {str(tmp_path / "with"): run, str(tmp_path / "without"): base}
+    import ttrsim.results
+
+    monkeypatch.setattr(ttrsim.results, "load_run", lambda path: runs[str(path)])
+    out = tmp_path / "out"
+    assert cli.main(["report", str(tmp_path / "with"), "--baseline", str(tmp_path / "without"),
+                     "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and words in err, err
+    assert not out.exists(), "nothing is written for a refused baseline"
+    with pytest.raises(ValueError, match="not a paired run"):
+        write_report(run, tmp_path / "api", baseline=base)
+    assert not (tmp_path / "api").exists()
+
+
+def test_report_baseline_of_the_same_layout_is_accepted(tmp_path):
+    run, base = paired(policies=["tickets:stations=0", "random"], no_stations=[0])
+    assert an.station_value(run, base, seat=0).estimate.notna().any()
+    page = write_report(run, tmp_path, baseline=base).read_text()
+    assert "station_value.png" in page
+
+
+# ------------------------------------------------------------------ ticket balance
+
+def balance_run(kept_a: int, failed_a: int, kept_b: int, completed_b: int, points=(10, 10, 10)):
+    board = fake_board()
+    board.ticket_points = np.array(points)
+    summary = pd.DataFrame({"ticket": [1, 2, 3], "offered": [kept_a, kept_b, 200],
+                            "kept": [kept_a, kept_b, 200],
+                            "completed": [kept_a - failed_a, completed_b, 200]})
+    return SimpleNamespace(games=None, tickets=None, ticket_summary=summary, board=board,
+                           manifest={})
+
+
+def test_a_ticket_kept_once_is_not_ranked_first():
+    # ticket 1 kept once and failed: the largest point gap (2 x 10); ticket 2 kept 100
+    # times, completed half of them: gap 10, certain; ticket 3 always completed: gap 0
+    run = balance_run(1, 1, 100, 50)
+    out = an.ticket_balance(run).set_index("ticket")
+    assert out.loc[1, "gap"] == 20 and out.loc[2, "gap"] == 10
+    assert out.loc[2, "rank"] == 1 and out.loc[3, "rank"] == 2
+    assert pd.isna(out.loc[1, "rank"]), "kept once: below min_kept, no rank"
+    assert list(an.ticket_balance(run).ticket) == [2, 3, 1]      # unranked last
+
+
+def test_ticket_balance_orders_by_the_interval_bound_not_the_point_estimate():
+    # without a minimum sample: ticket 1's point gap (20) is the largest, but its interval
+    # (kept once) reaches down far below ticket 2's certain gap of about 10
+    run = balance_run(1, 1, 100, 50)
+    out = an.ticket_balance(run, min_kept=1).set_index("ticket")
+    assert out.loc[2, "rank"] == 1 and out.loc[1, "rank"] == 2
+    assert out.loc[1, "gap"] > out.loc[2, "gap"] and out.loc[1, "gap_low"] < out.loc[2, "gap_low"]
+    # the same gaps with enough games: the larger one ranks first
+    out = an.ticket_balance(balance_run(400, 400, 100, 50)).set_index("ticket")
+    assert out.loc[1, "rank"] == 1 and out.loc[2, "rank"] == 2
+    # min_kept is a parameter: a ticket kept exactly min_kept times is ranked
+    out = an.ticket_balance(balance_run(30, 30, 100, 50), min_kept=30).set_index("ticket")
+    assert out.loc[1, "rank"] == 1
+    out = an.ticket_balance(balance_run(29, 29, 100, 50), min_kept=30).set_index("ticket")
+    assert pd.isna(out.loc[1, "rank"])
+    with pytest.raises(ValueError, match="min_kept"):
+        an.ticket_balance(run, min_kept=-1)
