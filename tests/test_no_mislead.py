@@ -104,3 +104,30 @@ def test_ticket_balance_orders_by_the_interval_bound_not_the_point_estimate():
     assert pd.isna(out.loc[1, "rank"])
     with pytest.raises(ValueError, match="min_kept"):
         an.ticket_balance(run, min_kept=-1)
+
+
+# ------------------------------------------------------------------ contention maps
+
+def test_contention_maps_of_the_policies_share_one_colour_scale(monkeypatch, tmp_path):
+    import ttrsim
+    from ttrsim import plots
+
+    run = ttrsim.simulate("europe", ["tickets", "random"], games=40, seed=2)
+    drawn = []
+    original = plots.plot_route_contention
+
+    def recording(claims, board, *args, **kwargs):
+        fig = original(claims, board, *args, **kwargs)
+        drawn.append((float(claims.claim_rate.max()), fig.axes[0].collections[0].norm.vmax))
+        return fig
+    monkeypatch.setattr(plots, "plot_route_contention", recording)
+    write_report(run, tmp_path)
+    assert len(drawn) == 2
+    own_max = [m for m, _ in drawn]
+    scales = {v for _, v in drawn}
+    assert own_max[0] != own_max[1], "the test needs policies whose top claim rates differ"
+    assert scales == {max(own_max)}, drawn
+    # and the plot itself: the scale given is the scale drawn
+    claims = an.route_claims(run, by="policy")
+    part = claims[claims.policy == "random"]
+    assert original(part, run.board, vmax=0.9).axes[0].collections[0].norm.vmax == 0.9

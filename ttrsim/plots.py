@@ -194,12 +194,15 @@ def _double_offsets(a, b, spacing: float) -> np.ndarray:
 
 
 def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
-                          y_down: bool = False, cmap: str = "viridis") -> Figure:
+                          y_down: bool = False, cmap: str = "viridis",
+                          vmax: float | None = None) -> Figure:
     """Map of the board with each route coloured by its claim rate (``route_claims``).
 
     Cities are drawn at ``board.coords`` and named; the two halves of a double route are
     drawn slightly apart. ``claims`` must hold one row per route (filter grouped tables
     first). ``y_down=True`` for coordinates whose y axis points down (image pixels).
+    The colour scale runs from 0 to ``vmax`` (default: the largest claim rate shown);
+    maps meant to be compared (one per policy) must be given the same ``vmax``.
     """
     if claims.route.duplicated().any():
         raise ValueError("one row per route is needed: select one group of the claims table")
@@ -218,7 +221,9 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     segments = np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
 
     fig, ax = new_figure(width=9, height=7)
-    norm = Normalize(0.0, max(1e-9, float(np.nanmax(rate)) if np.isfinite(rate).any() else 1.0))
+    if vmax is None:
+        vmax = float(np.nanmax(rate)) if np.isfinite(rate).any() else 1.0
+    norm = Normalize(0.0, max(1e-9, float(vmax)))
     lines = LineCollection(segments, cmap=colormaps[cmap], norm=norm, linewidths=3, zorder=1)
     lines.set_array(np.nan_to_num(rate, nan=0.0))
     ax.add_collection(lines)

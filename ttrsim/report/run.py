@@ -231,10 +231,15 @@ def _routes(sec: Section, run, ctx) -> None:
         sec.figure("route_contention", plots.plot_route_contention(claims, ctx["board"]),
                    "Routes coloured by claim rate.")
         return
+    # one colour scale for every policy's map, so that the same colour means the same rate
+    vmax = float(claims.claim_rate.max()) if len(claims) else 1.0
+    sec.text(f"The maps share one colour scale (0 to {vmax:.3g}, the highest claim rate of any "
+             "policy): the same colour is the same claim rate on every map.")
     for policy in names:
         part = claims[claims.policy.astype(str) == policy]
         sec.figure(f"route_contention_{_slug(policy)}",
-                   plots.plot_route_contention(part, ctx["board"], title=f"Route contention: policy {policy}"),
+                   plots.plot_route_contention(part, ctx["board"], title=f"Route contention: policy {policy}",
+                                               vmax=vmax),
                    f"Routes coloured by claim rate, policy {policy}.")
 
 
