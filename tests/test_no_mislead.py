@@ -131,3 +131,62 @@ def test_contention_maps_of_the_policies_share_one_colour_scale(monkeypatch, tmp
     claims = an.route_claims(run, by="policy")
     part = claims[claims.policy == "random"]
     assert original(part, run.board, vmax=0.9).axes[0].collections[0].norm.vmax == 0.9
+
+
+# ------------------------------------------------------------------ compare
+
+def test_compare_refuses_unrelated_boards_unless_told(capsys, tmp_path):
+    from ttrsim import variant
+    from ttrsim.analysis.studies.compare import check_related
+
+    with pytest.raises(ValueError, match="'usa' is not 'europe' nor a variant of it"):
+        an.compare("europe", "usa", 3, games=5)
+    with pytest.raises(ValueError, match="allow_unrelated=True"):
+        an.compare("newyork", variant("usa", trains=30), 2, games=5)
+    c = an.compare("europe", "usa", 3, games=5, allow_unrelated=True)
+    assert c.manifest["allow_unrelated"] is True
+    # a variant, a variant of a variant, two variants of one board, either way round
+    v = variant("newyork", trains=12)
+    vv = variant(v, initial_hand=3)
+    w = variant("newyork", remove_routes=[int(v.route_id[0])])
+    for a, b in (("newyork", v), (v, "newyork"), ("newyork", vv), (vv, w), ("newyork", "newyork")):
+        from ttrsim.game import resolve_board
+
+        check_related(resolve_board(a), resolve_board(b))
+    assert an.compare("newyork", vv, 2, games=5).manifest["allow_unrelated"] is False
+    # the command line: one line, exit 2, and the override
+    import json
+
+    from ttrsim import maps
+    from ttrsim.variants import board_to_dict
+
+    vfile = tmp_path / "usa.json"          # a map file: no lineage
+    vfile.write_text(json.dumps(board_to_dict(maps.load("usa"))))
+    assert cli.main(["compare", "--board", "europe", "--variant", str(vfile), "--games", "5",
+                     "--players", "3", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "--allow-unrelated" in err
+    assert cli.main(["compare", "--board", "europe", "--variant", str(vfile), "--games", "5",
+                     "--players", "3", "--quiet", "--allow-unrelated"]) == 0
+
+
+@pytest.mark.parametrize("option, bad, words", [
+    ("--report", "afile", "is a file"),
+    ("--csv", "adir", "is a directory"),
+    ("--csv", "missing/t.csv", "does not exist"),
+])
+def test_compare_checks_its_outputs_before_it_plays(monkeypatch, capsys, tmp_path, option, bad, words):
+    import ttrsim.analysis.studies as studies
+
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "adir").mkdir()
+    vfile = tmp_path / "v.json"
+    vfile.write_text('{"base": "newyork", "trains": 12}')
+
+    def never(*args, **kwargs):
+        raise AssertionError("games were played before the outputs were checked")
+    monkeypatch.setattr(studies, "compare", never)
+    assert cli.main(["compare", "--variant", str(vfile), "--games", "5", "--quiet",
+                     option, str(tmp_path / bad)]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and option in err and words in err, err

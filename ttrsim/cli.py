@@ -224,10 +224,16 @@ def _cmd_compare(sub):
     p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
     p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
     p.add_argument("--report", metavar="DIR", help="write an HTML comparison report here")
+    p.add_argument("--allow-unrelated", action="store_true",
+                   help="compare boards that are not the same board or a variant of it (their "
+                   "tickets and routes are paired by id: only when the ids correspond)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def run(args):
         import os
+
+        check_output_file(args.csv, "--csv")
+        check_output_dir(args.report, "--report")
 
         from ttrsim import maps
         from ttrsim.analysis.studies import compare
@@ -263,7 +269,8 @@ def _cmd_compare(sub):
                              f"seat), not {len(specs)} times")
         players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
         result = compare(base, other, players, games=args.games, seed=args.seed,
-                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet)
+                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet,
+                         allow_unrelated=args.allow_unrelated)
         print(result.summary(args.rows))
         if args.csv:
             result.sorted_table().to_csv(args.csv, index=False)
@@ -276,6 +283,36 @@ def _cmd_compare(sub):
 
 
 COMMANDS += [_cmd_variant, _cmd_compare]
+
+
+def check_output_dir(path, option: str) -> None:
+    """Refuse, before any game is played, an output directory that cannot be one."""
+    from pathlib import Path
+
+    if path is None:
+        return
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
+
+
+def check_output_file(path, option: str) -> None:
+    """Refuse, before any game is played, an output file that cannot be written."""
+    import os
+    from pathlib import Path
+
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{option} {path} is a directory; give a file name")
+    if not p.absolute().parent.is_dir():
+        raise ValueError(f"{option} {path}: the directory {p.absolute().parent} does not exist")
+    if not os.access(p if p.exists() else p.absolute().parent, os.W_OK):
+        raise ValueError(f"{option} {path}: not writable")
 
 
 def build_parser() -> argparse.ArgumentParser:
