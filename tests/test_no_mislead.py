@@ -190,3 +190,39 @@ def test_compare_checks_its_outputs_before_it_plays(monkeypatch, capsys, tmp_pat
                      option, str(tmp_path / bad)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and option in err and words in err, err
+
+
+# ------------------------------------------------------------------ route importance
+
+def test_route_importance_confirms_its_top_routes_on_fresh_games(tmp_path):
+    from ttrsim.analysis.studies.importance import confirmation_seed
+    from ttrsim.report import write_route_importance_report
+
+    kw = dict(games=120, seed=3, batch_size=60, group_size=4, routes=list(range(1, 9)))
+    plain = an.route_importance("newyork", 2, **kw)
+    result = an.route_importance("newyork", 2, confirm=3, out=tmp_path / "ri", **kw)
+    t = result.table
+    # the screening itself is unchanged by the confirmation
+    assert t.drop(columns=["confirmed_importance", "confirmed_low", "confirmed_high"]).equals(plain.table)
+    top = list(t.route[:3])
+    confirmed = t[t.confirmed_importance.notna()]
+    assert list(confirmed.route) == top                       # exactly the top 3
+    cseed = result.manifest["confirm_seed"]
+    assert cseed == confirmation_seed(3) and cseed != 3 and result.manifest["confirm"] == 3
+    # the confirmed values are a route-importance run of those routes on the fresh seed
+    again = an.route_importance("newyork", 2, **dict(kw, seed=cseed, routes=top)).table.set_index("route")
+    for _, r in confirmed.iterrows():
+        assert r.confirmed_importance == pytest.approx(again.loc[r.route, "importance"])
+        assert r.confirmed_low == pytest.approx(-100 * again.loc[r.route, "completion_high"])
+        assert r.confirmed_high == pytest.approx(-100 * again.loc[r.route, "completion_low"])
+        assert r.confirmed_low <= r.confirmed_importance <= r.confirmed_high
+    assert (confirmed.confirmed_importance != confirmed.importance).any(), "fresh games differ"
+    # resumed from disk: the same table
+    assert an.route_importance("newyork", 2, confirm=3, out=tmp_path / "ri", **kw).table.equals(t)
+    with pytest.raises(ValueError, match="confirm_seed must differ"):
+        an.route_importance("newyork", 2, confirm=1, confirm_seed=3, **kw)
+    # the report says the screening's top is biased and shows both values
+    page = write_route_importance_report(result, tmp_path / "rep").read_text()
+    assert "biased upward" in page and "confirmed_importance" in page
+    page = write_route_importance_report(plain, tmp_path / "rep2").read_text()
+    assert "biased upward" in page and "--confirm" in page
