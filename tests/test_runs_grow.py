@@ -102,3 +102,38 @@ def test_a_damaged_manifest_names_its_file(tmp_path, capsys, text):
                  "--out", str(out)]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and str(out / "manifest.json") in err, err
+
+
+# ------------------------------------------------------------------ batch size from cost
+
+def test_batch_size_from_cost():
+    from ttrsim.batches import MAX_BATCH_SECONDS, cost_batch_size
+
+    assert cost_batch_size(0.0002, 10_000) == 10_000           # fast: the default
+    assert cost_batch_size(MAX_BATCH_SECONDS / 1000, 1000) == 1000
+    assert cost_batch_size(0.5, 1000) == 2                     # search: about 2 s a batch
+    assert cost_batch_size(0.03, 1000) == 50
+    assert cost_batch_size(0.1, 1000) == 20
+    assert cost_batch_size(30.0, 1000) == 1                    # never 0
+    for per_game in (0.006, 0.01, 0.07, 0.3, 2.0):
+        size = cost_batch_size(per_game, 1000)
+        assert size * per_game <= 2.0 < 2.5 * (size + 1) * per_game   # 1-2-5 steps below 2 s
+
+
+def test_slow_policies_get_small_batches_and_the_same_tables(monkeypatch):
+    import ttrsim.batches
+    from ttrsim.batches import make_config
+
+    fast = make_config("newyork", 2, 1000, 0)
+    assert fast.batch_size == 1000                             # deterministic for fast policies
+    slow = make_config("newyork", ["search:playouts=40", "tickets"], 1000, 0)
+    assert 1 <= slow.batch_size <= 500 and slow.n_batches >= 2
+    assert make_config("newyork", ["search:playouts=40", "tickets"], 1000, 0,
+                       batch_size=1000).batch_size == 1000       # a given size is kept
+    # whatever the batch size, the same games (a game costing a second: batches of 2)
+    monkeypatch.setattr(ttrsim.batches, "seconds_per_game", lambda cfg: 1.0)
+    run = simulate("newyork", ["search:playouts=40", "tickets"], games=6, seed=2)
+    assert run.manifest["batch_size"] == 2
+    one = simulate("newyork", ["search:playouts=40", "tickets"], games=6, seed=2, batch_size=6)
+    assert run.manifest["batch_size"] < 6
+    assert_same_tables(run, one)

@@ -106,7 +106,8 @@ def _cmd_simulate(sub):
     p.add_argument("--games", type=int, default=10_000, help="number of games (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
-    p.add_argument("--batch-size", type=int, default=None, help="games per batch (default: games / 100, within 1000..10000)")
+    p.add_argument("--batch-size", type=int, default=None, help="games per batch (default: games / 100 within 1000..10000, smaller for "
+                   "slow policies so that a batch plays in about 2 s; a resumed run keeps its own)")
     p.add_argument("--summary", action="store_true",
                    help="keep aggregated counts instead of per-event tables (flat memory)")
     p.add_argument("--no-rotate", action="store_true",

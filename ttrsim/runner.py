@@ -50,7 +50,9 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         callables or objects with ``choose``; see ``ttrsim policies``).
     games : number of games. seed : the run's seed (same seed, same tables).
     n_jobs : joblib workers (-1: all cores). The tables do not depend on it.
-    batch_size : games per call into the core (default: games / 100 within 1,000..10,000).
+    batch_size : games per call into the core (default: games / 100 within 1,000..10,000,
+        smaller for slow policies, chosen from their measured cost so that a batch plays
+        in a few seconds: the progress bar moves and Ctrl-C keeps every finished batch).
     rotate : seat the policies in rotation (policy k plays seat (k + game) % players), so
         each sits in each seat equally often.
     summary : keep counts aggregated in the core instead of per-event tables; memory stays
