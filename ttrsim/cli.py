@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _cmd_maps(sub):
@@ -284,6 +285,154 @@ def _cmd_compare(sub):
 
 
 COMMANDS += [_cmd_variant, _cmd_compare]
+
+
+def _study_options(p, games: int) -> None:
+    """The options every balance study shares with ``compare``."""
+    p.add_argument("--board", default="europe", help="usa, europe, newyork or a map file (default europe)")
+    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="policy spec, once for every seat or once per seat (default: tickets)")
+    p.add_argument("--games", type=int, default=games, help=f"games (default {games})")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="games per batch (default: from the policies' measured cost)")
+    p.add_argument("--out", metavar="DIR",
+                   help="save every finished task here; the same command resumes")
+    p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
+    p.add_argument("--report", metavar="DIR", help="write an HTML report here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _study_players(args):
+    specs = args.policy
+    if specs and len(specs) not in (1, args.players):
+        raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
+                         f"seat), not {len(specs)} times")
+    return args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
+
+
+def _study_outputs(args) -> None:
+    check_output_file(args.csv, "--csv")
+    check_output_dir(args.report, "--report")
+    if args.out is not None and args.report is not None and \
+            Path(args.out).absolute() == Path(args.report).absolute():
+        raise ValueError("--out and --report name the same directory; give the report its own")
+
+
+def _cmd_route_importance(sub):
+    p = sub.add_parser(
+        "route-importance", help="what removing each route changes, on the same games (paired)",
+        description="Remove each route in turn and play the board without it on the same "
+        "games (seeds) as the intact board; print the routes by importance (the drop in "
+        "ticket completion, percentage points) with paired 95%% intervals and "
+        "Benjamini-Hochberg q-values. The top of a screening is biased upward: --confirm K "
+        "measures the top K routes again on fresh games. See docs/analysis.md.")
+    _study_options(p, 2000)
+    p.add_argument("--routes", metavar="IDS", help="route ids to remove, e.g. 3,17,42 (default all)")
+    p.add_argument("--group-size", type=int, default=12,
+                   help="route-removed boards per task (default 12)")
+    p.add_argument("--confirm", type=int, default=0, metavar="K",
+                   help="measure the top K routes again on fresh games (default 0: no)")
+    p.add_argument("--rows", type=int, default=20, help="rows printed (default 20)")
+
+    def run(args):
+        from ttrsim.analysis.studies import route_importance
+        from ttrsim.report import write_route_importance_report
+
+        _study_outputs(args)
+        routes = None
+        if args.routes:
+            try:
+                routes = [int(x) for x in args.routes.split(",") if x.strip()]
+            except ValueError:
+                raise ValueError(f"--routes {args.routes!r}: give route ids separated by commas, "
+                                 "e.g. 3,17,42") from None
+        result = route_importance(args.board, _study_players(args), args.games, args.seed,
+                                  args.jobs, routes=routes, batch_size=args.batch_size,
+                                  group_size=args.group_size, out=args.out,
+                                  progress=not args.quiet, confirm=args.confirm)
+        t = result.table
+        # the interval of the drop, in the importance's units (percentage points)
+        shown = t.assign(importance_low=-100 * t.completion_high, importance_high=-100 * t.completion_low)
+        cols = ["rank", "route", "name", "claim_rate", "importance", "importance_low",
+                "importance_high", "completion_q", "score_change", "note"]
+        if args.confirm:
+            cols[5:5] = ["confirmed_importance", "confirmed_low", "confirmed_high"]
+        m = result.manifest
+        print(f"route importance on {m['board']}, {m['players']} players, {m['games']:,} games "
+              f"per route, seed {m['seed']}: importance = drop in ticket completion "
+              "(percentage points), with its paired 95% interval")
+        print(shown[cols].head(args.rows).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        if not args.confirm:
+            print("The top ranks' screening values are biased upward (the best of many noisy "
+                  "estimates): --confirm K measures the top K again on fresh games.")
+        if args.csv:
+            t.to_csv(args.csv, index=False)
+            print(f"table written to {args.csv}")
+        if args.report:
+            print(f"report: {write_route_importance_report(result, args.report)}")
+        if args.out:
+            print(f"results saved in {args.out}: the same command resumes or reads them back")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+def _cmd_ticket_fairness(sub):
+    p = sub.add_parser(
+        "ticket-fairness", help="value each ticket, suggest fairer points, check them by replaying",
+        description="Value each ticket (expected net points per train space of its shortest "
+        "chain of routes), suggest points that make the tickets equally worth keeping, and "
+        "play the same games again with them, round after round. See docs/analysis.md.")
+    _study_options(p, 20_000)
+    p.set_defaults(board="usa")
+    p.add_argument("--rounds", type=int, default=1, help="suggest-and-replay rounds (default 1)")
+    p.add_argument("--min-completion", type=float, default=0.6,
+                   help="completion rate a ticket needs to be balanced by points (default 0.6)")
+    p.add_argument("--max-factor", type=float, default=2.0,
+                   help="suggested points stay within points / F .. points x F (default 2)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help="bootstrap resamples of the intervals (default 1000)")
+
+    def run(args):
+        from ttrsim.analysis.studies import ticket_fairness
+        from ttrsim.report import write_fairness_report
+
+        _study_outputs(args)
+        f = ticket_fairness(args.board, _study_players(args), args.games, args.seed, args.jobs,
+                            rounds=args.rounds, min_completion=args.min_completion,
+                            max_factor=args.max_factor, batch_size=args.batch_size,
+                            n_resamples=args.resamples, out=args.out, progress=not args.quiet)
+        m = f.manifest
+        print(f"ticket fairness on {m['board']}, {m['players']} players, {m['games']:,} games "
+              f"per round, seed {m['seed']}, {m['rounds']} round(s); "
+              f"{m['balanceable']} tickets balanceable")
+        for _, r in f.spread.iterrows():
+            print(f"round {int(r['round'])}: spread {r.spread:.3f} [{r.spread_low:.3f}, "
+                  f"{r.spread_high:.3f}]" + ("" if r["round"] == 0 else
+                  f", change {r.change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}]"))
+        last = f.table[f.table["round"] == f.table["round"].max()]
+        first = f.table[f.table["round"] == 0].set_index("ticket")
+        shown = last.assign(printed=last.ticket.map(first.points))[
+            ["ticket", "name", "printed", "points", "completion", "value", "suggested", "balanceable"]]
+        print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if args.csv:
+            f.table.to_csv(args.csv, index=False)
+            print(f"table written to {args.csv}")
+        if args.report:
+            title = f"Ticket fairness: {m['board']}, {m['games']:,} games per round"
+            print(f"report: {write_fairness_report(f, args.report, title)}")
+        if args.out:
+            print(f"results saved in {args.out}: the same command resumes (more --rounds reuse "
+                  "the rounds played)")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS += [_cmd_route_importance, _cmd_ticket_fairness]
 
 
 def check_output_dir(path, option: str) -> None:

@@ -22,6 +22,7 @@ from ttrsim.tables import EVENT_TABLES, SUMMARY_TABLES, add_summary, categories,
 from ttrsim.variants import rebuild
 
 __all__ = ["Run", "load_run", "board_of", "prepare_out", "finish_out", "mark_done", "unmark_done",
+           "resumed_batch_size",
            "atomic_write", "part_path"]
 
 
@@ -160,6 +161,15 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
     done = path / "done"
     # a marker still being written is named NAME.tmp: only finished ones count
     return {p.name for p in done.iterdir() if not p.name.endswith(".tmp")} if done.is_dir() else set()
+
+
+def resumed_batch_size(path, batch_size):
+    """``batch_size``, or when it is None and ``path`` holds a job already, that job's
+    batch size: a resumed job keeps the batches it started with (a size chosen from the
+    policies' measured cost could differ from one session to the next)."""
+    if batch_size is not None or path is None or not (Path(path) / "manifest.json").is_file():
+        return batch_size
+    return read_manifest(path).get("batch_size")
 
 
 def mark_done(path: Path, name: str) -> None:

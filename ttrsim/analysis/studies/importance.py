@@ -21,7 +21,7 @@ from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs,
 from ttrsim.batches import play
 from ttrsim.dispatch import progress_bar, run_tasks
 from ttrsim.game import resolve_board
-from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out
+from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, resumed_batch_size
 from ttrsim.stats import bh_q
 from ttrsim.variants import VariantError, variant
 
@@ -105,6 +105,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     if unknown:
         raise ValueError(f"routes: no route with id {unknown[0]} on {base.name}")
     group_size = check_int("group_size", group_size, 1)
+    batch_size = resumed_batch_size(None if out is None else Path(out), batch_size)
     cfg_b, _ = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)
     boards, notes = {}, {}
     for rid in ids:
