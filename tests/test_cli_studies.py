@@ -96,3 +96,15 @@ def test_study_commands_check_outputs_before_playing(tmp_path, capsys, monkeypat
     for argv in (RI, TF):
         assert main(argv + ["--report", str(tmp_path / "afile")]) == 2
         assert "is a file" in capsys.readouterr().err
+
+
+def test_help_texts_print_percent_signs_once(capsys):
+    """argparse formats help= strings (``%%`` -> ``%``) but not descriptions."""
+    from ttrsim.cli import build_parser
+
+    parser = build_parser()
+    commands = parser._subparsers._group_actions[0].choices
+    assert {"route-importance", "ticket-fairness", "compare", "simulate"} <= set(commands)
+    for name, sub in commands.items():
+        text = sub.format_help()
+        assert "%%" not in text, f"ttrsim {name} --help prints %%"

@@ -149,7 +149,7 @@ def _cmd_analyse(sub):
     p = sub.add_parser(
         "analyse", help="rank the moves of a saved position by information-set search",
         description="Read a position saved with Game.save (JSON) and print, for the seat to "
-        "move, each candidate action with its playouts, win rate (Wilson 95%% interval) and "
+        "move, each candidate action with its playouts, win rate (Wilson 95% interval) and "
         "mean final score margin, best first. See docs/search.md.")
     p.add_argument("position", metavar="POSITION.json", help="a position saved with Game.save")
     p.add_argument("--playouts", type=int, default=1000, help="playouts per candidate (default 1000)")
@@ -209,7 +209,7 @@ def _cmd_compare(sub):
     p = sub.add_parser(
         "compare", help="compare a board with a variant on the same games (paired)",
         description="Play the same games (the same seeds) on a board and on a variant of it and "
-        "print every metric with the paired difference, its 95%% interval and the "
+        "print every metric with the paired difference, its 95% interval and the "
         "Benjamini-Hochberg q-value, significant rows first.")
     p.add_argument("--board", default=None,
                    help="base board: usa, europe, newyork or a map file (default: the variant "
@@ -326,7 +326,7 @@ def _cmd_route_importance(sub):
         "route-importance", help="what removing each route changes, on the same games (paired)",
         description="Remove each route in turn and play the board without it on the same "
         "games (seeds) as the intact board; print the routes by importance (the drop in "
-        "ticket completion, percentage points) with paired 95%% intervals and "
+        "ticket completion, percentage points) with paired 95% intervals and "
         "Benjamini-Hochberg q-values. The top of a screening is biased upward: --confirm K "
         "measures the top K routes again on fresh games. See docs/analysis.md.")
     _study_options(p, 2000)
