@@ -137,3 +137,22 @@ def test_slow_policies_get_small_batches_and_the_same_tables(monkeypatch):
     one = simulate("newyork", ["search:playouts=40", "tickets"], games=6, seed=2, batch_size=6)
     assert run.manifest["batch_size"] < 6
     assert_same_tables(run, one)
+
+
+def test_policy_objects_are_not_played_to_measure_them():
+    from ttrsim.batches import OBJECT_BATCH_SIZE, make_config
+
+    class Watching:
+        """A Python policy that records every decision it is asked for."""
+
+        def __init__(self):
+            self.calls = 0
+
+        def choose(self, game, legal):
+            self.calls += 1
+            return legal[0]
+
+    w = Watching()
+    cfg = make_config("newyork", [w, "random"], 1000, 0)
+    assert w.calls == 0 and cfg.batch_size == OBJECT_BATCH_SIZE
+    assert make_config("newyork", [w, "random"], 1000, 0, batch_size=300).batch_size == 300

@@ -40,6 +40,8 @@ def default_batch_size(games: int) -> int:
 #: the longest a default-sized batch may take before a smaller one is chosen.
 TARGET_BATCH_SECONDS = 2.0
 MAX_BATCH_SECONDS = 5.0
+#: Games per batch by default when a policy is a Python object (not measured).
+OBJECT_BATCH_SIZE = 10
 
 
 def seconds_per_game(cfg: "RunConfig", budget: float = 0.05) -> float:
@@ -153,7 +155,9 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
     specs, one per seat. Unknown policies and bad parameters fail here, before any game.
     Without ``batch_size``, the size is :func:`default_batch_size` unless the policies'
     measured cost (:func:`seconds_per_game`) makes such a batch take longer than a few
-    seconds: then :func:`cost_batch_size`. The tables do not depend on the batch size.
+    seconds: then :func:`cost_batch_size`; with a policy given as a Python object (never
+    played to measure it) at most :data:`OBJECT_BATCH_SIZE`. The tables do not depend on
+    the batch size.
     """
     board = resolve_board(board)
     if is_int(players):
@@ -177,8 +181,14 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
     cfg = RunConfig(board, specs, games, seed, min(batch_size, games), bool(rotate),
                     bool(summary), max_turns, names)
     if measure and cfg.batch_size > 1:
-        # slow policies (the search, Python policies) get smaller batches
-        size = cost_batch_size(seconds_per_game(cfg), cfg.batch_size)
+        # slow policies (the search, Python policies) get smaller batches. A policy given
+        # as a Python object is not played to measure it: it would see games that are not
+        # the run's (its start_game hook, any state it keeps); such runs take
+        # OBJECT_BATCH_SIZE, small enough for a slow Python policy.
+        if all(isinstance(s, str) for s in specs):
+            size = cost_batch_size(seconds_per_game(cfg), cfg.batch_size)
+        else:
+            size = min(cfg.batch_size, OBJECT_BATCH_SIZE)
         cfg = dataclasses.replace(cfg, batch_size=size)
     return cfg
 
