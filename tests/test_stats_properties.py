@@ -141,3 +141,58 @@ def test_different_changes_give_different_hashes_and_boards():
     a = variant("newyork", trains=14)
     assert variant("newyork", trains=15).variant["hash"] != a.variant["hash"]
     assert variant("newyork", trains=14).variant["hash"] == a.variant["hash"]
+
+
+# ------------------------------------------------------------------ paired statistics
+
+def paired_from_arrays(yb, xb, yv, xv):
+    from ttrsim.analysis.studies.paired import paired_moments, paired_stats
+
+    S, M = paired_moments(yb[:, None], xb[:, None], yv[:, None], xv[:, None])
+    return paired_stats(len(yb), S, M).iloc[0]
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_paired_stats_of_a_mean_are_the_paired_t_test(seed):
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(5, 300))
+    base = rng.integers(0, 120, n)
+    var = base + rng.integers(-8, 12, n)            # correlated, as on common random numbers
+    one = np.ones(n, dtype=np.int64)
+    r = paired_from_arrays(base, one, var, one)
+    ref = sps.ttest_rel(var, base)
+    assert r.difference == pytest.approx(var.mean() - base.mean())
+    assert r.p_value == pytest.approx(ref.pvalue, rel=1e-9)
+    ci = ref.confidence_interval(0.95)
+    assert (r.low, r.high) == (pytest.approx(ci.low), pytest.approx(ci.high))
+    # the unpaired standard error: the two sides as independent samples (Welch's)
+    se_u = np.sqrt(base.var(ddof=1) / n + var.var(ddof=1) / n)
+    assert r.se_unpaired == pytest.approx(se_u)
+
+
+def test_paired_stats_of_a_ratio_are_the_delta_method():
+    """A rate sum(y) / sum(x) per side: the standard error of the difference is that of the
+    mean of the paired linearised differences (y_v - R_v x_v) / mean(x_v) - (y_b - R_b x_b)
+    / mean(x_b)."""
+    rng = np.random.default_rng(9)
+    n = 400
+    xb = rng.integers(1, 5, n)
+    yb = rng.binomial(xb, 0.6)
+    xv = np.maximum(1, xb + rng.integers(-1, 2, n))
+    yv = rng.binomial(xv, 0.55)
+    r = paired_from_arrays(yb, xb, yv, xv)
+    Rb, Rv = yb.sum() / xb.sum(), yv.sum() / xv.sum()
+    d = (yv - Rv * xv) / xv.mean() - (yb - Rb * xb) / xb.mean()
+    assert r.difference == pytest.approx(Rv - Rb)
+    assert r.se_paired == pytest.approx(d.std(ddof=1) / np.sqrt(n))
+    t = sps.t.ppf(0.975, n - 1)
+    assert r.low == pytest.approx(Rv - Rb - t * r.se_paired)
+
+
+def test_identical_sides_have_no_difference_and_p_one():
+    rng = np.random.default_rng(1)
+    y = rng.integers(0, 50, 100)
+    one = np.ones(100, dtype=np.int64)
+    r = paired_from_arrays(y, one, y, one)
+    assert r.difference == 0 and r.se_paired == 0 and r.p_value == 1.0
+    assert r.low == r.high == 0
