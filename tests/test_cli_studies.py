@@ -108,3 +108,15 @@ def test_help_texts_print_percent_signs_once(capsys):
     for name, sub in commands.items():
         text = sub.format_help()
         assert "%%" not in text, f"ttrsim {name} --help prints %%"
+
+
+def test_an_interrupted_study_says_where_it_resumes(tmp_path, capsys, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(fairness_mod, "_ticket_counts_task", interrupted)
+    assert main(TF + ["--out", str(tmp_path / "tf")]) == 130
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and "the same command resumes" in err
+    monkeypatch.setattr(importance_mod, "_importance_task", interrupted)
+    assert main(RI) == 130
+    assert "add --out DIR" in capsys.readouterr().err

@@ -530,7 +530,11 @@ def _silence_stdout() -> None:
 
 
 def _saved_note(args) -> str:
-    """What an interrupted ``simulate`` left on disk, and how to go on."""
+    """What an interrupted ``simulate`` (or balance study) left on disk, and how to go on."""
+    if getattr(args, "command", None) in ("route-importance", "ticket-fairness"):
+        if not args.out:
+            return "; nothing was saved: add --out DIR to keep every finished task"
+        return f"; every finished task is saved in {args.out}: the same command resumes"
     if getattr(args, "command", None) != "simulate":
         return ""
     if not args.out:
