@@ -226,3 +226,21 @@ def test_route_importance_confirms_its_top_routes_on_fresh_games(tmp_path):
     assert "biased upward" in page and "confirmed_importance" in page
     page = write_route_importance_report(plain, tmp_path / "rep2").read_text()
     assert "biased upward" in page and "--confirm" in page
+
+
+def test_route_maps_take_one_scale_for_comparison():
+    from ttrsim import maps, plots
+
+    board = maps.load("newyork")
+    ids = [int(r) for r in board.route_id]
+    small = plots.plot_route_map(board, {ids[0]: 0.1, ids[1]: -0.2}, "x")
+    large = plots.plot_route_map(board, {ids[0]: 3.0, ids[1]: -1.0}, "x")
+    norm = lambda fig: next(c for c in fig.axes[0].collections if c.get_array() is not None).norm  # noqa: E731
+    assert norm(small).vmax != norm(large).vmax                      # each its own, by default
+    shared = [plots.plot_route_map(board, v, "x", limits=(-3, 3))
+              for v in ({ids[0]: 0.1}, {ids[0]: 3.0, ids[1]: -1.0})]
+    assert {(norm(f).vmin, norm(f).vmax) for f in shared} == {(-3.0, 3.0)}
+    plain = plots.plot_route_map(board, {ids[0]: 0.5}, "x", diverging=False, limits=(0, 2))
+    assert (norm(plain).vmin, norm(plain).vmax) == (0.0, 2.0)
+    with pytest.raises(ValueError, match="low < high"):
+        plots.plot_route_map(board, {ids[0]: 0.5}, "x", limits=(1, 1))

@@ -365,10 +365,13 @@ def plot_comparison(comparison, top: int = 25, title: str | None = None):
 
 
 def plot_route_map(board, values: dict, label: str, title: str | None = None,
-                   cmap: str = "coolwarm", diverging: bool = True, missing: set = frozenset()):
+                   cmap: str = "coolwarm", diverging: bool = True, missing: set = frozenset(),
+                   limits: tuple | None = None):
     """The board with each route coloured by ``values[route id]`` (routes drawn between
     their cities' coordinates, doubles side by side). Routes in ``missing`` are drawn
-    dashed in gray; routes without a value light gray."""
+    dashed in gray; routes without a value light gray. The colour scale spans the values
+    shown (symmetric about 0 when ``diverging``) unless ``limits=(low, high)`` is given:
+    maps meant to be compared must be given the same limits."""
     coords = np.asarray(board.coords, dtype=float)
     ids = [int(r) for r in board.route_id]
     a, b = np.asarray(board.route_a), np.asarray(board.route_b)
@@ -392,6 +395,10 @@ def plot_route_map(board, values: dict, label: str, title: str | None = None,
                                          linestyles="dashed", zorder=0))
     if finite.any():
         lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+        if limits is not None:
+            lo, hi = map(float, limits)
+            if not lo < hi:
+                raise ValueError(f"limits must be (low, high) with low < high, got {limits!r}")
         if diverging:
             m = max(abs(lo), abs(hi), 1e-9)
             norm = TwoSlopeNorm(0.0, -m, m)
