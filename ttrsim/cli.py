@@ -287,9 +287,9 @@ def _cmd_compare(sub):
 COMMANDS += [_cmd_variant, _cmd_compare]
 
 
-def _study_options(p, games: int) -> None:
+def _study_options(p, games: int, board: str) -> None:
     """The options every balance study shares with ``compare``."""
-    p.add_argument("--board", default="europe", help="usa, europe, newyork or a map file (default europe)")
+    p.add_argument("--board", default=board, help=f"usa, europe, newyork or a map file (default {board})")
     p.add_argument("--players", type=int, default=4, help="player count (default 4)")
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="policy spec, once for every seat or once per seat (default: tickets)")
@@ -329,7 +329,7 @@ def _cmd_route_importance(sub):
         "ticket completion, percentage points) with paired 95% intervals and "
         "Benjamini-Hochberg q-values. The top of a screening is biased upward: --confirm K "
         "measures the top K routes again on fresh games. See docs/analysis.md.")
-    _study_options(p, 2000)
+    _study_options(p, 2000, "europe")
     p.add_argument("--routes", metavar="IDS", help="route ids to remove, e.g. 3,17,42 (default all)")
     p.add_argument("--group-size", type=int, default=12,
                    help="route-removed boards per task (default 12)")
@@ -386,8 +386,7 @@ def _cmd_ticket_fairness(sub):
         description="Value each ticket (expected net points per train space of its shortest "
         "chain of routes), suggest points that make the tickets equally worth keeping, and "
         "play the same games again with them, round after round. See docs/analysis.md.")
-    _study_options(p, 20_000)
-    p.set_defaults(board="usa")
+    _study_options(p, 20_000, "usa")
     p.add_argument("--rounds", type=int, default=1, help="suggest-and-replay rounds (default 1)")
     p.add_argument("--min-completion", type=float, default=0.6,
                    help="completion rate a ticket needs to be balanced by points (default 0.6)")
