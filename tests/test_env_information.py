@@ -180,3 +180,44 @@ def test_without_autoreset_a_finished_env_waits_for_reset():
     venv.reset()
     assert venv.masks.all(axis=1).any() or venv.masks.any(axis=1).all()
     assert (venv.sample_actions() >= 0).all()
+
+
+# ------------------------------------------------------------------ Gymnasium's auto-reset
+
+@pytest.mark.parametrize("max_turns, ending", [(10000, "terminated"), (5, "truncated")])
+def test_gym_env_under_gymnasium_autoreset(max_turns, ending):
+    """In Gymnasium's vector env (auto-reset on the step after an episode ends), every flag,
+    reward and observation is right at the end of a game and at the reset that follows."""
+    gymnasium = pytest.importorskip("gymnasium")
+    from ttrsim.env.gym import TTRGymEnv
+
+    envs = gymnasium.vector.SyncVectorEnv(
+        [lambda: TTRGymEnv("newyork", 2, opponents="random", seed=4, max_turns=max_turns,
+                           reward="score")])
+    obs, info = envs.reset(seed=4)
+    inner = envs.envs[0]
+    rng = np.random.default_rng(0)
+    for _ in range(5000):
+        legal = np.flatnonzero(obs["action_mask"][0])
+        assert len(legal) > 0
+        obs, rew, term, trunc, info = envs.step(np.array([rng.choice(legal)]))
+        if term[0] or trunc[0]:
+            break
+    else:
+        raise AssertionError("no episode ended")
+    g = inner.venv.game(0)
+    if ending == "terminated":
+        assert term[0] and not trunc[0] and g.is_over()
+        assert rew[0] == inner.venv.final_scores[0, 0] == info["scores"][0][0]
+    else:
+        assert trunc[0] and not term[0] and not g.is_over() and rew[0] == 0
+        assert g.turn >= max_turns
+    assert not obs["action_mask"][0].any()                    # the final position: no action
+    # the next step resets: a new game, flags down, no reward, its first observation
+    old_seed = inner.venv.game_seeds()[0]
+    obs, rew, term, trunc, info = envs.step(np.array([0]))
+    assert not term[0] and not trunc[0] and rew[0] == 0
+    assert inner.venv.game_seeds()[0] != old_seed
+    o, m = fresh_view(inner.venv, 0)
+    assert np.array_equal(obs["observation"][0], o)
+    assert np.array_equal(obs["action_mask"][0].astype(bool), m) and m.any()
