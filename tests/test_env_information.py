@@ -5,7 +5,8 @@ initial ticket choice included), with a view built only from ``Game.observation(
 (the Game-level public view) and the seat's own memory of the tickets it gave back: any
 field it does not explain, or explains differently, fails. The VectorEnv's flags, rewards,
 final scores, observations and masks are checked at the steps that end a game by its end
-and by the turn limit, with auto-reset on and off."""
+and by the turn limit, with auto-reset on and off; the Gymnasium env under Gymnasium's own
+auto-reset, and the PettingZoo env at the end of a game and after its reset, likewise."""
 from __future__ import annotations
 
 import numpy as np
@@ -221,3 +222,38 @@ def test_gym_env_under_gymnasium_autoreset(max_turns, ending):
     o, m = fresh_view(inner.venv, 0)
     assert np.array_equal(obs["observation"][0], o)
     assert np.array_equal(obs["action_mask"][0].astype(bool), m) and m.any()
+
+
+@pytest.mark.parametrize("max_turns, ending", [(10000, "terminated"), (6, "truncated")])
+def test_aec_flags_at_the_end_and_after_reset(max_turns, ending):
+    pytest.importorskip("pettingzoo")
+    from ttrsim.env.aec import TTREnv
+
+    env = TTREnv("newyork", 3, seed=2, max_turns=max_turns, reward="score")
+    for game in range(2):
+        env.reset()
+        assert not any(env.terminations.values()) and not any(env.truncations.values())
+        assert set(env._cumulative_rewards.values()) == {0.0} and env.agents == env.possible_agents
+        g = Game("newyork", 3, seed=env.game_seed)            # a fresh game of the seed
+        seat = env.agent_name_mapping[env.agent_selection]
+        obs = env.observe(env.agent_selection)
+        assert np.array_equal(obs["observation"], encoding("newyork", 3).observe(g, seat)[0])
+        rng = np.random.default_rng(game)
+        ended = {}
+        for agent in env.agent_iter(max_iter=20000):
+            o, rew, term, trunc, info = env.last()
+            if term or trunc:
+                ended[agent] = (rew, term, trunc, info)
+                env.step(None)
+                continue
+            env.step(int(rng.choice(np.flatnonzero(o["action_mask"]))))
+        assert set(ended) == set(env.possible_agents) and env.agents == []
+        scores = env.game.scores()
+        for agent, (rew, term, trunc, info) in ended.items():
+            q = env.agent_name_mapping[agent]
+            if ending == "terminated":
+                assert term and not trunc and env.game.is_over()
+                assert rew == scores[q]["total"] and info["score"] == scores[q]["total"]
+            else:
+                assert trunc and not term and not env.game.is_over() and rew == 0
+                assert env.game.turn >= max_turns
