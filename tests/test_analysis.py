@@ -286,13 +286,13 @@ def test_ticket_completion_summary():
 
 
 def test_ticket_balance_ranks_by_gap():
-    out = an.ticket_balance(fake_run())
+    out = an.ticket_balance(fake_run(), min_kept=1)
     # gap = points - expected: A-D 20 - 0, A-C 8 - 4, B-D 5 - 5/3
     assert list(out.ticket) == [3, 1, 2]
     np.testing.assert_allclose(out.gap, [20, 4, 10 / 3])
     assert list(out["rank"]) == [1, 2, 3]
     np.testing.assert_allclose(out.gap_low, out.points - out.expected_points_high)
-    grouped = an.ticket_balance(fake_run(), by="players")
+    grouped = an.ticket_balance(fake_run(), by="players", min_kept=1)
     assert list(grouped[grouped.players == 3].ticket) == [3, 1, 2]  # 40, 0, 0 -> ties share rank 2
     assert list(grouped[grouped.players == 3]["rank"]) == [1, 2, 2]
 
@@ -400,7 +400,7 @@ def test_station_value_finds_the_seat():
     run_w = SimpleNamespace(games=with_, manifest={"seed": 1})
     run_wo = SimpleNamespace(games=without.assign(policy="x"), manifest={"seed": 1, "no_stations": [0]})
     assert set(an.station_value(run_w, run_wo).seat) == {0}
-    with pytest.raises(ValueError, match="different seeds"):
+    with pytest.raises(ValueError, match="seed 2 in the baseline, 1 in the run"):
         an.station_value(run_w, SimpleNamespace(games=without, manifest={"seed": 2}))
     with pytest.raises(ValueError, match="which seat"):
         an.station_value(with_, with_)

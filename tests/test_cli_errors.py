@@ -1,6 +1,6 @@
 """Every user mistake on the command line ends with one line on stderr and exit code 2,
-never a traceback: bad --out, a missing extra, Ctrl-C, a closed pipe, bad tunnel-odds
-input, Python policies named on the command line."""
+never a traceback: bad --out, a missing extra, a closed pipe, bad tunnel-odds input,
+Python policies named on the command line. Ctrl-C ends with one line and exit code 130."""
 import os
 import signal
 import subprocess
@@ -17,9 +17,10 @@ from ttrsim.runner import simulate
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one_line_error(capsys, argv, *needles):
-    """Run ``ttrsim argv`` in-process; it must fail with exit code 2 and one stderr line."""
-    assert main(argv) == 2
+def one_line_error(capsys, argv, *needles, code=2):
+    """Run ``ttrsim argv`` in-process; it must fail with exit code ``code`` and one stderr
+    line."""
+    assert main(argv) == code
     err = capsys.readouterr().err
     lines = err.splitlines()
     assert len(lines) == 1 and "Traceback" not in err, err
@@ -178,7 +179,7 @@ def test_ctrl_c_says_what_was_saved_and_that_the_same_command_resumes(tmp_path, 
     args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "3000000",
             "--batch-size", "1000", "--seed", "2", "--quiet", "--jobs", jobs, "--out", str(out)]
     code, err = interrupt_after_batches(args, out, 2)
-    assert code == 2 and len(err.splitlines()) == 1, err
+    assert code == 130 and len(err.splitlines()) == 1, err
     assert "Traceback" not in err and "Warning" not in err
     assert err.startswith("ttrsim simulate: error: interrupted; ")
     assert "of 3000 batches" in err and "the same command resumes" in err
@@ -195,7 +196,7 @@ def test_ctrl_c_without_out_says_nothing_was_saved(capsys, monkeypatch):
         raise KeyboardInterrupt
     monkeypatch.setattr(ttrsim.runner, "_run_batch", interrupted)
     one_line_error(capsys, ["simulate", "--games", "5", "--quiet"], "interrupted",
-                   "nothing was saved", "--out DIR")
+                   "nothing was saved", "--out DIR", code=130)
 
 
 def test_unreachable_dask_scheduler(capsys, monkeypatch):
@@ -209,23 +210,16 @@ def test_unreachable_dask_scheduler(capsys, monkeypatch):
                    "cannot reach the dask scheduler at tcp://10.255.0.1:8786", "dask scheduler")
 
 
-def test_ctrl_c_while_workers_start_is_kept_for_after():
-    """SIGINT is held while joblib starts its workers; one pressed then must interrupt the
-    run as soon as the workers are up, not be lost (the run would go on to the end)."""
-    code = ("import os, signal, threading, time\n"
-            "from ttrsim.dispatch import _sigint_held\n"
-            "threading.Thread(target=time.sleep, args=(5,), daemon=True).start()\n"
-            "try:\n"
-            "    with _sigint_held():\n"
-            "        os.kill(os.getpid(), signal.SIGINT)\n"
-            "        time.sleep(0.05)\n"
-            "        print('held')\n"
-            "    time.sleep(0.05)\n"
-            "    print('lost')\n"
-            "except KeyboardInterrupt:\n"
-            "    print('raised')\n")
-    # a fresh interpreter with other threads (numpy's, and one more) that the kernel may
-    # hand the process's signal to while this thread blocks it
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                         timeout=120).stdout.split()
-    assert out == ["held", "raised"], out
+def _sigint_disposition():
+    return signal.getsignal(signal.SIGINT) == signal.SIG_IGN, os.getpid()
+
+
+def test_local_workers_ignore_sigint_and_the_main_process_does_not():
+    """Ctrl-C reaches the whole process group: the workers ignore it from their start
+    (an initializer), so the main process alone is interrupted and cancels them."""
+    from ttrsim.dispatch import run_tasks
+
+    seen = list(run_tasks(_sigint_disposition, [()] * 8, n_jobs=2))
+    assert all(ignored for ignored, _ in seen), seen
+    assert os.getpid() not in {pid for _, pid in seen}
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler

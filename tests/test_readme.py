@@ -31,3 +31,28 @@ def test_examples_write_only_into_ignored_folders():
     for path in outs + [p + "/report" for p in reports]:
         top = path.split("/")[0]
         assert top in ignored, f"{path} would be written into a folder the repository tracks"
+
+
+def test_every_dotted_name_resolves_with_the_imports_the_readme_names():
+    """A name like ``ttrsim.env.aec_env`` must work after ``import ttrsim`` plus the
+    ``import ttrsim.X`` lines the README itself gives (a subpackage not loaded by
+    ``import ttrsim`` needs its own)."""
+    import subprocess
+    import sys
+
+    names = sorted(set(re.findall(r"\bttrsim(?:\.[A-Za-z_]\w*)+", README)))
+    imports = sorted(set(re.findall(r"\bimport (ttrsim(?:\.\w+)*)", README)))
+    assert "ttrsim.env.aec_env" in names
+    code = "\n".join([f"import {m}" for m in imports] + [
+        "import operator, ttrsim",
+        "bad = []",
+        f"for name in {names!r}:",
+        "    try:",
+        "        operator.attrgetter(name.split('.', 1)[1])(ttrsim)",
+        "    except AttributeError:",
+        "        bad.append(name)",
+        "print(' '.join(bad))"])
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env=dict(__import__("os").environ,
+                                  PYTHONPATH=str(ROOT) + ":" + __import__("os").environ.get("PYTHONPATH", "")))
+    assert out.stdout.split() == [], f"not reachable with the README's imports: {out.stdout}"

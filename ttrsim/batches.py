@@ -9,6 +9,8 @@ plays it with :func:`play`.
 from __future__ import annotations
 
 import platform
+import time
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -32,6 +34,48 @@ def default_batch_size(games: int) -> int:
     Large enough that a batch's dispatch (a few milliseconds) is lost in its play, small
     enough for a smooth progress bar, resume points and work for every worker."""
     return min(10_000, max(1_000, games // 100))
+
+
+#: Seconds of play a batch aims at when its size is chosen from the policies' cost, and
+#: the longest a default-sized batch may take before a smaller one is chosen.
+TARGET_BATCH_SECONDS = 2.0
+MAX_BATCH_SECONDS = 5.0
+#: Games per batch by default when a policy is a Python object (not measured).
+OBJECT_BATCH_SIZE = 10
+
+
+def seconds_per_game(cfg: "RunConfig", budget: float = 0.05) -> float:
+    """The policies' measured cost: play the run's first games in this process (1, 2, 4,
+    ... until ``budget`` seconds have gone, or a default batch has been played) and return
+    the mean seconds per game. The games are thrown away."""
+    played, spent, k = 0, 0.0, 1
+    while spent < budget and played < cfg.batch_size:
+        k = min(k, cfg.batch_size - played)
+        start = time.perf_counter()
+        play(cfg, played, played + k)
+        spent += time.perf_counter() - start
+        played += k
+        k *= 2
+    return spent / played
+
+
+def _nice_floor(x: float) -> int:
+    """The largest of 1, 2, 5, 10, 20, 50, ... not above ``x`` (at least 1): a batch size
+    that does not move with every small change of the measured cost."""
+    if x < 1:
+        return 1
+    power = 10 ** int(np.floor(np.log10(x)))
+    return max(m * power for m in (1, 2, 5) if m * power <= x)
+
+
+def cost_batch_size(per_game: float, default: int) -> int:
+    """Games per batch for policies costing ``per_game`` seconds a game: ``default`` when a
+    batch of it plays within :data:`MAX_BATCH_SECONDS`, else about
+    :data:`TARGET_BATCH_SECONDS` of play (rounded down to 1, 2 or 5 times a power of ten),
+    so that progress moves every few seconds and Ctrl-C loses little, whatever the policy."""
+    if per_game * default <= MAX_BATCH_SECONDS:
+        return default
+    return min(default, _nice_floor(TARGET_BATCH_SECONDS / per_game))
 
 
 def versions() -> dict:
@@ -109,6 +153,11 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
 
     ``players``: a player count (every seat plays the default policy) or a list of policy
     specs, one per seat. Unknown policies and bad parameters fail here, before any game.
+    Without ``batch_size``, the size is :func:`default_batch_size` unless the policies'
+    measured cost (:func:`seconds_per_game`) makes such a batch take longer than a few
+    seconds: then :func:`cost_batch_size`; with a policy given as a Python object (never
+    played to measure it) at most :data:`OBJECT_BATCH_SIZE`. The tables do not depend on
+    the batch size.
     """
     board = resolve_board(board)
     if is_int(players):
@@ -124,12 +173,24 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
         make_policy(spec, board)
     games = check_int("games", games, 1)
     seed = check_int("seed", seed, 0)
+    measure = batch_size is None
     batch_size = default_batch_size(games) if batch_size is None else batch_size
     batch_size = check_int("batch_size", batch_size, 1)
     max_turns = check_int("max_turns", max_turns, 1)
     names = tuple(policy_name(s, board) for s in specs)
-    return RunConfig(board, specs, games, seed, min(batch_size, games), bool(rotate),
-                     bool(summary), max_turns, names)
+    cfg = RunConfig(board, specs, games, seed, min(batch_size, games), bool(rotate),
+                    bool(summary), max_turns, names)
+    if measure and cfg.batch_size > 1:
+        # slow policies (the search, Python policies) get smaller batches. A policy given
+        # as a Python object is not played to measure it: it would see games that are not
+        # the run's (its start_game hook, any state it keeps); such runs take
+        # OBJECT_BATCH_SIZE, small enough for a slow Python policy.
+        if all(isinstance(s, str) for s in specs):
+            size = cost_batch_size(seconds_per_game(cfg), cfg.batch_size)
+        else:
+            size = min(cfg.batch_size, OBJECT_BATCH_SIZE)
+        cfg = dataclasses.replace(cfg, batch_size=size)
+    return cfg
 
 
 def config_from_manifest(manifest: dict, board, **changes) -> RunConfig:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 
 def _cmd_maps(sub):
@@ -106,7 +107,8 @@ def _cmd_simulate(sub):
     p.add_argument("--games", type=int, default=10_000, help="number of games (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
-    p.add_argument("--batch-size", type=int, default=None, help="games per batch (default: games / 100, within 1000..10000)")
+    p.add_argument("--batch-size", type=int, default=None, help="games per batch (default: games / 100 within 1000..10000, smaller for "
+                   "slow policies so that a batch plays in about 2 s; a resumed run keeps its own)")
     p.add_argument("--summary", action="store_true",
                    help="keep aggregated counts instead of per-event tables (flat memory)")
     p.add_argument("--no-rotate", action="store_true",
@@ -148,7 +150,7 @@ def _cmd_analyse(sub):
         "analyse", help="rank the moves of a saved position by information-set search",
         description="Read a position saved with Game.save (JSON), or a position of a saved "
         "game (RUN_DIR --game N --turn T), and print, for the seat to move, each candidate "
-        "action with its playouts, win rate (Wilson 95%% interval) and mean final score "
+        "action with its playouts, win rate (Wilson 95% interval) and mean final score "
         "margin, best first. See docs/search.md.")
     p.add_argument("position", metavar="POSITION.json|RUN_DIR",
                    help="a position saved with Game.save, or a saved run's directory")
@@ -303,7 +305,7 @@ def _cmd_compare(sub):
     p = sub.add_parser(
         "compare", help="compare a board with a variant on the same games (paired)",
         description="Play the same games (the same seeds) on a board and on a variant of it and "
-        "print every metric with the paired difference, its 95%% interval and the "
+        "print every metric with the paired difference, its 95% interval and the "
         "Benjamini-Hochberg q-value, significant rows first.")
     p.add_argument("--board", default=None,
                    help="base board: usa, europe, newyork or a map file (default: the variant "
@@ -320,10 +322,16 @@ def _cmd_compare(sub):
     p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
     p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
     p.add_argument("--report", metavar="DIR", help="write an HTML comparison report here")
+    p.add_argument("--allow-unrelated", action="store_true",
+                   help="compare boards that are not the same board or a variant of it (their "
+                   "tickets and routes are paired by id: only when the ids correspond)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def run(args):
         import os
+
+        check_output_file(args.csv, "--csv")
+        check_output_dir(args.report, "--report")
 
         from ttrsim import maps
         from ttrsim.analysis.studies import compare
@@ -359,7 +367,8 @@ def _cmd_compare(sub):
                              f"seat), not {len(specs)} times")
         players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
         result = compare(base, other, players, games=args.games, seed=args.seed,
-                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet)
+                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet,
+                         allow_unrelated=args.allow_unrelated)
         print(result.summary(args.rows))
         if args.csv:
             result.sorted_table().to_csv(args.csv, index=False)
@@ -372,6 +381,183 @@ def _cmd_compare(sub):
 
 
 COMMANDS += [_cmd_variant, _cmd_compare]
+
+
+def _study_options(p, games: int, board: str) -> None:
+    """The options every balance study shares with ``compare``."""
+    p.add_argument("--board", default=board, help=f"usa, europe, newyork or a map file (default {board})")
+    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="policy spec, once for every seat or once per seat (default: tickets)")
+    p.add_argument("--games", type=int, default=games, help=f"games (default {games})")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="games per batch (default: from the policies' measured cost)")
+    p.add_argument("--out", metavar="DIR",
+                   help="save every finished task here; the same command resumes")
+    p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
+    p.add_argument("--report", metavar="DIR", help="write an HTML report here")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+
+
+def _study_players(args):
+    specs = args.policy
+    if specs and len(specs) not in (1, args.players):
+        raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
+                         f"seat), not {len(specs)} times")
+    return args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
+
+
+def _study_outputs(args) -> None:
+    check_output_file(args.csv, "--csv")
+    check_output_dir(args.report, "--report")
+    if args.out is not None and args.report is not None and \
+            Path(args.out).absolute() == Path(args.report).absolute():
+        raise ValueError("--out and --report name the same directory; give the report its own")
+
+
+def _cmd_route_importance(sub):
+    p = sub.add_parser(
+        "route-importance", help="what removing each route changes, on the same games (paired)",
+        description="Remove each route in turn and play the board without it on the same "
+        "games (seeds) as the intact board; print the routes by importance (the drop in "
+        "ticket completion, percentage points) with paired 95% intervals and "
+        "Benjamini-Hochberg q-values. The top of a screening is biased upward: --confirm K "
+        "measures the top K routes again on fresh games. See docs/analysis.md.")
+    _study_options(p, 2000, "europe")
+    p.add_argument("--routes", metavar="IDS", help="route ids to remove, e.g. 3,17,42 (default all)")
+    p.add_argument("--group-size", type=int, default=12,
+                   help="route-removed boards per task (default 12)")
+    p.add_argument("--confirm", type=int, default=0, metavar="K",
+                   help="measure the top K routes again on fresh games (default 0: no)")
+    p.add_argument("--rows", type=int, default=20, help="rows printed (default 20)")
+
+    def run(args):
+        from ttrsim.analysis.studies import route_importance
+        from ttrsim.report import write_route_importance_report
+
+        _study_outputs(args)
+        routes = None
+        if args.routes:
+            try:
+                routes = [int(x) for x in args.routes.split(",") if x.strip()]
+            except ValueError:
+                raise ValueError(f"--routes {args.routes!r}: give route ids separated by commas, "
+                                 "e.g. 3,17,42") from None
+        result = route_importance(args.board, _study_players(args), args.games, args.seed,
+                                  args.jobs, routes=routes, batch_size=args.batch_size,
+                                  group_size=args.group_size, out=args.out,
+                                  progress=not args.quiet, confirm=args.confirm)
+        t = result.table
+        # the interval of the drop, in the importance's units (percentage points)
+        shown = t.assign(importance_low=-100 * t.completion_high, importance_high=-100 * t.completion_low)
+        cols = ["rank", "route", "name", "claim_rate", "importance", "importance_low",
+                "importance_high", "completion_q", "score_change", "note"]
+        if args.confirm:
+            cols[5:5] = ["confirmed_importance", "confirmed_low", "confirmed_high"]
+        m = result.manifest
+        print(f"route importance on {m['board']}, {m['players']} players, {m['games']:,} games "
+              f"per route, seed {m['seed']}: importance = drop in ticket completion "
+              "(percentage points), with its paired 95% interval")
+        print(shown[cols].head(args.rows).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
+        if not args.confirm:
+            print("The top ranks' screening values are biased upward (the best of many noisy "
+                  "estimates): --confirm K measures the top K again on fresh games.")
+        if args.csv:
+            t.to_csv(args.csv, index=False)
+            print(f"table written to {args.csv}")
+        if args.report:
+            print(f"report: {write_route_importance_report(result, args.report)}")
+        if args.out:
+            print(f"results saved in {args.out}: the same command resumes or reads them back")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+def _cmd_ticket_fairness(sub):
+    p = sub.add_parser(
+        "ticket-fairness", help="value each ticket, suggest fairer points, check them by replaying",
+        description="Value each ticket (expected net points per train space of its shortest "
+        "chain of routes), suggest points that make the tickets equally worth keeping, and "
+        "play the same games again with them, round after round. See docs/analysis.md.")
+    _study_options(p, 20_000, "usa")
+    p.add_argument("--rounds", type=int, default=1, help="suggest-and-replay rounds (default 1)")
+    p.add_argument("--min-completion", type=float, default=0.6,
+                   help="completion rate a ticket needs to be balanced by points (default 0.6)")
+    p.add_argument("--max-factor", type=float, default=2.0,
+                   help="suggested points stay within points / F .. points x F (default 2)")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help="bootstrap resamples of the intervals (default 1000)")
+
+    def run(args):
+        from ttrsim.analysis.studies import ticket_fairness
+        from ttrsim.report import write_fairness_report
+
+        _study_outputs(args)
+        f = ticket_fairness(args.board, _study_players(args), args.games, args.seed, args.jobs,
+                            rounds=args.rounds, min_completion=args.min_completion,
+                            max_factor=args.max_factor, batch_size=args.batch_size,
+                            n_resamples=args.resamples, out=args.out, progress=not args.quiet)
+        m = f.manifest
+        print(f"ticket fairness on {m['board']}, {m['players']} players, {m['games']:,} games "
+              f"per round, seed {m['seed']}, {m['rounds']} round(s); "
+              f"{m['balanceable']} tickets balanceable")
+        for _, r in f.spread.iterrows():
+            print(f"round {int(r['round'])}: spread {r.spread:.3f} [{r.spread_low:.3f}, "
+                  f"{r.spread_high:.3f}]" + ("" if r["round"] == 0 else
+                  f", change {r.change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}]"))
+        last = f.table[f.table["round"] == f.table["round"].max()]
+        first = f.table[f.table["round"] == 0].set_index("ticket")
+        shown = last.assign(printed=last.ticket.map(first.points))[
+            ["ticket", "name", "printed", "points", "completion", "value", "suggested", "balanceable"]]
+        print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if args.csv:
+            f.table.to_csv(args.csv, index=False)
+            print(f"table written to {args.csv}")
+        if args.report:
+            title = f"Ticket fairness: {m['board']}, {m['games']:,} games per round"
+            print(f"report: {write_fairness_report(f, args.report, title)}")
+        if args.out:
+            print(f"results saved in {args.out}: the same command resumes (more --rounds reuse "
+                  "the rounds played)")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS += [_cmd_route_importance, _cmd_ticket_fairness]
+
+
+def check_output_dir(path, option: str) -> None:
+    """Refuse, before any game is played, an output directory that cannot be one."""
+    from pathlib import Path
+
+    if path is None:
+        return
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
+    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
+
+
+def check_output_file(path, option: str) -> None:
+    """Refuse, before any game is played, an output file that cannot be written."""
+    import os
+    from pathlib import Path
+
+    if path is None:
+        return
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{option} {path} is a directory; give a file name")
+    if not p.absolute().parent.is_dir():
+        raise ValueError(f"{option} {path}: the directory {p.absolute().parent} does not exist")
+    if not os.access(p if p.exists() else p.absolute().parent, os.W_OK):
+        raise ValueError(f"{option} {path}: not writable")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -389,7 +575,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run one command; every user mistake ends with one line on stderr and exit code 2."""
+    """Run one command; every user mistake ends with one line on stderr and exit code 2,
+    an interrupt (Ctrl-C) with one line and exit code 130, as shells report SIGINT."""
     from ttrsim.policies import PolicyError
 
     parser = build_parser()
@@ -407,7 +594,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         _error(args, "interrupted" + _saved_note(args))
-        return 2
+        return 130
     except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
         # Bad input: one clear line, no traceback.
         _error(args, _one_line(exc))
@@ -438,7 +625,11 @@ def _silence_stdout() -> None:
 
 
 def _saved_note(args) -> str:
-    """What an interrupted ``simulate`` left on disk, and how to go on."""
+    """What an interrupted ``simulate`` (or balance study) left on disk, and how to go on."""
+    if getattr(args, "command", None) in ("route-importance", "ticket-fairness"):
+        if not args.out:
+            return "; nothing was saved: add --out DIR to keep every finished task"
+        return f"; every finished task is saved in {args.out}: the same command resumes"
     if getattr(args, "command", None) != "simulate":
         return ""
     if not args.out:

@@ -6,9 +6,7 @@ Ctrl-C.
 from __future__ import annotations
 
 import signal
-import threading
 import warnings
-from contextlib import contextmanager
 
 import joblib
 
@@ -101,36 +99,14 @@ def _execute(func, args_list, n_jobs, backend, scheduler):
         for i, a in enumerate(args_list):
             yield i, func(*a)
         return
-    with _sigint_held():
-        results = joblib.Parallel(n_jobs=n_jobs, backend="loky", return_as="generator_unordered")(tasks)
+    # Workers ignore SIGINT from their start: a Ctrl-C (sent by the terminal to the whole
+    # process group) interrupts this process alone, which then cancels the workers,
+    # instead of interrupting every worker too (each printing a traceback).
+    with joblib.parallel_config(backend="loky", initializer=_ignore_sigint):
+        results = joblib.Parallel(n_jobs=n_jobs, return_as="generator_unordered")(tasks)
     yield from results
 
 
-@contextmanager
-def _sigint_held():
-    """Hold SIGINT while joblib starts its worker processes (a few milliseconds: starting a
-    process does not wait for it), then deliver a Ctrl-C pressed meanwhile. The signal is
-    blocked in this thread, and the workers inherit the blocked signal, so a Ctrl-C
-    interrupts this process alone, which then cancels the workers, instead of interrupting
-    every worker too (each printing a traceback when caught while still starting up)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    # A Ctrl-C is sent to the process: blocked here, the kernel hands it to another thread
-    # if there is one (numpy's BLAS threads), where Python's C handler notes it for this
-    # thread; the handler below then records it. Otherwise it stays pending and arrives
-    # when unblocked. Either way it interrupts right after the workers are up, instead of
-    # being lost while the first batches already finish.
-    caught = []
-    block = hasattr(signal, "pthread_sigmask")
-    if block:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    previous = signal.signal(signal.SIGINT, lambda signum, frame: caught.append(signum))
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
-        if block:
-            signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
-        if caught:
-            signal.raise_signal(signal.SIGINT)
+def _ignore_sigint():
+    """Initializer of every local worker: leave Ctrl-C to the main process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

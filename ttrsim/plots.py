@@ -95,7 +95,7 @@ def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top
     """Expected points in play against printed points (``ticket_balance``).
 
     Tickets far below the diagonal are worth much less than printed; the ``label_top``
-    largest gaps are named.
+    best-ranked tickets (``rank``: by the lower end of the gap's interval) are named.
     """
     fig, ax = new_figure()
     for label, part in _series(table):
@@ -103,7 +103,8 @@ def plot_ticket_balance(table: pd.DataFrame, title: str | None = None, label_top
         ax.errorbar(part.points, part.expected_points, yerr=err, fmt="o", capsize=2,
                     label=label or "ticket")
     # each ticket named once (a table split by policy holds it once per policy)
-    top = (table.sort_values("abs_gap", ascending=False, kind="stable")
+    order = ("rank", True) if "rank" in table.columns else ("abs_gap", False)
+    top = (table.dropna(subset=[order[0]]).sort_values(order[0], ascending=order[1], kind="stable")
            .drop_duplicates("ticket").head(label_top))
     for k, (_, r) in enumerate(top.iterrows()):
         text = r["name"] if "name" in table.columns else f"ticket {r.ticket}"
@@ -193,12 +194,15 @@ def _double_offsets(a, b, spacing: float) -> np.ndarray:
 
 
 def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
-                          y_down: bool = False, cmap: str = "viridis") -> Figure:
+                          y_down: bool = False, cmap: str = "viridis",
+                          vmax: float | None = None) -> Figure:
     """Map of the board with each route coloured by its claim rate (``route_claims``).
 
     Cities are drawn at ``board.coords`` and named; the two halves of a double route are
     drawn slightly apart. ``claims`` must hold one row per route (filter grouped tables
     first). ``y_down=True`` for coordinates whose y axis points down (image pixels).
+    The colour scale runs from 0 to ``vmax`` (default: the largest claim rate shown);
+    maps meant to be compared (one per policy) must be given the same ``vmax``.
     """
     if claims.route.duplicated().any():
         raise ValueError("one row per route is needed: select one group of the claims table")
@@ -217,7 +221,9 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     segments = np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
 
     fig, ax = new_figure(width=9, height=7)
-    norm = Normalize(0.0, max(1e-9, float(np.nanmax(rate)) if np.isfinite(rate).any() else 1.0))
+    if vmax is None:
+        vmax = float(np.nanmax(rate)) if np.isfinite(rate).any() else 1.0
+    norm = Normalize(0.0, max(1e-9, float(vmax)))
     lines = LineCollection(segments, cmap=colormaps[cmap], norm=norm, linewidths=3, zorder=1)
     lines.set_array(np.nan_to_num(rate, nan=0.0))
     ax.add_collection(lines)
@@ -359,10 +365,13 @@ def plot_comparison(comparison, top: int = 25, title: str | None = None):
 
 
 def plot_route_map(board, values: dict, label: str, title: str | None = None,
-                   cmap: str = "coolwarm", diverging: bool = True, missing: set = frozenset()):
+                   cmap: str = "coolwarm", diverging: bool = True, missing: set = frozenset(),
+                   limits: tuple | None = None):
     """The board with each route coloured by ``values[route id]`` (routes drawn between
     their cities' coordinates, doubles side by side). Routes in ``missing`` are drawn
-    dashed in gray; routes without a value light gray."""
+    dashed in gray; routes without a value light gray. The colour scale spans the values
+    shown (symmetric about 0 when ``diverging``) unless ``limits=(low, high)`` is given:
+    maps meant to be compared must be given the same limits."""
     coords = np.asarray(board.coords, dtype=float)
     ids = [int(r) for r in board.route_id]
     a, b = np.asarray(board.route_a), np.asarray(board.route_b)
@@ -386,6 +395,10 @@ def plot_route_map(board, values: dict, label: str, title: str | None = None,
                                          linestyles="dashed", zorder=0))
     if finite.any():
         lo, hi = float(np.nanmin(vals)), float(np.nanmax(vals))
+        if limits is not None:
+            lo, hi = map(float, limits)
+            if not lo < hi:
+                raise ValueError(f"limits must be (low, high) with low < high, got {limits!r}")
         if diverging:
             m = max(abs(lo), abs(hi), 1e-9)
             norm = TwoSlopeNorm(0.0, -m, m)

@@ -21,7 +21,8 @@ from ttrsim.summary import summary_table, summary_text
 from ttrsim.tables import EVENT_TABLES, SUMMARY_TABLES, add_summary, categories, summary_tables
 from ttrsim.variants import rebuild
 
-__all__ = ["Run", "load_run", "board_of", "prepare_out", "finish_out", "mark_done",
+__all__ = ["Run", "load_run", "board_of", "prepare_out", "finish_out", "mark_done", "unmark_done",
+           "resumed_batch_size",
            "atomic_write", "part_path"]
 
 
@@ -66,7 +67,7 @@ class Run:
         if self.path is None:
             raise ValueError("this run is not saved on disk; its tables are in memory")
         for b in range(self.manifest["batches"]):
-            yield pd.read_parquet(part_path(self.path, name, b), columns=columns)
+            yield _read_part(part_path(self.path, name, b), columns=columns)
 
     def summary(self, by: str = "auto") -> pd.DataFrame:
         """Per policy, or per seat when every seat plays the same policy: seat-games, wins,
@@ -153,10 +154,14 @@ def read_manifest(path) -> dict:
     if not mfile.exists():
         raise FileNotFoundError(f"{path} holds no ttrsim run (no manifest.json)")
     try:
-        return json.loads(mfile.read_text())
+        manifest = json.loads(mfile.read_text())
     except (json.JSONDecodeError, UnicodeDecodeError):
         raise ValueError(f"{mfile} is not a ttrsim manifest (not valid JSON); delete the "
                          "directory and run the job again") from None
+    if not isinstance(manifest, dict):
+        raise ValueError(f"{mfile} is not a ttrsim manifest (not a JSON object); delete the "
+                         "directory and run the job again")
+    return manifest
 
 
 def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
@@ -192,9 +197,23 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
     return {p.name for p in done.iterdir() if not p.name.endswith(".tmp")} if done.is_dir() else set()
 
 
+def resumed_batch_size(path, batch_size):
+    """``batch_size``, or when it is None and ``path`` holds a job already, that job's
+    batch size: a resumed job keeps the batches it started with (a size chosen from the
+    policies' measured cost could differ from one session to the next)."""
+    if batch_size is not None or path is None or not (Path(path) / "manifest.json").is_file():
+        return batch_size
+    return read_manifest(path).get("batch_size")
+
+
 def mark_done(path: Path, name: str) -> None:
     """Record that task ``name`` is written (after its parts)."""
     atomic_write(_done_marker(Path(path), name), lambda p: p.write_text(""))
+
+
+def unmark_done(path: Path, name: str) -> None:
+    """Forget that task ``name`` is written: it is played again."""
+    _done_marker(Path(path), name).unlink(missing_ok=True)
 
 
 def finish_out(path: Path, manifest: dict) -> None:
@@ -219,9 +238,47 @@ def write_batch(path: Path, cfg: RunConfig, b: int, payload: dict) -> None:
     mark_done(path, batch_name(b))
 
 
+def batch_files(path: Path, summary: bool, b: int) -> list[Path]:
+    """The files batch ``b`` of a saved run is made of."""
+    if summary:
+        return [part_path(path, "summary", b, "npz")]
+    from ttrsim.tables import EVENT_TABLES
+
+    return [part_path(path, name, b) for name in EVENT_TABLES]
+
+
+def broken_batches(path, summary: bool, batches) -> dict:
+    """Of the given (done) batches, those with a part file missing or unreadable (cut short
+    by a full disk, damaged by a copy): ``{batch: file}``. Reads the files' footers only."""
+    import pyarrow.parquet as pq
+
+    broken = {}
+    for b in batches:
+        for f in batch_files(Path(path), summary, b):
+            try:
+                if summary:
+                    with np.load(f) as z:
+                        z.files
+                else:
+                    pq.read_metadata(f)
+            except Exception:          # any damage at all: the batch is played again
+                broken[b] = f
+                break
+    return broken
+
+
+def _read_part(p: Path, **kwargs) -> pd.DataFrame:
+    try:
+        return pd.read_parquet(p, **kwargs)
+    except Exception as exc:
+        raise ValueError(f"{p} is damaged or missing ({type(exc).__name__}); run the same "
+                         "simulate command again on this directory: it finds the damaged part "
+                         "and plays that batch again") from None
+
+
 def _read_table(path: Path, name: str, manifest: dict, board) -> pd.DataFrame:
     parts = [part_path(path, name, b) for b in range(manifest["batches"])]
-    df = pd.concat([pd.read_parquet(p) for p in parts], ignore_index=True)
+    df = pd.concat([_read_part(p) for p in parts], ignore_index=True)
     # Parquet keeps categories per file (an empty part keeps none): restore the run's.
     cats = categories(config_from_manifest(manifest, board))
     for col in df.columns.intersection(list(cats)):
@@ -233,8 +290,14 @@ def read_summary(path: Path, cfg: RunConfig) -> dict:
     """The summary counts of a saved summary-mode run, summed over its batches."""
     acc = None
     for b in range(cfg.n_batches):
-        with np.load(part_path(path, "summary", b, "npz")) as z:
-            acc = add_summary(acc, {k: z[k] for k in z.files})
+        f = part_path(path, "summary", b, "npz")
+        try:
+            with np.load(f) as z:
+                acc = add_summary(acc, {k: z[k] for k in z.files})
+        except Exception as exc:       # a damaged zip raises zipfile.BadZipFile
+            raise ValueError(f"{f} is damaged or missing ({type(exc).__name__}); run the same "
+                             "simulate command again on this directory: it finds the damaged "
+                             "part and plays that batch again") from None
     return acc
 
 
@@ -249,6 +312,12 @@ def load_run(path) -> Run:
     """Read a run written with ``out=`` (or ``--out``) back."""
     path = Path(path)
     manifest = read_manifest(path)
+    lacking = [k for k in ("board", "board_checksum", "games", "batches", "batch_size", "policies",
+                           "seed", "summary") if k not in manifest]
+    if lacking:
+        raise ValueError(f"{path / 'manifest.json'} is not the manifest of a simulate run (no "
+                         f"{', '.join(lacking)}); point to the directory simulate --out wrote, or "
+                         "run that command again into a new directory")
     missing = [b for b in range(manifest["batches"])
                if not _done_marker(path, batch_name(b)).exists()]
     if missing:

@@ -20,7 +20,8 @@ from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_n_jobs
 from ttrsim.batches import IDENTITY, RunConfig, make_config, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
-from ttrsim.results import Run, batch_name, finish_out, prepare_out, saved_run, write_batch
+from ttrsim.results import (Run, batch_name, broken_batches, finish_out, prepare_out,
+                            read_manifest, saved_run, unmark_done, write_batch)
 from ttrsim.tables import EVENT_TABLES, add_summary, batch_summary, batch_tables, summary_tables
 
 __all__ = ["simulate", "replay"]
@@ -49,14 +50,18 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         callables or objects with ``choose``; see ``ttrsim policies``).
     games : number of games. seed : the run's seed (same seed, same tables).
     n_jobs : joblib workers (-1: all cores). The tables do not depend on it.
-    batch_size : games per call into the core (default: games / 100 within 1,000..10,000).
+    batch_size : games per call into the core (default: games / 100 within 1,000..10,000,
+        smaller for slow policies, chosen from their measured cost so that a batch plays
+        in a few seconds: the progress bar moves and Ctrl-C keeps every finished batch).
     rotate : seat the policies in rotation (policy k plays seat (k + game) % players), so
         each sits in each seat equally often.
     summary : keep counts aggregated in the core instead of per-event tables; memory stays
         flat whatever the number of games.
     out : directory for Parquet parts and ``manifest.json``, written as batches finish; the
-        same call again resumes an interrupted run. A directory holding a different run is
-        refused.
+        same call again resumes an interrupted run (keeping the batch size it started with,
+        and playing again any batch whose part is damaged). The same call with more
+        ``games`` extends a run: its games stay as they are and the tables equal those of
+        one run of that many games. A directory holding a different run is refused.
     backend : ``"loky"`` (local processes) or ``"dask"`` (a dask.distributed cluster at
         ``scheduler``, e.g. ``"tcp://10.0.0.5:8786"``; needs ``pip install ttrsim[dask]``).
     progress : show a progress bar (games/s, ETA).
@@ -64,14 +69,25 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         (``truncated`` in the games table); built-in policies never reach it.
     """
     check_n_jobs(n_jobs, "n_jobs (--jobs)")
+    path = Path(out) if out is not None else None
+    saved = saved_manifest(path)
+    if saved is not None and batch_size is None:
+        batch_size = saved.get("batch_size")   # a resumed or extended run keeps its batches
     cfg = make_config(board, players, games, seed, batch_size, rotate, summary, max_turns)
     check_backend(backend, scheduler)
     manifest = cfg.manifest()
-    path = Path(out) if out is not None else None
     done = set()
     if path is not None:
-        names = prepare_out(path, manifest, IDENTITY)
+        identity, redo = IDENTITY, set()
+        if saved is not None and saved.get("games") != cfg.games:
+            identity, redo = _extension(path, saved, cfg)
+        names = prepare_out(path, manifest, identity)
+        # a part cut short or damaged since it was written: play its batch again
         done = {b for b in range(cfg.n_batches) if batch_name(b) in names}
+        redo |= set(broken_batches(path, cfg.summary, done))
+        for b in redo:        # forgotten before any game: an interrupt now cannot keep it
+            unmark_done(path, batch_name(b))
+        done -= redo
     todo = [b for b in range(cfg.n_batches) if b not in done]
     results: dict[int, dict] = {}
     acc = None
@@ -111,3 +127,28 @@ def replay(run: Run, game: int, policies=None):
     ``Run.game``), which also has the run's rows of that game (``.games``, ``.tickets``,
     ...)."""
     return run.game(game, policies)
+
+
+def saved_manifest(path) -> dict | None:
+    """The manifest of the run saved at ``path``, or None when there is none yet."""
+    if path is None or not (Path(path) / "manifest.json").is_file():
+        return None
+    return read_manifest(path)
+
+
+def _extension(path: Path, saved: dict, cfg: RunConfig) -> tuple[tuple, set]:
+    """Check that ``cfg`` extends the run saved at ``path`` (the same run with more games)
+    and return the identity keys to compare and the batches to play again: the saved
+    run's last batch when it held fewer games than a batch."""
+    old = saved.get("games")
+    if not isinstance(old, int):
+        raise ValueError(f"{path / 'manifest.json'} is not the manifest of a simulate run (no "
+                         "game count); choose another --out directory or delete this one")
+    if old > cfg.games:
+        raise ValueError(f"{path} holds a run of {old} games; a run can grow but not shrink: "
+                         f"give --games {old} or more (games=), or choose another --out directory")
+    identity = tuple(k for k in IDENTITY if k != "games")
+    if saved.get("batch_size") != cfg.batch_size:
+        return identity, set()         # refused by prepare_out, which names the difference
+    partial = old % cfg.batch_size
+    return identity, ({old // cfg.batch_size} if partial else set())

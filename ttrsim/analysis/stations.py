@@ -54,6 +54,28 @@ def _treated(joined: pd.DataFrame, seat, run_without) -> pd.Series:
     )
 
 
+# Manifest keys two paired runs must share (their policies may differ: a seat without
+# stations), with the words naming them in an error.
+_PAIRED_IDENTITY = {"board": "board", "board_checksum": "board checksum", "players": "player count",
+                    "games": "game count", "seed": "seed", "rotate": "seat layout (rotation)",
+                    "max_turns": "turn limit"}
+
+
+def check_paired_runs(run, baseline) -> None:
+    """Refuse two runs that are not paired: the run and its baseline must share board,
+    player count, game count, seed, seat layout and turn limit (their manifests say so;
+    a key missing from either manifest is not compared). Raises a ValueError naming
+    every difference on one line."""
+    m, b = manifest_of(run), manifest_of(baseline)
+    diff = [f"{word} {b[k]!r} in the baseline, {m[k]!r} in the run"
+            for k, word in _PAIRED_IDENTITY.items()
+            if k in m and k in b and m[k] != b[k]]
+    if diff:
+        raise ValueError("the baseline is not a paired run of this one (" + "; ".join(diff) +
+                         "): simulate the baseline with the same board, players, games, seed "
+                         "and seat layout, changing only the stations of a seat")
+
+
 def station_value(
     with_stations,
     without_stations,
@@ -69,7 +91,8 @@ def station_value(
     with_stations, without_stations
         Two per-event runs (or their ``games`` tables) of the same seed and games, in which
         the treated seat may and may not build stations. Games are paired on
-        ``(game, seat)``; runs whose manifests name different seeds are refused.
+        ``(game, seat)``; runs whose manifests name a different board, player count,
+        game count, seed, seat layout or turn limit are refused (:func:`check_paired_runs`).
     seat
         Treated seat(s). By default the seats listed under the manifest key ``no_stations``
         of ``without_stations``, else the rows whose policy spec differs between the runs.
@@ -96,9 +119,7 @@ def station_value(
     """
     w = _event_games(with_stations, "with")
     wo = _event_games(without_stations, "without")
-    seeds = [manifest_of(r).get("seed") for r in (with_stations, without_stations)]
-    if None not in seeds and seeds[0] != seeds[1]:
-        raise ValueError(f"the runs have different seeds ({seeds[0]} and {seeds[1]}): games are not paired")
+    check_paired_runs(with_stations, without_stations)
     cols = _PAIRED + (["policy"] if "policy" in w.columns and "policy" in wo.columns else [])
     joined = w[["game", "seat", *cols]].merge(
         wo[["game", "seat", *cols]], on=["game", "seat"], suffixes=("_with", "_without")

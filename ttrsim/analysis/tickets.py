@@ -15,6 +15,7 @@ from .inputs import (
     source,
     ticket_facts,
 )
+from ttrsim._validate import check_int
 from ttrsim.stats import DEFAULT_CONFIDENCE, rate_columns
 
 
@@ -82,27 +83,38 @@ def ticket_completion(
     return out
 
 
+#: Tickets kept fewer times than this are not ranked by :func:`ticket_balance`.
+MIN_KEPT = 30
+
+
 def ticket_balance(
     run_or_tickets,
     games: pd.DataFrame | None = None,
     by=(),
     board=None,
     confidence: float = DEFAULT_CONFIDENCE,
+    min_kept: int = MIN_KEPT,
 ) -> pd.DataFrame:
     """Tickets ranked by how far their printed value is from their value in play.
 
     The value in play is ``expected_points`` of :func:`ticket_completion`: the mean points a
     kept ticket adds to its keeper's score (its value when completed, minus its value when
     failed). The balance gap is ``gap = points - expected_points``, with the interval
-    ``points - expected_points_high .. points - expected_points_low``; tickets are ranked
-    by ``abs_gap`` (largest first, ``rank`` 1). As completion rates are at most 1 the gap is
-    never negative: it equals ``2 * points * (1 - completion_rate)``, the points a keeper
-    forfeits on average compared with the printed value. A large gap marks a ticket whose
-    printed value overstates what it is worth to the players who keep it.
+    ``points - expected_points_high .. points - expected_points_low``. As completion rates
+    are at most 1 the gap is never negative: it equals ``2 * points * (1 - completion_rate)``,
+    the points a keeper forfeits on average compared with the printed value. A large gap
+    marks a ticket whose printed value overstates what it is worth to the players who keep
+    it.
+
+    Tickets are ranked by ``gap_low``, the lower end of the gap's interval (largest first,
+    ``rank`` 1), so that a ticket kept in a handful of games, whose interval is wide, does
+    not outrank one whose large gap is certain. Tickets kept fewer than ``min_kept`` times
+    get no rank (``<NA>``) and come last: too few games to say.
 
     Arguments as for :func:`ticket_completion`; the result has its columns plus
     ``gap, gap_low, gap_high, abs_gap, rank`` (ranks within each group of ``by``).
     """
+    min_kept = check_int("min_kept", min_kept, 0)
     out = ticket_completion(run_or_tickets, games, by, board, confidence)
     points = out.points.to_numpy(dtype=float)
     out["gap"] = points - out.expected_points
@@ -110,7 +122,11 @@ def ticket_balance(
     out["gap_high"] = points - out.expected_points_low
     out["abs_gap"] = np.abs(out.gap)
     group = keys(by)
-    out = out.sort_values([*group, "abs_gap"], ascending=[True] * len(group) + [False], kind="stable")
-    ranks = out.groupby(group, observed=True).abs_gap if group else out.abs_gap
+    ranked = out.kept >= max(min_kept, 1)
+    score = out.gap_low.where(ranked)
+    out = out.assign(_score=score).sort_values(
+        [*group, "_score", "abs_gap"], ascending=[True] * len(group) + [False, False],
+        na_position="last", kind="stable")
+    ranks = out.groupby(group, observed=True)._score if group else out._score
     out["rank"] = ranks.rank(method="min", ascending=False).astype("Int64")
-    return out.reset_index(drop=True)
+    return out.drop(columns="_score").reset_index(drop=True)

@@ -44,8 +44,10 @@ class TTRGymEnv(gymnasium.Env):
     def reset(self, *, seed=None, options=None):
         super().reset(seed=seed)
         self.venv.reset(seed=seed)
+        # the seed as numpy's uint64: a Python int above 2**63 would not fit the int64
+        # array Gymnasium's vector envs gather infos in
         return self._obs(), {"seat": int(self.venv.seats()[0]),
-                             "game_seed": int(self.venv.game_seeds()[0])}
+                             "game_seed": np.uint64(self.venv.game_seeds()[0])}
 
     def step(self, action):
         _, _, rew, term, trunc = self.venv.step(np.array([action], dtype=np.int32))

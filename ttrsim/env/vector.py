@@ -108,7 +108,9 @@ class VectorEnv:
 
     def sample_actions(self) -> np.ndarray:
         """One uniformly random legal action index per env (int32, compiled; the array is
-        reused by the next call)."""
+        reused by the next call). An env whose game is over and not reset (``autoreset=
+        False``) has no legal action: its entry is -1, which ``step`` refuses until
+        ``reset()``."""
         if not self._started:
             raise RuntimeError("call reset() before sample_actions()")
         return self._core.sample_actions()

@@ -16,6 +16,8 @@ import pandas as pd
 from ttrsim import analysis as an
 from ttrsim import plots
 from ttrsim.analysis.inputs import EVENT, manifest_of, source
+from ttrsim.analysis.stations import check_paired_runs
+from ttrsim.analysis.tickets import MIN_KEPT
 from ttrsim.report.html import Section, Skip, write_page
 
 __all__ = ["write_report", "SECTIONS"]
@@ -190,12 +192,15 @@ def _tickets(sec: Section, run, ctx) -> None:
                f"Completion rate of each ticket{per}.")
     balance = an.ticket_balance(run, by=by)
     if by:      # the largest gaps of every policy first
-        balance = balance.sort_values(["rank", "policy"], kind="stable", ignore_index=True)
+        balance = balance.sort_values(["rank", "policy"], kind="stable", ignore_index=True,
+                                      na_position="last")
     sec.text("Balance: gap = printed points - expected points when kept (= 2 x points x failure rate); "
-             f"tickets ranked by the gap{' within each policy' if by else ''}.")
+             f"tickets ranked by the lower end of the gap's 95% interval{' within each policy' if by else ''}, "
+             f"so that a large gap seen in few games does not rank first; tickets kept fewer than "
+             f"{MIN_KEPT} times are not ranked (too few games).")
     sec.table("ticket_balance", balance, f"Tickets ranked by the balance gap{per}.",
-              [*by, "rank", "ticket", "name", "points", "completion_rate", "expected_points", "gap", "gap_low",
-               "gap_high"])
+              [*by, "rank", "ticket", "name", "points", "kept", "completion_rate", "expected_points", "gap",
+               "gap_low", "gap_high"])
     sec.figure("ticket_balance", plots.plot_ticket_balance(balance),
                f"Expected points when kept against printed points{per}.")
 
@@ -225,10 +230,15 @@ def _routes(sec: Section, run, ctx) -> None:
         sec.figure("route_contention", plots.plot_route_contention(claims, ctx["board"]),
                    "Routes coloured by claim rate.")
         return
+    # one colour scale for every policy's map, so that the same colour means the same rate
+    vmax = float(claims.claim_rate.max()) if len(claims) else 1.0
+    sec.text(f"The maps share one colour scale (0 to {vmax:.3g}, the highest claim rate of any "
+             "policy): the same colour is the same claim rate on every map.")
     for policy in names:
         part = claims[claims.policy.astype(str) == policy]
         sec.figure(f"route_contention_{_slug(policy)}",
-                   plots.plot_route_contention(part, ctx["board"], title=f"Route contention: policy {policy}"),
+                   plots.plot_route_contention(part, ctx["board"], title=f"Route contention: policy {policy}",
+                                               vmax=vmax),
                    f"Routes coloured by claim rate, policy {policy}.")
 
 
@@ -328,9 +338,12 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, seed=
     """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV).
 
     ``run`` is a per-event or summary-mode run. ``baseline``, optional, is a paired run of
-    the same seed in which a seat may not build stations; it adds the station value.
+    the same board, players, games, seed and seat layout in which a seat may not build
+    stations (another run is refused before anything is written); it adds the station value.
     ``seed`` seeds the bootstrap intervals. Returns the path of ``index.html``.
     """
+    if baseline is not None:        # before anything is written
+        check_paired_runs(run, baseline)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_of(run)

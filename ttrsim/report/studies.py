@@ -71,10 +71,25 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
              "same seeds) as the intact board. Importance = the drop in ticket completion "
              "(completed / kept, percentage points); intervals are paired 95% intervals, "
              "q-values Benjamini-Hochberg over the routes.")
-    manifest_table(sec, result.manifest)
+    m = result.manifest
+    if m.get("confirm"):
+        sec.text(f"The screening values of the top ranks are biased upward: the route ranked "
+                 f"first is the best of {len(table)} noisy estimates, so its measured drop is on "
+                 f"average larger than its true one. The top {m['confirm']} routes were measured "
+                 f"again on fresh games (seed {m['confirm_seed']}, {m['confirm_games']:,} games): "
+                 "the confirmed importance, beside the screening value, is the unbiased one.")
+    else:
+        sec.text(f"The screening values of the top ranks are biased upward: the route ranked "
+                 f"first is the best of {len(table)} noisy estimates, so its measured drop is on "
+                 "average larger than its true one. Confirm the top routes on fresh games "
+                 "(confirm=k, --confirm K) before quoting their effect.")
+    manifest_table(sec, m)
     res = Section(out_dir, "table", "Routes by importance")
-    res.table("route_importance", table, "One row per route, the most important first.",
-              ["rank", "route", "name", "claim_rate", "importance", "completion_change",
+    confirmed = (["confirmed_importance", "confirmed_low", "confirmed_high"]
+                 if "confirmed_importance" in table.columns else [])
+    res.table("route_importance", table, "One row per route, the most important first"
+              + (" (confirmed: the top routes measured again on fresh games)." if confirmed else "."),
+              ["rank", "route", "name", "claim_rate", "importance", *confirmed, "completion_change",
                "completion_low", "completion_high", "completion_q", "score_change", "score_low",
                "score_high", "score_q", "note"], max_rows=40)
     fig = Section(out_dir, "map", "Map")

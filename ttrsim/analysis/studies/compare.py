@@ -118,11 +118,34 @@ def _num(v) -> str:
     return f"{v:.1f}" if abs(v) >= 100 else f"{v:.4g}"
 
 
+def _lineage(board) -> list[str]:
+    """The checksums of a board and of every board it was derived from (``ttrsim.variant``)."""
+    out = [board.checksum]
+    info = getattr(board, "variant", None)
+    while info:
+        out.append(info["base_checksum"])
+        info = info.get("base_variant")
+    return out
+
+
+def check_related(base, variant) -> None:
+    """Refuse two boards of which neither is the other or derived from it (nor both from a
+    common board): ``compare`` pairs their tickets and routes by id, which only means
+    something between a board and its variants."""
+    if set(_lineage(base)) & set(_lineage(variant)):
+        return
+    raise ValueError(f"{variant.name!r} is not {base.name!r} nor a variant of it (no common base "
+                     "board): compare pairs tickets and routes by id, which only means something "
+                     "between a board and its variants. Make the variant with ttrsim.variant "
+                     "(or a variant file), or pass allow_unrelated=True (--allow-unrelated) "
+                     "if the ids do correspond")
+
+
 def compare(base, variant, players=4, policies=None, games: int = 10_000, seed: int = 0,
             n_jobs: int = 1, *, batch_size: int | None = None, alpha: float = 0.05,
             confidence: float = 0.95, crn: bool = True, backend: str = "loky",
             scheduler: str | None = None, progress: bool = False,
-            max_turns: int = DEFAULT_MAX_TURNS) -> Comparison:
+            max_turns: int = DEFAULT_MAX_TURNS, allow_unrelated: bool = False) -> Comparison:
     """Play ``games`` games on both boards with common random numbers and compare them.
 
     ``base``, ``variant``: board names, map files or boards (e.g. from ``ttrsim.variant``).
@@ -131,10 +154,16 @@ def compare(base, variant, players=4, policies=None, games: int = 10_000, seed: 
     ``simulate``. ``n_jobs``/``backend``/``scheduler`` as in ``simulate``; the table does
     not depend on them. ``crn=False`` plays the variant with seed ``seed + 1`` (independent
     games, for checking the method). Returns a :class:`Comparison`.
+
+    The two boards must be the same board or variants of it (:func:`check_related`):
+    tickets and routes are paired by id. ``allow_unrelated=True`` compares any two boards
+    whose ids the caller knows to correspond (e.g. a map file edited by hand).
     """
     alpha = check_fraction("alpha", alpha)
     cfg_b, cfg_v = paired_configs(base, variant, players, policies, games, seed, batch_size,
                                   max_turns, crn)
+    if not allow_unrelated:
+        check_related(cfg_b.board, cfg_v.board)
     start = time.perf_counter()
     results = {}
     bar = progress_bar(progress, cfg_b.games, desc="compare")
@@ -155,6 +184,7 @@ def compare(base, variant, players=4, policies=None, games: int = 10_000, seed: 
         "players": cfg_b.n_players, "policies": list(cfg_b.names), "games": cfg_b.games,
         "seed": cfg_b.seed, "variant_seed": cfg_v.seed, "common_random_numbers": bool(crn),
         "batch_size": cfg_b.batch_size, "alpha": alpha, "confidence": confidence,
+        "allow_unrelated": bool(allow_unrelated),
         "wall_seconds": round(time.perf_counter() - start, 3),
     }
     return Comparison(full, cfg_b.board, cfg_v.board, manifest, alpha)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import time
 from contextlib import closing
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -17,12 +18,19 @@ from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_fraction, check_int
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import play
-from ttrsim.dispatch import run_tasks
+from ttrsim.dispatch import progress_bar, run_tasks
 from ttrsim.game import resolve_board
+from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,
+                            resumed_batch_size)
 from ttrsim.stats import wilson_interval
 from ttrsim.variants import variant
 
 __all__ = ["Fairness", "ticket_fairness", "ticket_difficulty"]
+
+# manifest keys that define a ticket-fairness job: a resumed one must match them all (more
+# rounds may be asked for: the rounds played are reused)
+_IDENTITY = ("kind", "ttrsim_version", "board", "board_checksum", "players", "policies",
+             "games", "seed", "batch_size", "max_turns", "min_completion", "max_factor")
 
 
 def ticket_difficulty(board) -> np.ndarray:
@@ -52,11 +60,44 @@ def _ticket_counts_task(cfg, b: int):
     return b, k, c
 
 
-def _ticket_counts(cfg, n_jobs, backend, scheduler):
-    """Kept and completed counts (games, tickets) of every game of ``cfg``."""
-    tasks = [(cfg, b) for b in range(cfg.n_batches)]
-    with closing(run_tasks(_ticket_counts_task, tasks, n_jobs, backend, scheduler)) as batches:
-        parts = {b: (k, c) for b, k, c in batches}
+def _task_name(r: int, b: int) -> str:
+    return f"{r:03d}-{b:06d}"
+
+
+def _task_file(path: Path, r: int, b: int) -> Path:
+    return path / "tasks" / f"counts-{_task_name(r, b)}.npz"
+
+
+def _load_counts(path: Path, r: int, b: int):
+    """Saved counts of batch ``b`` of round ``r``, or None when unreadable (played again)."""
+    try:
+        with np.load(_task_file(path, r, b)) as z:
+            return z["kept"], z["completed"]
+    except Exception:          # missing or damaged: play it again
+        return None
+
+
+def _ticket_counts(cfg, n_jobs, backend, scheduler, r=0, path=None, done=(), progress=False):
+    """Kept and completed counts (games, tickets) of every game of ``cfg`` (round ``r``);
+    with ``path`` the batches done there are read back and the others saved as they come."""
+    parts = {}
+    if path is not None:
+        for b in range(cfg.n_batches):
+            if _task_name(r, b) in done:
+                saved = _load_counts(path, r, b)
+                if saved is not None:
+                    parts[b] = saved
+    todo = [b for b in range(cfg.n_batches) if b not in parts]
+    bar = progress_bar(progress, cfg.games, cfg.batch_games(parts), desc=f"ticket fairness, round {r}")
+    tasks = [(cfg, b) for b in todo]
+    with closing(run_tasks(_ticket_counts_task, tasks, n_jobs, backend, scheduler, bar=bar,
+                           sizes=[cfg.batch_games([b]) for b in todo])) as batches:
+        for b, k, c in batches:
+            parts[b] = (k, c)
+            if path is not None:
+                atomic_write(_task_file(path, r, b), lambda p, k=k, c=c: np.savez(
+                    open(p, "wb"), kept=k, completed=c))
+                mark_done(path, _task_name(r, b))
     K = np.concatenate([parts[b][0] for b in sorted(parts)])
     C = np.concatenate([parts[b][1] for b in sorted(parts)])
     return K, C
@@ -108,7 +149,8 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
                     min_completion: float = 0.6, max_factor: float = 2.0,
                     batch_size: int | None = None, confidence: float = 0.95,
                     n_resamples: int = 1000, backend: str = "loky",
-                    scheduler: str | None = None, max_turns: int = DEFAULT_MAX_TURNS) -> Fairness:
+                    scheduler: str | None = None, max_turns: int = DEFAULT_MAX_TURNS,
+                    out=None, progress: bool = False) -> Fairness:
     """Value each ticket, suggest fairer points, and check the suggestion by re-simulating.
 
     Value of ticket t to the player who keeps it: ``v_t = points_t x (2 p_t - 1) / D_t``,
@@ -130,8 +172,16 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     start = time.perf_counter()
     base = resolve_board(board)
     D = ticket_difficulty(base)
+    path = Path(out) if out is not None else None
+    batch_size = resumed_batch_size(path, batch_size)
     cfg = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)[0]
-    boards, counts, suggestions = [base], [_ticket_counts(cfg, n_jobs, backend, scheduler)], []
+    done = set()
+    if path is not None:
+        done = prepare_out(path, study_manifest("ticket_fairness", cfg, min_completion=min_completion,
+                                                max_factor=max_factor),
+                           _IDENTITY, what="ticket-fairness run")
+    job = dict(path=path, done=done, progress=progress)
+    boards, counts, suggestions = [base], [_ticket_counts(cfg, n_jobs, backend, scheduler, **job)], []
     balanceable = None
     for r in range(rounds + 1):
         sug, target, balanceable = _suggest(counts[r], boards[r], base, D, balanceable,
@@ -143,7 +193,7 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
             boards.append(vb)
             cfg_r = paired_configs(base, vb, players, policies, games, seed, cfg.batch_size,
                                    max_turns)[1]
-            counts.append(_ticket_counts(cfg_r, n_jobs, backend, scheduler))
+            counts.append(_ticket_counts(cfg_r, n_jobs, backend, scheduler, r + 1, **job))
     boot = _bootstrap(counts, boards, D, balanceable, n_resamples, seed)
     rows, srows = _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence)
     manifest = study_manifest(
@@ -152,6 +202,8 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
         balanceable=int(balanceable.sum()), boards=[b.name for b in boards],
         variant_hashes=[(b.variant or {}).get("hash") for b in boards])
     manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
+    if path is not None:
+        finish_out(path, manifest)
     return Fairness(pd.DataFrame(rows), pd.DataFrame(srows), boards, manifest)
 
 

@@ -21,7 +21,7 @@ from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs,
 from ttrsim.batches import play
 from ttrsim.dispatch import progress_bar, run_tasks
 from ttrsim.game import resolve_board
-from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out
+from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, resumed_batch_size
 from ttrsim.stats import bh_q
 from ttrsim.variants import VariantError, variant
 
@@ -70,7 +70,9 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
                      group_size: int = 12, out=None, backend: str = "loky",
                      scheduler: str | None = None, progress: bool = False,
                      alpha: float = 0.05, confidence: float = 0.95,
-                     max_turns: int = DEFAULT_MAX_TURNS) -> RouteImportance:
+                     max_turns: int = DEFAULT_MAX_TURNS, confirm: int = 0,
+                     confirm_seed: int | None = None,
+                     confirm_games: int | None = None) -> RouteImportance:
     """What removing each route changes, on the same games of the intact board.
 
     For each route (``routes``: ids, default all) the board without it plays the same
@@ -85,8 +87,17 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     Tasks (a batch of games of the intact board and of ``group_size`` route-removed
     boards) run through joblib (``n_jobs``) or dask (``backend="dask"``); with ``out`` each
     finished task is written there and the same call resumes.
+
+    The top of a screening is biased upward: the route ranked first is the best of many
+    noisy estimates, so its measured drop is, on average, larger than its true one.
+    ``confirm=k`` re-measures the ``k`` top-ranked routes on fresh games (``confirm_seed``,
+    default derived from ``seed``; ``confirm_games``, default ``games``) and adds
+    ``confirmed_importance, confirmed_low, confirmed_high`` (percentage points) beside the
+    screening value (``NaN`` for the other routes); with ``out`` the confirmation is kept
+    (and resumed) in a subdirectory.
     """
     start = time.perf_counter()
+    confirm = check_int("confirm", confirm, 0)
     base = resolve_board(board)
     known = {int(x) for x in base.route_id}
     ids = [int(r) for r in base.route_id] if routes is None else [int(r) for r in routes]
@@ -94,6 +105,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     if unknown:
         raise ValueError(f"routes: no route with id {unknown[0]} on {base.name}")
     group_size = check_int("group_size", group_size, 1)
+    batch_size = resumed_batch_size(None if out is None else Path(out), batch_size)
     cfg_b, _ = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)
     boards, notes = {}, {}
     for rid in ids:
@@ -133,10 +145,38 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
             S[rid] = S.get(rid, 0) + s
             M[rid] = M.get(rid, 0) + m
     table = _importance_table(base, ids, S, M, claimed, cfg_b.games, notes, alpha, confidence)
+    if confirm:
+        top = [int(r) for r in table.dropna(subset=["rank"]).route[:confirm]]
+        cseed = confirmation_seed(seed) if confirm_seed is None else check_int(
+            "confirm_seed", confirm_seed, 0)
+        if cseed == cfg_b.seed:
+            raise ValueError("confirm_seed must differ from seed: a confirmation plays fresh games")
+        cgames = cfg_b.games if confirm_games is None else confirm_games
+        again = route_importance(base, players, cgames, cseed, n_jobs, policies=policies,
+                                 routes=top, batch_size=batch_size, group_size=group_size,
+                                 out=None if path is None else path / _confirm_dir(confirm, cseed, cgames),
+                                 backend=backend, scheduler=scheduler, progress=progress,
+                                 alpha=alpha, confidence=confidence, max_turns=max_turns)
+        conf = again.table.set_index("route")
+        for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "completion_high"),
+                         ("confirmed_high", "completion_low")):
+            scale = 1 if src == "importance" else -100
+            table[col] = table.route.map(scale * conf[src]).where(table.route.isin(top))
+        manifest.update(confirm=confirm, confirm_seed=cseed, confirm_games=cgames)
     manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
     if path is not None:
         finish_out(path, manifest)
     return RouteImportance(table, base, manifest)
+
+
+def confirmation_seed(seed: int) -> int:
+    """The seed of a confirmation run by default: derived from the screening's, different
+    from it and from the seeds near it."""
+    return int(np.random.SeedSequence([int(seed), 1]).generate_state(1)[0] % 2**31)
+
+
+def _confirm_dir(k: int, seed: int, games: int) -> str:
+    return f"confirm-top{k}-seed{seed}-games{games}"
 
 
 def _importance_table(base, ids, S, M, claimed, n, notes, alpha, confidence):
