@@ -31,14 +31,18 @@ class Run:
 
     Per-event runs have ``games, tickets, routes, tunnels, stations``; summary runs have
     ``seat_summary, ticket_summary, route_summary, tunnel_summary, station_summary``. A run
-    read from disk loads each table on first access.
+    read from disk loads each table on first access. ``policies``: the policy specs or
+    objects the run was played with (one per slot), which ``game`` replays; by default the
+    manifest's names.
     """
 
-    def __init__(self, manifest: dict, board, tables: dict | None = None, path=None):
+    def __init__(self, manifest: dict, board, tables: dict | None = None, path=None,
+                 policies=None):
         self.manifest = manifest
         self.board = board
         self.path = Path(path) if path is not None else None
         self._tables = dict(tables or {})
+        self._policies = tuple(policies) if policies is not None else None
 
     @property
     def table_names(self) -> tuple:
@@ -96,7 +100,7 @@ class Run:
 
         m = self.manifest
         i = check_int("game", i, 0, m["games"] - 1)
-        specs = tuple(policies) if policies is not None else getattr(self, "_specs", None)
+        specs = tuple(policies) if policies is not None else self._policies
         if specs is None:
             specs = tuple(m["policies"])
         if len(specs) != m["players"]:
@@ -303,9 +307,8 @@ def read_summary(path: Path, cfg: RunConfig) -> dict:
 
 def saved_run(path: Path, manifest: dict, cfg: RunConfig) -> Run:
     """The ``Run`` of a finished directory (summary counts are summed at once)."""
-    if cfg.summary:
-        return Run(manifest, cfg.board, summary_tables(cfg, read_summary(path, cfg)), path)
-    return Run(manifest, cfg.board, None, path)
+    tables = summary_tables(cfg, read_summary(path, cfg)) if cfg.summary else None
+    return Run(manifest, cfg.board, tables, path, policies=cfg.policies)
 
 
 def load_run(path) -> Run:

@@ -108,18 +108,13 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     manifest["games_last_session"] = cfg.batch_games(todo)
     if path is not None:
         finish_out(path, manifest)
-        return _with_specs(saved_run(path, manifest, cfg), cfg)
+        return saved_run(path, manifest, cfg)
     if cfg.summary:
-        return _with_specs(Run(manifest, cfg.board, summary_tables(cfg, acc)), cfg)
+        return Run(manifest, cfg.board, summary_tables(cfg, acc), policies=cfg.policies)
     tables = {name: pd.concat([results[b][name] for b in range(cfg.n_batches)], ignore_index=True)
               for name in EVENT_TABLES}
-    return _with_specs(Run(manifest, cfg.board, tables), cfg)
-
-
-def _with_specs(run: Run, cfg: RunConfig) -> Run:
     # the policy objects themselves, so that Run.game can replay Python policies too
-    run._specs = cfg.policies
-    return run
+    return Run(manifest, cfg.board, tables, policies=cfg.policies)
 
 
 def replay(run: Run, game: int, policies=None):
