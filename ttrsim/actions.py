@@ -71,18 +71,31 @@ class Action:
     text: str = ""
 
     @classmethod
-    def decode(cls, code: int, board) -> "Action":
+    def decode(cls, code: int, board, view: dict | None = None) -> "Action":
+        """The action of an integer code on ``board``.
+
+        Without ``view`` the text depends on the code alone: face-up draws name the slot
+        and ticket choices the positions in the offer. With ``view``, the observation of
+        the seat to move (``game.observation(game.current_player)``; ``describe`` builds
+        it), the text also names what that seat sees: the face-up card's colour, the
+        tickets offered, the tunnel's route and extra cards. Routes and tickets are named
+        by their map ids, so a double route's two halves always read differently.
+        """
         code = int(code)
         k, a, b, c = (code >> 24) & 0xFF, (code >> 16) & 0xFF, (code >> 8) & 0xFF, code & 0xFF
         if k >= len(KINDS):
             raise ValueError(f"{code} is not an action code")
         kind = KINDS[k]
         if kind == "draw_faceup":
-            return cls(code, kind, slot=a, text=f"draw face-up card {a}")
+            text = f"draw face-up card {a}"
+            if view is not None and 0 <= view["faceup"][a]:
+                text += f" ({card_name(board, view['faceup'][a])})"
+            return cls(code, kind, slot=a, text=text)
         if kind == "claim":
             color = card_name(board, b)
             return cls(code, kind, route=a, color=color, wild=c,
-                       text=f"claim {board.route_name(a)} with {_cards(board, b, board.route_len[a], c)}")
+                       text=f"claim {route_text(board, a)} with "
+                            f"{_cards(board, b, board.route_len[a], c)}")
         if kind == "station":
             color = card_name(board, b)
             n = c if b == WILD else None
@@ -90,9 +103,25 @@ class Action:
                        text=f"station on {board.cities[a]} paying {color} + {c} wild" if n is None
                        else f"station on {board.cities[a]} paying {c} wild")
         if kind == "keep":
-            return cls(code, kind, mask=a, text=f"keep tickets {[i for i in range(8) if a >> i & 1]}")
+            picked = [i for i in range(8) if a >> i & 1]
+            offer = view.get("pending") if view is not None else None
+            if offer and picked and max(picked) < len(offer):
+                text = "keep " + ", ".join(ticket_text(board, offer[i]) for i in picked)
+            else:
+                text = f"keep tickets {picked}"
+            return cls(code, kind, mask=a, text=text)
+        tunnel = view.get("tunnel") if view is not None else None
         if kind == "tunnel_pay":
-            return cls(code, kind, wild=c, text=f"pay the tunnel's extra cards ({c} wild)")
+            text = f"pay the tunnel's extra cards ({c} wild)"
+            if tunnel:
+                extra = int(tunnel["extra"])
+                text = (f"pay the tunnel's {extra} extra cards "
+                        f"({_cards(board, int(tunnel['color']), extra, c)}) for "
+                        f"{route_text(board, int(tunnel['route']))}")
+            return cls(code, kind, wild=c, text=text)
+        if kind == "tunnel_decline" and tunnel:
+            return cls(code, kind, text=f"tunnel decline: take back the cards played for "
+                                        f"{route_text(board, int(tunnel['route']))}")
         return cls(code, kind, text=kind.replace("_", " "))
 
     def __int__(self) -> int:
@@ -102,8 +131,31 @@ class Action:
         return self.text or self.kind
 
 
+def route_text(board, i: int) -> str:
+    """A route in action text: its map id, then its name, e.g.
+    ``"route 57 Paris - Wien (3 gray)"`` (the id tells a double route's halves apart)."""
+    return f"route {int(board.route_id[i])} {board.route_name(i)}"
+
+
+def ticket_text(board, i: int) -> str:
+    """A ticket in action text: its map id, then its name, e.g.
+    ``"ticket 12 Paris - Wien (8)"``."""
+    return f"ticket {int(board.ticket_id[i])} {board.ticket_name(i)}"
+
+
+def describe(code: int, game) -> str:
+    """Text of an action code in ``game``'s position, naming what the seat to move sees
+    (face-up colours, the tickets offered, the tunnel's cards). Deterministic: the same
+    code in the same position always gives the same text, and no two legal actions of
+    a position share a text."""
+    view = None if game.is_over() else game.observation(game.current_player)
+    return str(Action.decode(code, game.board, view))
+
+
 def _cards(board, color: int, n: int, wild: int) -> str:
     if color == WILD:
+        return f"{n} wild"
+    if wild and wild == n:
         return f"{n} wild"
     plain = f"{n - wild} {board.colors[color]}"
     return plain + (f" + {wild} wild" if wild else "")

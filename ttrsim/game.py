@@ -85,8 +85,12 @@ class Game:
         return self._core.legal_actions()
 
     def legal_actions(self) -> list[Action]:
-        """Legal actions of the seat to act, readable (``str(action)``) with ``.code``."""
-        return [Action.decode(c, self.board) for c in self._core.legal_actions()]
+        """Legal actions of the seat to act, readable (``str(action)``) with ``.code``;
+        the text names what that seat sees (face-up colours, tickets offered, tunnel cards)."""
+        if self._core.over:
+            return []
+        view = self.observation(self.current_player)
+        return [Action.decode(c, self.board, view) for c in self._core.legal_actions()]
 
     def apply(self, action) -> None:
         """Play an ``Action`` or its integer code; illegal ones raise IllegalActionError."""
@@ -120,7 +124,8 @@ class Game:
             code = encode(kind, 0, 0, wild)
         else:
             code = encode(kind)
-        return Action.decode(code, self.board)
+        return Action.decode(code, self.board,
+                             None if self._core.over else self.observation(self.current_player))
 
     # --- information ---------------------------------------------------------------
     def observation(self, seat: int) -> dict:

@@ -46,7 +46,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     from scipy.stats import binomtest
 
     from ttrsim._search import SearchPolicy, analyse_position
-    from ttrsim.actions import Action
+    from ttrsim.actions import describe
 
     if game.is_over():
         raise ValueError("the game is over: there is no move to analyse")
@@ -63,7 +63,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     for k, (code, n, usum, wins, msum, _alive) in enumerate(rows):
         won = int(round(wins))
         ci = binomtest(won, n).proportion_ci(method="wilson") if n else None
-        out.append({"action": str(Action.decode(int(code), game.board)), "code": int(code),
+        out.append({"action": describe(int(code), game), "code": int(code),
                     "playouts": int(n), "win_rate": wins / n if n else float("nan"),
                     "win_low": ci.low if ci else float("nan"),
                     "win_high": ci.high if ci else float("nan"),

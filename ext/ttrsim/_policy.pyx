@@ -90,9 +90,10 @@ cdef class PyPolicy(Policy):
 
         if self.error is not None:
             return -1
-        actions = [Action.decode(legal[i], self.board) for i in range(n_legal)]
+        observation = observation_dict(b, s, seat)
+        actions = [Action.decode(legal[i], self.board, observation) for i in range(n_legal)]
         try:
-            answer = self.fn(observation_dict(b, s, seat), actions)
+            answer = self.fn(observation, actions)
             return check_choice(answer, actions, self.spec, seat, s.turn)
         except Exception as exc:
             self.error = exc

@@ -57,7 +57,8 @@ class Encoding:
 
     def action(self, index: int, game: Game) -> Action:
         """The ``Action`` of a flat index in ``game``'s position."""
-        return Action.decode(self.code(index, game), self.board)
+        view = None if game.is_over() else game.observation(game.current_player)
+        return Action.decode(self.code(index, game), self.board, view)
 
     def describe(self, index: int) -> str:
         """Readable text of an index (the all-wild station shown at cost 1)."""
