@@ -83,15 +83,22 @@ class TTRGame(pyspiel.Game):
                 raise ValueError(f"{GAME_NAME}: unknown parameter {key!r}; expected "
                                  f"{', '.join(DEFAULTS)}")
         if board is None:
-            board = resolve_board(str(params["board"]))
+            name = str(params["board"])
             if params["variant"]:
                 from ttrsim.variants import load_variant
 
-                board = load_variant(str(params["variant"]), board)
+                board = load_variant(str(params["variant"]), default_base=name)
+                base = board.variant["base"]
+                if base != name and base != resolve_board(name).name:
+                    raise ValueError(f"{GAME_NAME}: variant file {params['variant']!r} changes "
+                                     f"{base!r}, but board is {name!r}; pass board={base!r}")
+            else:
+                board = resolve_board(name)
         n = board.check_players(int(params["players"]))
         seed = int(params["seed"])
-        if seed < 0:
-            raise ValueError(f"{GAME_NAME}: seed must be a non-negative integer, got {seed}")
+        if not 0 <= seed < 2**31:
+            raise ValueError(f"{GAME_NAME}: seed must be an integer in 0..2**31-1 (OpenSpiel's "
+                             f"integer parameters are 32-bit), got {seed}")
         self.board, self.n_players, self.seed = board, n, seed
         self.encoding = encoding(board, n)
         info = pyspiel.GameInfo(
@@ -110,6 +117,19 @@ class TTRGame(pyspiel.Game):
     def new_initial_state(self):
         """The deal of ``ttrsim.Game(board, players, seed)``, before any choice."""
         return TTRState(self)
+
+    def new_state_from(self, position: Game) -> "TTRState":
+        """A state at a ttrsim position (``Game.from_position``, ``Game.load``...), with
+        no move history: information states start from that position."""
+        if not isinstance(position, Game):
+            raise TypeError(f"expected a ttrsim.Game, got {type(position).__name__}")
+        if position.board != self.board or position.n_players != self.n_players:
+            raise ValueError(f"the position is {position.board.name} {position.n_players}p, "
+                             f"the game {self.board.name} {self.n_players}p: load the game "
+                             f"with the position's board and player count")
+        state = TTRState(self)
+        state._p.g = position.clone()
+        return state
 
     # Sampled-stochastic games serialize the game's random state with a state. Here the
     # randomness lives in each state (seeded by ``seed``): the game holds none.
