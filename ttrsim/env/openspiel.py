@@ -129,6 +129,7 @@ class TTRGame(pyspiel.Game):
                              f"with the position's board and player count")
         state = TTRState(self)
         state._p.g = position.clone()
+        state._p.cache = {}
         return state
 
     # Sampled-stochastic games serialize the game's random state with a state. Here the
@@ -205,6 +206,7 @@ class TTRState(pyspiel.State):
             seen = f"draw blind: {', '.join(_card(g.board, int(c)) for c in got) or 'nothing'}"
         self._p.log.append((seat, public, seen))
         self._p.returns = None
+        self._p.cache = {}
 
     def _action_to_string(self, player, action):
         code = self._p.enc.code(int(action), self._p.g)
@@ -224,8 +226,11 @@ class TTRState(pyspiel.State):
         saw it (its own blind draws with their card and ticket choices by name; the
         others' blind draws without the card and ticket choices as a count)."""
         player = self._check_seat(player)
-        moves = "; ".join(f"{q}:{mine if q == player else pub}" for q, pub, mine in self._p.log)
-        return f"{self.observation_string(player)}\nmoves: {moves}"
+        key = ("info", player)
+        if key not in self._p.cache:    # search asks for the same state's key repeatedly
+            moves = "; ".join(f"{q}:{mine if q == player else pub}" for q, pub, mine in self._p.log)
+            self._p.cache[key] = f"{self.observation_string(player)}\nmoves: {moves}"
+        return self._p.cache[key]
 
     def information_state_tensor(self, player=None):
         """The observation vector of ``player`` (the vector form is not perfect recall:
@@ -235,7 +240,10 @@ class TTRState(pyspiel.State):
     def observation_string(self, player=None):
         """``player``'s current observation (``ttrsim.Game.observation``) as text."""
         player = self._check_seat(player)
-        return _observation_text(self._p.g.board, self._p.g.observation(player))
+        key = ("obs", player)
+        if key not in self._p.cache:
+            self._p.cache[key] = _observation_text(self._p.g.board, self._p.g.observation(player))
+        return self._p.cache[key]
 
     def observation_tensor(self, player=None):
         """``player``'s observation vector of ``ttrsim.env.encoding`` (float32)."""
@@ -253,6 +261,7 @@ class TTRState(pyspiel.State):
         out = self.clone()
         out._p.g = self._p.g.determinized(seat, seed)
         out._p.log = [(q, pub, mine if q == seat else pub) for q, pub, mine in self._p.log]
+        out._p.cache = {}
         return out
 
     def __str__(self):
@@ -282,10 +291,11 @@ class _Position:
         # One entry per move: (seat, text the others see, text the seat saw).
         self.log: list[tuple[int, str, str]] = []
         self.returns = None
+        self.cache: dict = {}  # strings of this position, emptied by every change
 
     def __deepcopy__(self, memo):
         out = _Position(self.g.clone(), self.enc, self.seed)
-        out.log, out.returns = list(self.log), self.returns
+        out.log, out.returns, out.cache = list(self.log), self.returns, dict(self.cache)
         return out
 
     def __getstate__(self):
@@ -295,6 +305,7 @@ class _Position:
     def __setstate__(self, st):
         self.__dict__.update(st)
         self.enc = encoding(self.g.board, self.g.n_players)
+        self.cache = {}
 
 
 def _card(board, t: int) -> str:
