@@ -51,7 +51,7 @@ def play(board: str, sims: int, rollout: str, opponent: str, d: int, seat: int,
     import pyspiel
     from open_spiel.python.algorithms import ismcts, mcts
 
-    from ttrsim.env.openspiel import PolicyBot, PolicyEvaluator, game
+    from ttrsim.env.openspiel import PolicyBot, PolicyEvaluator, game, seeded_resampler
 
     seed = deal_seed(board, d)
     g = game(board, 2, seed)
@@ -61,6 +61,7 @@ def play(board: str, sims: int, rollout: str, opponent: str, d: int, seat: int,
     else:
         evaluator = PolicyEvaluator(rollout, seed=seed * 2 + seat)
     bot = ismcts.ISMCTSBot(g, evaluator, uct_c, sims, random_state=rng)
+    bot.set_resampler(seeded_resampler(seed * 2 + seat))   # same deal and seat, same game
     other = PolicyBot(opponent, g, seed=seed)
     other.restart()
     state = g.new_initial_state()

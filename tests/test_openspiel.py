@@ -13,7 +13,7 @@ from ttrsim import maps  # noqa: E402
 from ttrsim.actions import describe  # noqa: E402
 from ttrsim.env import encoding  # noqa: E402
 from ttrsim.env.openspiel import (PolicyBot, PolicyEvaluator, game,  # noqa: E402
-                                  returns_of)
+                                  returns_of, seeded_resampler)
 from ttrsim.game import Game  # noqa: E402
 from ttrsim.variants import variant  # noqa: E402
 
@@ -279,6 +279,22 @@ def test_openspiel_ismcts_plays_a_complete_game_against_tickets():
         assert end.returns() == returns_of(end.game_state().scores())
 
 
+def test_seeded_ismcts_replays_the_same_game():
+    """OpenSpiel's ISMCTS seeds each resampling from the system unless given a
+    resampler: with seeded_resampler, the same seeds give the same game."""
+    from open_spiel.python.algorithms import ismcts
+
+    g = load("newyork", 2, seed=23)
+
+    def history(seed):
+        bot = ismcts.ISMCTSBot(g, PolicyEvaluator("tickets", seed=seed), 2.0, 15,
+                               random_state=np.random.RandomState(seed))
+        bot.set_resampler(seeded_resampler(seed))
+        return play(g.new_initial_state(), [PolicyBot("tickets", g), bot]).history()
+
+    assert history(4) == history(4)
+
+
 @pytest.mark.slow
 def test_openspiel_ismcts_plays_a_complete_europe_game():
     from open_spiel.python.algorithms import ismcts
@@ -300,3 +316,18 @@ def test_policy_evaluator_is_deterministic_and_checks_its_arguments():
     assert sum(p for _, p in a.prior(s)) == pytest.approx(1)
     with pytest.raises(ValueError, match="n_rollouts"):
         PolicyEvaluator("tickets", 0)
+
+
+def test_the_docs_example_runs():
+    """docs/openspiel.md's example: ISMCTS (100 simulations) against tickets on New York."""
+    import contextlib
+    import io
+    import re
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "openspiel.md").read_text()
+    code = re.search(r"```python\n(.*?)```", text, flags=re.S).group(1)
+    assert len([line for line in code.splitlines() if line.strip()]) <= 12
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, "docs/openspiel.md", "exec"), {})
+    assert "total" in out.getvalue() and "rank" in out.getvalue()

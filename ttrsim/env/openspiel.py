@@ -32,7 +32,8 @@ from ttrsim.actions import Action
 from ttrsim.env.encoding import encoding
 from ttrsim.game import Game, resolve_board
 
-__all__ = ["GAME_NAME", "PolicyBot", "PolicyEvaluator", "TTRGame", "TTRState", "game", "returns_of"]
+__all__ = ["GAME_NAME", "PolicyBot", "PolicyEvaluator", "TTRGame", "TTRState", "game", "returns_of",
+           "seeded_resampler"]
 
 GAME_NAME = "python_ttrsim"
 DEFAULTS = {"board": "europe", "players": 2, "seed": 0, "variant": ""}
@@ -457,6 +458,18 @@ class PolicyEvaluator:
     def prior(self, state):
         legal = state.legal_actions()
         return [(a, 1.0 / len(legal)) for a in legal]
+
+
+def seeded_resampler(seed: int):
+    """A resampler for OpenSpiel's Python ``ISMCTSBot.set_resampler``: the bot otherwise
+    seeds every resampling from the system (a fresh ``UniformProbabilitySampler`` each
+    time), so the same bot seed would not replay the same game."""
+    sampler = pyspiel.UniformProbabilitySampler(int(seed) & 0x7FFFFFFF, 0.0, 1.0)  # a C int
+
+    def resample(state, player):
+        return state.resample_from_infostate(player, sampler)
+
+    return resample
 
 
 pyspiel.register_game(_game_type(), TTRGame)
