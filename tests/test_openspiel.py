@@ -241,6 +241,11 @@ def test_policy_bot_plays_legal_moves_as_the_policy_would():
         s.apply_action(a)
     with pytest.raises(ValueError, match="unknown policy|not a policy|no policy"):
         PolicyBot("no-such-policy", g)
+    shared = PolicyBot("tickets", g)           # one bot for both seats: refused, not mixed up
+    s = g.new_initial_state()
+    s.apply_action(shared.step(s))
+    with pytest.raises(ValueError, match="one PolicyBot per seat"):
+        shared.step(s)
 
 
 def test_policy_bot_takes_python_policies():
@@ -249,10 +254,10 @@ def test_policy_bot_takes_python_policies():
     def first(observation, legal_actions):
         return legal_actions[0]
 
-    bot = PolicyBot(first, g)
+    bots = [PolicyBot(first, g), PolicyBot(first, g)]
     s = g.new_initial_state()
     while not s.is_terminal():
-        a = bot.step(s)
+        a = bots[s.current_player()].step(s)
         assert a == encoding("newyork", 2).index(int(s.game_state().legal_action_codes()[0]))
         s.apply_action(a)
 

@@ -383,15 +383,16 @@ class PolicyBot(pyspiel.Bot):
         self._policy = None
         self._board = None
         self._started = False
+        self._seat = None          # the seat this bot plays in the current game
         if game is not None:
             self._policy = make_policy(spec, game.board)
             self._board = game.board
 
     def restart_at(self, state):
-        self._started = False
+        self._started, self._seat = False, None
 
     def restart(self):
-        self._started = False
+        self._started, self._seat = False, None
 
     def inform_action(self, state, player_id, action):
         pass
@@ -410,8 +411,13 @@ class PolicyBot(pyspiel.Bot):
         if self._policy is None or self._board != g.board:
             self._policy, self._board = self._make(self.spec, g.board), g.board
             self._started = False
-        code = decide(self._policy, g, self._seed + g.current_player, start=not self._started)
-        self._started = True
+        seat = g.current_player
+        if self._started and seat != self._seat:
+            raise ValueError(f"this PolicyBot plays seat {self._seat} and was asked to move for "
+                             f"seat {seat}: use one PolicyBot per seat (or call restart() "
+                             f"between games)")
+        code = decide(self._policy, g, self._seed + seat, start=not self._started)
+        self._started, self._seat = True, seat
         return int(state._p.enc.index(code))
 
 
