@@ -111,12 +111,15 @@ def test_information_state_and_observation_show_the_seat_its_own_view():
     # Ticket choices: the seat sees its tickets by name, the others only the count.
     g = load("newyork", 2, seed=2)
     s = g.new_initial_state()
-    a = s.legal_actions()[-1]
+    a = s.legal_actions()[0]                      # keep the first of two offered
     text = s.action_to_string(0, a)
-    assert text.startswith("keep ticket ")
+    offer = s.game_state().observation(0)["pending"]
+    assert text.startswith("keep ticket ") and len(offer) == 2
     s.apply_action(a)
-    assert s.information_state_string(0).endswith(f"0:{text}")
-    assert s.information_state_string(1).endswith("0:keep 2 tickets")
+    b = g.board
+    returned = f"ticket {int(b.ticket_id[offer[1]])} {b.ticket_name(offer[1])}"
+    assert s.information_state_string(0).endswith(f"0:{text}; return {returned}")
+    assert s.information_state_string(1).endswith("0:keep 1 ticket")
 
 
 def _hidden(g: Game, seat: int):

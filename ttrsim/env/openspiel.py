@@ -28,7 +28,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
                       f"missing: {exc.name}") from None
 
 from ttrsim import maps
-from ttrsim.actions import Action
+from ttrsim.actions import Action, ticket_text
 from ttrsim.env.encoding import encoding
 from ttrsim.game import Game, resolve_board
 
@@ -200,7 +200,12 @@ class TTRState(pyspiel.State):
         if act.kind == "draw_blind":
             before = np.array(view["hand"])
         elif act.kind == "keep":
-            public = f"keep {bin(act.mask).count('1')} tickets"
+            k = bin(act.mask).count("1")
+            public = f"keep {k} ticket{'s' if k != 1 else ''}"
+            offer = view.get("pending") or []
+            back = [ticket_text(g.board, t) for i, t in enumerate(offer) if not act.mask >> i & 1]
+            if back:          # the seat remembers what it gave back, too
+                seen += "; return " + ", ".join(back)
         g.apply(code)
         if act.kind == "draw_blind":
             got = np.flatnonzero(np.array(g.observation(seat)["hand"]) - before)
