@@ -108,25 +108,27 @@ def run(args) -> None:
 
 
 def markdown(path: Path) -> str:
-    """One line per (board, bot, opponent): games, win share with its Wilson interval,
-    mean margin, CPU s per ISMCTS move. Only complete deals (both seats) count."""
+    """One line per (board, bot, opponent): games, deals played from both seats, win share
+    with its Wilson interval, mean margin, CPU s per ISMCTS move. A run stopped mid-deal
+    leaves a deal played from one seat only: its game counts, and the paired-deal column
+    shows it."""
     from ttrsim.analysis.stats import wilson_interval
 
     groups: dict = {}
     for r in load(path):
         groups.setdefault((r["board"], r["bot"], r["opponent"]), {}).setdefault(r["deal"], {})[r["seat"]] = r
-    lines = ["| board | ISMCTS (OpenSpiel) | opponent | games | win share | Wilson 95% | "
-             "mean margin | CPU s/move |", "|---|---|---|---:|---:|---|---:|---:|"]
+    lines = ["| board | ISMCTS (OpenSpiel) | opponent | games | deals from both seats | "
+             "win share | Wilson 95% | mean margin | CPU s/move |",
+             "|---|---|---|---:|---:|---:|---|---:|---:|"]
     for (board, bot, opp), deals in sorted(groups.items()):
-        games = [g for pair in deals.values() if len(pair) == 2 for g in pair.values()]
-        if not games:
-            continue
+        games = [g for pair in deals.values() for g in pair.values()]
+        paired = sum(len(pair) == 2 for pair in deals.values())
         n, wins = len(games), sum(g["win"] for g in games)
         lo, hi = wilson_interval(wins, n)
         cpu = sum(g["cpu"] for g in games) / max(1, sum(g["decisions"] for g in games))
         margin = np.mean([g["margin"] for g in games])
-        lines.append(f"| {board} | {bot} | {opp} | {n} | {wins / n:.3f} | {lo:.3f}-{hi:.3f} | "
-                     f"{margin:+.1f} | {cpu:.3f} |")
+        lines.append(f"| {board} | {bot} | {opp} | {n} | {paired} | {wins / n:.3f} | "
+                     f"{lo:.3f}-{hi:.3f} | {margin:+.1f} | {cpu:.3f} |")
     return "\n".join(lines)
 
 
