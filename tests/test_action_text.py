@@ -76,6 +76,9 @@ def test_keep_text_names_the_offered_tickets_by_id_and_name():
     assert "Amsterdam - Pamplona (7)" in EUROPE.ticket_name(0)   # the name format shown in docs
     # Without a position: positions in the offer.
     assert str(Action.decode(encode("keep", 0b101), EUROPE)) == "keep tickets [0, 2]"
+    # An empty choice (never legal) still has a text, with or without the position.
+    assert str(g.action("keep", mask=0)) == "keep tickets []"
+    assert str(Action.decode(encode("keep", 0b1000), EUROPE, g.observation(0))) == "keep tickets [3]"
 
 
 def test_tunnel_texts_name_the_route_and_the_cards_paid():

@@ -137,13 +137,14 @@ class Action:
 
 def route_text(board, i: int) -> str:
     """A route in action text: its map id, then its name, e.g.
-    ``"route 57 Paris - Wien (3 gray)"`` (the id tells a double route's halves apart)."""
+    ``"route 17 Berlin - Frankfurt (3 black)"`` (the id tells a double route's halves
+    apart)."""
     return f"route {int(board.route_id[i])} {board.route_name(i)}"
 
 
 def ticket_text(board, i: int) -> str:
     """A ticket in action text: its map id, then its name, e.g.
-    ``"ticket 12 Paris - Wien (8)"``."""
+    ``"ticket 27 Paris - Wien (8)"`` on Europe."""
     return f"ticket {int(board.ticket_id[i])} {board.ticket_name(i)}"
 
 

@@ -8,6 +8,9 @@
 - :func:`gym_env`: a Gymnasium single-agent environment, the other seats played by any
   ttrsim policy spec (needs the ``rl`` extra);
 - :func:`policy`: any callable ``f(observation, mask) -> action index`` as a ttrsim policy.
+
+``ttrsim.env.openspiel`` (the ``openspiel`` extra; importing it registers the game) has
+the boards as OpenSpiel games and ttrsim policies as OpenSpiel bots (docs/openspiel.md).
 """
 from __future__ import annotations
 
