@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 from ttrsim._search import SearchPolicy
+from ttrsim._expert import ExpertPolicy
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
            "make_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
@@ -90,6 +91,13 @@ REGISTRY: dict[str, PolicyInfo] = {
                         "touch); 0: uniformly at random"),
          "ticket_draws": (1, "0: a ticket draw is a candidate only when the rollout policy "
                              "itself would draw (to measure what ticket draws are worth)")}),
+    "expert": PolicyInfo(
+        ExpertPolicy,
+        "learned from the search: gradient-boosted trees over board-independent features "
+        "choose among the search's candidates (tickets', greedy's and routes' choices, a "
+        "blind draw, a ticket draw); ticket choices, second draws and tunnels are tickets' "
+        "(docs/expert.md)",
+        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim")}),
 }
 DEFAULT_POLICY = "tickets"
 

@@ -1,0 +1,432 @@
+# The `expert` policy: a learned model picks among the candidate actions the search
+# compares (docs/expert.md).
+#
+# At a turn the candidates are what `tickets`, `greedy` and `routes` (this seat's own
+# instances, kept for the whole game) would play, a blind draw and a ticket draw. Each
+# candidate is described by board-independent features of the position and the action,
+# computed from what the seat may know only (its hand and tickets, the board, public
+# counts); gradient-boosted trees score every candidate and the best one is played.
+# Other decisions (initial and drawn ticket choices, second card draws, tunnels) are
+# `tickets`' own. The same compiled code gives the features to the training pipeline
+# (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
+cimport cython
+from libc.stdint cimport int32_t, uint64_t
+from libc.stdlib cimport free, malloc
+from libc.string cimport memcpy
+
+from ttrsim._structs cimport *
+from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+                             hand_total, is_legal, make_action)
+from ttrsim._rng cimport rng_next, rng_seed
+from ttrsim._policy cimport Policy
+from ttrsim._planning cimport connected_with, ticket_connected
+
+import json
+import os
+
+import numpy as np
+
+from ttrsim._policy import PolicyError
+
+
+cdef enum:
+    MAX_XCAND = 8             # candidates per decision at most
+    N_FEAT = 30               # features per candidate (FEATURES below)
+    N_PROP = 3                # proposers: tickets, greedy, routes
+
+# Feature names, in the order of the compiled feature vector (a model file names the
+# features it was trained on; a mismatch is refused when the file is loaded).
+FEATURES = (
+    "is_tickets", "is_greedy", "is_routes", "agree",
+    "claim", "blind", "faceup", "draw_tickets", "station",
+    "route_len", "route_points", "wild_used", "tunnel",
+    "tickets_joined", "points_joined", "touches_network",
+    "faceup_wild", "faceup_have",
+    "trains_me", "trains_min_other", "trains_after", "last_round",
+    "hand", "open_tickets", "open_points", "done_points",
+    "ticket_deck", "players", "rounds", "route_lead",
+)
+assert len(FEATURES) == N_FEAT
+
+FORMAT = "ttrsim-expert"
+FORMAT_VERSION = 1
+DEFAULT_MODEL = "expert-v1.json"
+
+
+class ModelFileError(ValueError):
+    """The expert model file is missing, unreadable or not a valid model."""
+
+
+cdef class TreeModel:
+    """Gradient-boosted regression trees in flat arrays: node i tests
+    ``x[feature[i]] <= threshold[i]`` (feature -1: a leaf worth value[i]); tree t starts
+    at node roots[t]. The score of a candidate is base + the sum of its leaves."""
+    cdef int n_nodes
+    cdef int n_trees
+    cdef int32_t* feature
+    cdef double* threshold
+    cdef int32_t* left
+    cdef int32_t* right
+    cdef double* value
+    cdef int32_t* roots
+    cdef readonly double base
+    cdef readonly str path
+    cdef readonly dict meta
+
+    def __cinit__(self):
+        self.feature = NULL
+        self.threshold = NULL
+        self.left = NULL
+        self.right = NULL
+        self.value = NULL
+        self.roots = NULL
+
+    def __dealloc__(self):
+        free(self.feature)
+        free(self.threshold)
+        free(self.left)
+        free(self.right)
+        free(self.value)
+        free(self.roots)
+
+    @property
+    def n_trees_(self):
+        return self.n_trees
+
+    @property
+    def n_nodes_(self):
+        return self.n_nodes
+
+    cdef double score(self, const float* x) noexcept nogil:
+        cdef double total = self.base
+        cdef int t, i, f
+        for t in range(self.n_trees):
+            i = self.roots[t]
+            f = self.feature[i]
+            while f >= 0:
+                # sklearn's trees compare the float32 feature with a float64 threshold
+                i = self.left[i] if <double>x[f] <= self.threshold[i] else self.right[i]
+                f = self.feature[i]
+            total += self.value[i]
+        return total
+
+    def predict(self, X):
+        """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
+        cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
+        if xv.shape[1] != N_FEAT:
+            raise ValueError(f"expected {N_FEAT} features per row, got {xv.shape[1]}")
+        out = np.empty(xv.shape[0], dtype=np.float64)
+        cdef double[::1] ov = out
+        cdef Py_ssize_t i
+        for i in range(xv.shape[0]):
+            ov[i] = self.score(&xv[i, 0])
+        return out
+
+
+def model_from_dict(d, path="<model>"):
+    """A TreeModel from the content of a model file (see docs/expert.md, "Model file");
+    anything missing or inconsistent raises ModelFileError naming `path`."""
+    def bad(why):
+        return ModelFileError(f"expert model file {path}: {why}; reinstall ttrsim or retrain "
+                              "with scripts/train_expert.py")
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
+    if d.get("version") != FORMAT_VERSION:
+        raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
+    if list(d.get("features", [])) != list(FEATURES):
+        raise bad("its feature list differs from this ttrsim's features "
+                  f"({len(d.get('features', []))} given, {N_FEAT} expected)")
+    try:
+        trees = d["trees"]
+        feature = np.asarray(trees["feature"], dtype=np.int64)
+        threshold = np.asarray(trees["threshold"], dtype=np.float64)
+        left = np.asarray(trees["left"], dtype=np.int64)
+        right = np.asarray(trees["right"], dtype=np.int64)
+        value = np.asarray(trees["value"], dtype=np.float64)
+        roots = np.asarray(trees["roots"], dtype=np.int64)
+        base = float(d["base"])
+    except (KeyError, TypeError, ValueError) as exc:
+        raise bad(f"missing or malformed field ({exc!r})") from None
+    n = len(feature)
+    if n == 0 or len(roots) == 0 or any(len(a) != n for a in (threshold, left, right, value)):
+        raise bad("the node arrays are empty or of different lengths")
+    inner = feature >= 0
+    if (feature >= N_FEAT).any() or (feature < -1).any():
+        raise bad("a node tests a feature that does not exist")
+    if (roots < 0).any() or (roots >= n).any():
+        raise bad("a tree root is outside the node arrays")
+    # children must be later nodes of the same file: no cycle, no jump outside
+    idx = np.arange(n)
+    if ((left[inner] <= idx[inner]) | (left[inner] >= n) | (right[inner] <= idx[inner])
+            | (right[inner] >= n)).any():
+        raise bad("a node's children are not later nodes (corrupt tree)")
+    if not (np.isfinite(threshold[inner]).all() and np.isfinite(value).all()
+            and np.isfinite(base)):
+        raise bad("a threshold or value is not a finite number")
+    cdef TreeModel m = TreeModel()
+    m.n_nodes = n
+    m.n_trees = len(roots)
+    m.feature = <int32_t*>malloc(n * sizeof(int32_t))
+    m.threshold = <double*>malloc(n * sizeof(double))
+    m.left = <int32_t*>malloc(n * sizeof(int32_t))
+    m.right = <int32_t*>malloc(n * sizeof(int32_t))
+    m.value = <double*>malloc(n * sizeof(double))
+    m.roots = <int32_t*>malloc(m.n_trees * sizeof(int32_t))
+    if (m.feature == NULL or m.threshold == NULL or m.left == NULL or m.right == NULL
+            or m.value == NULL or m.roots == NULL):
+        raise MemoryError()
+    cdef int i
+    for i in range(n):
+        m.feature[i] = feature[i]
+        m.threshold[i] = threshold[i]
+        m.left[i] = left[i]
+        m.right[i] = right[i]
+        m.value[i] = value[i]
+    for i in range(m.n_trees):
+        m.roots[i] = roots[i]
+    m.base = base
+    m.path = str(path)
+    m.meta = dict(d.get("training", {}))
+    return m
+
+
+def default_model_path():
+    """The model file shipped inside the package."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", DEFAULT_MODEL)
+
+
+cdef dict _models = {}                # resolved path -> TreeModel (loaded once per process)
+
+
+def load_model(path=None):
+    """The TreeModel of a model file (default: the one shipped with ttrsim), loaded once
+    per process. A missing, unreadable or corrupt file raises ModelFileError naming it."""
+    path = os.path.abspath(os.path.expanduser(str(path))) if path else default_model_path()
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        raise ModelFileError(f"expert model file {path} not found; reinstall ttrsim, or give "
+                             "an existing file as expert:model=PATH") from None
+    hit = _models.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ModelFileError(f"expert model file {path} cannot be read as JSON ({exc}); "
+                             "reinstall ttrsim or retrain with scripts/train_expert.py") from None
+    model = model_from_dict(d, path)
+    _models[path] = (stamp, model)
+    return model
+
+
+cdef class ExpertPolicy(Policy):
+    """``expert``: gradient-boosted trees, trained to imitate the search, choose among the
+    search's candidate actions (docs/expert.md)."""
+    cdef readonly str model_path       # "" : the model shipped with ttrsim
+    cdef readonly TreeModel model
+    cdef Policy tk, gr, ro              # this seat's tickets, greedy and routes (the
+                                        # proposers), kept for the whole game
+    cdef int n_cand
+    cdef int32_t cand[MAX_XCAND]
+    cdef int32_t prop[N_PROP]
+    cdef float x[MAX_XCAND][N_FEAT]
+    cdef double scores[MAX_XCAND]
+
+    def __cinit__(self, *args, **kwargs):
+        self.needs_legal = False        # candidates are built and checked here
+
+    def __init__(self, model="", spec=None):
+        from ttrsim._policies import GreedyPolicy, RoutesPolicy, TicketsPolicy
+
+        Policy.__init__(self, spec or "expert")
+        self.model_path = str(model or "")
+        self.model = load_model(self.model_path or None)
+        self.tk = TicketsPolicy(spec="tickets")
+        self.gr = GreedyPolicy(spec="greedy")
+        self.ro = RoutesPolicy(spec="routes")
+        self.n_cand = 0
+
+    @property
+    def params(self):
+        return dict(model=self.model_path)
+
+    def __reduce__(self):
+        from ttrsim._policies import _rebuild
+        return (_rebuild, (type(self), self.params, self.spec))
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        rng_seed(&self.rng, seed)
+        self.tk.start_game(b, s, seat, rng_next(&self.rng))
+        self.gr.start_game(b, s, seat, rng_next(&self.rng))
+        self.ro.start_game(b, s, seat, rng_next(&self.rng))
+
+    @cython.final
+    cdef void add(self, int32_t act) noexcept nogil:
+        cdef int i
+        if act < 0 or self.n_cand >= MAX_XCAND:
+            return
+        for i in range(self.n_cand):
+            if self.cand[i] == act:
+                return
+        self.cand[self.n_cand] = act
+        self.n_cand += 1
+
+    @cython.final
+    cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """Fill cand[] and x[]; return -1 when a proposer failed (self.error says why)."""
+        cdef int32_t act
+        self.n_cand = 0
+        act = self.tk.choose(b, s, seat, NULL, 0)
+        if act < 0:
+            with gil:
+                self.error = self.tk.take_error() or PolicyError("expert: tickets gave no action")
+            return -1
+        self.prop[0] = act
+        self.prop[1] = -1
+        self.prop[2] = -1
+        self.add(act)
+        if s.phase != PH_TURN:
+            self.features(b, s, seat)
+            return 0
+        self.prop[1] = self.gr.choose(b, s, seat, NULL, 0)
+        self.prop[2] = self.ro.choose(b, s, seat, NULL, 0)
+        self.add(self.prop[1])
+        self.add(self.prop[2])
+        act = make_action(ACT_DRAW_BLIND, 0, 0, 0)
+        if is_legal(b, s, act):
+            self.add(act)
+        act = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+        if is_legal(b, s, act):
+            self.add(act)
+        self.features(b, s, seat)
+        return 0
+
+    @cython.final
+    cdef void features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """x[k] for every candidate: only the seat's own hand and tickets and public
+        information (routes, trains, face-up cards, deck counts) enter."""
+        cdef int k, f, q, t, kind, r, j, typ
+        cdef int32_t act
+        cdef float* x
+        cdef double init = b.trains if b.trains > 0 else 1.0
+        cdef int min_other = 1 << 20, best_other = -(1 << 20), me_pts
+        cdef int open_n = 0, open_pts = 0, done_pts = 0, joined, joined_pts, max_pts = 1
+        cdef bint conn[MAX_TICKETS]
+        for q in range(s.n_players):
+            if q != seat:
+                if s.p[q].trains < min_other:
+                    min_other = s.p[q].trains
+                if s.p[q].route_points > best_other:
+                    best_other = s.p[q].route_points
+        me_pts = s.p[seat].route_points
+        for t in range(b.n_tickets):
+            conn[t] = False
+            if s.p[seat].tickets[t >> 6] >> (t & 63) & 1:
+                if ticket_connected(b, s, seat, t):
+                    conn[t] = True
+                    done_pts += b.ticket_points[t]
+                else:
+                    open_n += 1
+                    open_pts += b.ticket_points[t]
+        for j in range(MAX_LEN):
+            if b.route_points[j] > max_pts:
+                max_pts = b.route_points[j]
+        for k in range(self.n_cand):
+            act = self.cand[k]
+            x = &self.x[k][0]
+            for f in range(N_FEAT):
+                x[f] = 0.0
+            x[0] = act == self.prop[0]
+            x[1] = act == self.prop[1]
+            x[2] = act == self.prop[2]
+            x[3] = x[0] + x[1] + x[2]
+            kind = action_kind(act)
+            x[4] = kind == ACT_CLAIM
+            x[5] = kind == ACT_DRAW_BLIND
+            x[6] = kind == ACT_DRAW_FACEUP
+            x[7] = kind == ACT_DRAW_TICKETS
+            x[8] = kind == ACT_STATION
+            x[20] = s.p[seat].trains / init
+            if kind == ACT_CLAIM:
+                r = action_a(act)
+                x[9] = b.route_len[r]
+                x[10] = b.route_points[b.route_len[r]] / <double>max_pts
+                x[11] = action_c(act)
+                x[12] = b.route_tunnel[r]
+                joined = 0
+                joined_pts = 0
+                for t in range(b.n_tickets):
+                    if (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and not conn[t]:
+                        if connected_with(b, s, seat, t, r):
+                            joined += 1
+                            joined_pts += b.ticket_points[t]
+                x[13] = joined
+                x[14] = joined_pts
+                x[15] = ((s.p[seat].cities >> b.route_a[r]) & 1) | ((s.p[seat].cities >> b.route_b[r]) & 1)
+                x[20] = (s.p[seat].trains - b.route_len[r]) / init
+            elif kind == ACT_STATION:
+                x[11] = action_c(act)
+            elif kind == ACT_DRAW_FACEUP:
+                typ = s.faceup[action_a(act)]
+                if typ >= 0:
+                    x[16] = typ == WILD
+                    x[17] = s.p[seat].hand[typ]
+            x[18] = s.p[seat].trains / init
+            x[19] = (min_other if min_other < (1 << 20) else 0) / init
+            x[21] = s.last_round
+            x[22] = hand_total(s, seat)
+            x[23] = open_n
+            x[24] = open_pts
+            x[25] = done_pts
+            x[26] = s.tdeck_n
+            x[27] = s.n_players
+            x[28] = s.turn / <double>s.n_players
+            x[29] = me_pts - (best_other if best_other > -(1 << 20) else 0)
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        cdef int k, best = 0
+        if self.list_candidates(b, s, seat) < 0:
+            return -1
+        if self.n_cand == 1:
+            return self.cand[0]
+        for k in range(self.n_cand):
+            self.scores[k] = self.model.score(&self.x[k][0])
+            if self.scores[k] > self.scores[best]:
+                best = k                # ties: the earlier candidate (tickets' first)
+        return self.cand[best]
+
+    # --- for training and tests (Python) ----------------------------------------------
+    def start(self, game, int seat, uint64_t seed=0):
+        """Start a game for `seat` as the batch loop does (before its first decision)."""
+        cdef GameState s
+        cdef CompiledBoard cb = _copy(game, &s)
+        self.start_game(&cb.c, &s, seat, seed)
+
+    def candidates(self, game):
+        """``(codes, X)`` for the seat to move in `game` (a ``ttrsim.Game``): the candidate
+        action codes (tickets' choice first) and their features, an (n, len(FEATURES))
+        float32 array. It advances the policy's state exactly as a decision does (call
+        ``start`` first); the game is not changed."""
+        cdef GameState s
+        cdef CompiledBoard cb = _copy(game, &s)
+        if s.phase == PH_OVER:
+            raise ValueError("the game is over")
+        if self.list_candidates(&cb.c, &s, s.current) < 0:
+            raise self.take_error()
+        codes = np.array([self.cand[k] for k in range(self.n_cand)], dtype=np.int32)
+        X = np.array([[self.x[k][f] for f in range(N_FEAT)] for k in range(self.n_cand)],
+                     dtype=np.float32).reshape(self.n_cand, N_FEAT)
+        return codes, X
+
+
+cdef CompiledBoard _copy(game, GameState* s):
+    core = getattr(game, "_core", game)
+    cdef bytes data = core.state_bytes()
+    if len(data) != sizeof(GameState):
+        raise ValueError("not a ttrsim game")
+    memcpy(s, <const char*>data, sizeof(GameState))
+    return core.cb

@@ -1,0 +1,269 @@
+"""Training the ``expert`` policy by expert iteration (docs/expert.md).
+
+One round: play games with one ``search`` seat against ``tickets`` seats, and at every
+turn of the search seat record the ``expert`` policy's candidates with their features
+(``generate``) and which one the search chose; fit gradient-boosted trees that score the
+search's choice above the others (``fit``, scikit-learn, single-threaded and seeded);
+write the model file (``export``); measure held-out agreement with the search and
+strength against ``tickets`` (``agreement``, ``strength``). The next round labels its
+positions with ``search:rollout=expert`` using the previous round's model. ``train``
+runs the rounds; ``scripts/train_expert.py`` is its command line. Needs scikit-learn
+(``pip install ttrsim[train]``).
+
+>>> rounds = train(out="models", games=200, playouts=100, seed=0)   # doctest: +SKIP
+"""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from ttrsim._expert import FEATURES, FORMAT, FORMAT_VERSION, load_model, model_from_dict
+from ttrsim.game import Game, resolve_board
+
+__all__ = ["Positions", "agreement", "export", "fit", "generate", "strength", "train"]
+
+BOARDS = ("usa", "europe", "newyork")
+
+
+@dataclass
+class Positions:
+    """Labelled decisions: the candidates' features ``X`` (rows), ``chosen`` (1 on the row
+    the search played), ``group`` (one id per decision), ``game`` (one id per game) and
+    ``board`` per decision. A decision whose search choice is not among the candidates
+    has no chosen row (it counts as a miss in ``agreement`` and is left out of ``fit``)."""
+
+    X: np.ndarray
+    chosen: np.ndarray
+    group: np.ndarray
+    game: np.ndarray
+    boards: list = field(default_factory=list)
+    cpu_seconds: float = 0.0
+
+    @property
+    def decisions(self) -> int:
+        return int(len(np.unique(self.group))) if len(self.group) else 0
+
+    def concat(self, other: "Positions") -> "Positions":
+        g0 = int(self.group.max()) + 1 if len(self.group) else 0
+        m0 = int(self.game.max()) + 1 if len(self.game) else 0
+        return Positions(np.vstack([self.X, other.X]), np.concatenate([self.chosen, other.chosen]),
+                         np.concatenate([self.group, other.group + g0]),
+                         np.concatenate([self.game, other.game + m0]),
+                         self.boards + other.boards, self.cpu_seconds + other.cpu_seconds)
+
+
+def _search_spec(playouts: int, model) -> str:
+    spec = f"search:playouts={int(playouts)}"
+    if model is not None:
+        spec += f",rollout=expert:model={Path(model).resolve()}"
+    return spec
+
+
+def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
+             playouts: int = 200, rollout_model=None, progress: bool = False) -> Positions:
+    """Label the turns of one ``search`` seat (seat ``game % players``) playing against
+    ``tickets`` in every other seat. ``rollout_model``: a model file; then the search's
+    rollout policy is ``expert`` with that model (expert iteration), else ``tickets``.
+    The game follows the search's choices. Same seed, same positions."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+    from ttrsim.policies import decide, make_policy
+
+    if rollout_model is not None:
+        load_model(rollout_model)              # a clear error now rather than in a game
+    spec = _search_spec(playouts, rollout_model)
+    seeds = np.random.SeedSequence([int(seed), players, 0x7E]).generate_state(3 * games,
+                                                                               dtype=np.uint64)
+    X, chosen, group, game_ids, boards = [], [], [], [], []
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(games), desc=f"positions {board}", disable=not progress):
+        g = Game(board, players, seed=int(seeds[3 * i]))
+        me = i % players
+        search = make_policy(spec, g.board)
+        expert = ExpertPolicy()
+        expert.start(g, me, int(seeds[3 * i + 1]))
+        others = {q: make_policy("tickets", g.board) for q in range(players) if q != me}
+        started = set()
+        rng = np.random.SeedSequence(int(seeds[3 * i + 2]))
+        k = 0
+        while not g.is_over() and g.turn < 1000:
+            q = g.current_player
+            if q == me:
+                phase = g.phase
+                codes, feats = expert.candidates(g)
+                k += 1
+                act = decide(search, g, seed=int(rng.generate_state(1, np.uint64)[0]) ^ k)
+                if phase == "turn" and len(codes) > 1:
+                    X.append(feats)
+                    chosen.append((codes == act).astype(np.int8))
+                    group.append(np.full(len(codes), n_dec, dtype=np.int64))
+                    game_ids.append(np.full(len(codes), i, dtype=np.int64))
+                    boards.append(str(board))
+                    n_dec += 1
+            else:
+                act = decide(others[q], g, seed=int(seeds[3 * i + 2]) ^ (q + 1),
+                             start=q not in started)
+                started.add(q)
+            g.apply(int(act))
+    empty = np.zeros((0, len(FEATURES)), np.float32)
+    return Positions(np.vstack(X) if X else empty,
+                     np.concatenate(chosen) if chosen else np.zeros(0, np.int8),
+                     np.concatenate(group) if group else np.zeros(0, np.int64),
+                     np.concatenate(game_ids) if game_ids else np.zeros(0, np.int64),
+                     boards, time.process_time() - t0)
+
+
+def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
+        learning_rate: float = 0.1, round_info: dict | None = None) -> dict:
+    """Fit gradient-boosted trees (scikit-learn's GradientBoostingClassifier: is this
+    candidate the search's choice?) on the decisions that have a chosen row; return the
+    content of a model file (``export`` writes it). Deterministic for a seed."""
+    try:
+        from sklearn.ensemble import GradientBoostingClassifier
+    except ImportError:
+        raise ImportError("training the expert needs scikit-learn: pip install 'ttrsim[train]'") from None
+    labelled = np.isin(data.group, np.unique(data.group[data.chosen == 1]))
+    if labelled.sum() == 0 or data.chosen[labelled].min() == data.chosen[labelled].max():
+        raise ValueError("no decision to learn from: generate more positions")
+    clf = GradientBoostingClassifier(n_estimators=int(trees), max_depth=int(depth),
+                                     learning_rate=float(learning_rate), subsample=1.0,
+                                     random_state=int(seed))
+    clf.fit(data.X[labelled], data.chosen[labelled])
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+    for est in clf.estimators_[:, 0]:
+        t = est.tree_
+        off = len(feature)
+        roots.append(off)
+        leaf = t.children_left < 0
+        feature += [int(f) if not lf else -1 for f, lf in zip(t.feature, leaf)]
+        threshold += [float(x) if not lf else 0.0 for x, lf in zip(t.threshold, leaf)]
+        left += [int(c) + off if not lf else -1 for c, lf in zip(t.children_left, leaf)]
+        right += [int(c) + off if not lf else -1 for c, lf in zip(t.children_right, leaf)]
+        value += [float(v) * clf.learning_rate for v in t.value[:, 0, 0]]
+    model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
+             "base": 0.0,
+             "trees": {"feature": feature, "threshold": threshold, "left": left,
+                       "right": right, "value": value, "roots": roots},
+             "training": dict(round_info or {}, trees=int(trees), depth=int(depth),
+                              learning_rate=float(learning_rate), seed=int(seed),
+                              rows=int(labelled.sum()),
+                              decisions=int(len(np.unique(data.group[labelled]))))}
+    # the exported trees must rank candidates as the fitted model does
+    raw = clf.decision_function(data.X[labelled][:200])
+    mine = model_from_dict(model).predict(data.X[labelled][:200])
+    if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6):
+        raise RuntimeError("exported trees disagree with scikit-learn's predictions")
+    return model
+
+
+def export(model: dict, path) -> Path:
+    """Write a model (from ``fit``) as a JSON model file; the same model gives the same
+    bytes."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n",
+                    encoding="utf-8")
+    return path
+
+
+def agreement(model, data: Positions) -> float:
+    """Share of the decisions where the model's best candidate is the search's choice
+    (``model``: a model file path or the content of one)."""
+    m = model_from_dict(model) if isinstance(model, dict) else load_model(model)
+    if data.decisions == 0:
+        return float("nan")
+    scores = m.predict(data.X)
+    hit = 0
+    for gid in np.unique(data.group):
+        rows = np.flatnonzero(data.group == gid)
+        hit += int(data.chosen[rows[int(np.argmax(scores[rows]))]] == 1)
+    return hit / data.decisions
+
+
+def strength(model, board="europe", players: int = 2, games: int = 1000, seed: int = 0,
+             opponent: str = "tickets") -> dict:
+    """``expert`` (with ``model``, a file path; None: the shipped one) in one seat against
+    ``opponent`` in the others, seats rotated: its win share with the 95% Wilson interval."""
+    from ttrsim.runner import simulate
+
+    spec = "expert" if model is None else f"expert:model={Path(model).resolve()}"
+    specs = [spec] + [f"{opponent}#{k}" for k in range(players - 1)]
+    t0 = time.process_time()
+    run = simulate(board, specs, games=games, seed=seed, n_jobs=1, summary=True)
+    cpu = time.process_time() - t0
+    table = run.summary(by="policy")
+    row = table.loc[[k for k in table.index if str(k).startswith("expert")][0]]
+    return {"board": str(board), "players": players, "games": games, "opponent": opponent,
+            "win_share": float(row["win_share"]), "low": float(row["win_share_low"]),
+            "high": float(row["win_share_high"]), "cpu_seconds": round(cpu, 2)}
+
+
+def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 200,
+          playouts: int = 200, eval_games: int = 400, seed: int = 0, trees: int = 150,
+          depth: int = 4, holdout: float = 0.2, progress: bool = True) -> list[dict]:
+    """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
+    (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` on held-out games (every 1/holdout-th) and ``strength``
+    against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
+    ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
+    previous round's model; positions of earlier rounds are kept. Same arguments, same
+    model files. Returns one record per round (also written to ``out/rounds.json``)."""
+    counts = (int(players),) if np.isscalar(players) else tuple(int(n) for n in players)
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    records, data, prev = [], None, None
+    for r in range(1, int(rounds) + 1):
+        fresh = None
+        for j, board in enumerate(boards):
+            for n in counts:
+                if n > resolve_board(board).max_players:
+                    continue
+                part = generate(board, n, games, seed=seed * 1000 + r * 100 + j * 10 + n,
+                                playouts=playouts, rollout_model=prev, progress=progress)
+                fresh = part if fresh is None else fresh.concat(part)
+        data = fresh if data is None else data.concat(fresh)
+        # hold out the last games of every round's positions (whole games, not rows)
+        held = data.game % max(2, int(round(1 / holdout))) == 0
+        train_part = _subset(data, ~held)
+        test_part = _subset(data, held)
+        t0 = time.process_time()
+        labels = f"search:playouts={int(playouts)}" + (
+            f",rollout=expert:model={Path(prev).name}" if prev else "")
+        info = {"round": r, "labels": labels,
+            "boards": list(boards), "players": list(counts), "games_per_board": games}
+        model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info)
+        fit_cpu = time.process_time() - t0
+        path = export(model, out / f"expert-round{r}.json")
+        rec = {"round": r, "labels": info["labels"], "decisions": data.decisions,
+               "new_decisions": fresh.decisions, "train_decisions": train_part.decisions,
+               "label_cpu_seconds": round(fresh.cpu_seconds, 1),
+               "fit_cpu_seconds": round(fit_cpu, 1),
+               "agreement_holdout": agreement(model, test_part),
+               "agreement_tickets": _tickets_agreement(test_part),
+               "model": str(path), "strength": []}
+        for j, board in enumerate(boards):
+            if eval_games > 0:
+                rec["strength"].append(strength(path, board, 2, eval_games, seed=seed + 77 + j))
+        records.append(rec)
+        (out / "rounds.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
+        prev = path
+    return records
+
+
+def _tickets_agreement(data: Positions) -> float:
+    """Share of the decisions where the search played ``tickets``' own choice (the
+    baseline any model must beat): the first candidate."""
+    if data.decisions == 0:
+        return float("nan")
+    first = np.r_[True, data.group[1:] != data.group[:-1]]
+    return float(data.chosen[first].sum() / data.decisions)
+
+
+def _subset(data: Positions, mask: np.ndarray) -> Positions:
+    return Positions(data.X[mask], data.chosen[mask], data.group[mask], data.game[mask], [],
+                     data.cpu_seconds)
