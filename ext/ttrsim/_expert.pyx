@@ -31,7 +31,7 @@ from ttrsim._policy import PolicyError
 
 cdef enum:
     MAX_XCAND = 8             # candidates per decision at most
-    N_FEAT = 30               # features per candidate (FEATURES below)
+    N_FEAT = 39               # features per candidate (FEATURES below)
     N_PROP = 3                # proposers: tickets, greedy, routes
 
 # Feature names, in the order of the compiled feature vector (a model file names the
@@ -45,6 +45,9 @@ FEATURES = (
     "trains_me", "trains_min_other", "trains_after", "last_round",
     "hand", "open_tickets", "open_points", "done_points",
     "ticket_deck", "players", "rounds", "route_lead",
+    # what `tickets` would play, on every candidate's row (the trees compare with it)
+    "tk_claim", "tk_faceup", "tk_blind", "tk_draw_tickets", "tk_route_len", "tk_joined",
+    "faceup_wilds", "hand_most", "train_cards_left",
 )
 assert len(FEATURES) == N_FEAT
 
@@ -315,6 +318,7 @@ cdef class ExpertPolicy(Policy):
         cdef int min_other = 1 << 20, best_other = -(1 << 20), me_pts
         cdef int open_n = 0, open_pts = 0, done_pts = 0, joined, joined_pts, max_pts = 1
         cdef bint conn[MAX_TICKETS]
+        cdef float tk[9]
         for q in range(s.n_players):
             if q != seat:
                 if s.p[q].trains < min_other:
@@ -334,6 +338,28 @@ cdef class ExpertPolicy(Policy):
         for j in range(MAX_LEN):
             if b.route_points[j] > max_pts:
                 max_pts = b.route_points[j]
+        # what tickets would play, and public card counts: the same on every row
+        kind = action_kind(self.prop[0])
+        tk[0] = kind == ACT_CLAIM
+        tk[1] = kind == ACT_DRAW_FACEUP
+        tk[2] = kind == ACT_DRAW_BLIND
+        tk[3] = kind == ACT_DRAW_TICKETS
+        tk[4] = 0
+        tk[5] = 0
+        if kind == ACT_CLAIM:
+            r = action_a(self.prop[0])
+            tk[4] = b.route_len[r]
+            tk[5] = joins(b, s, seat, r, conn, &joined_pts)
+        tk[6] = 0
+        for j in range(N_FACEUP):
+            tk[6] += s.faceup[j] == WILD
+        tk[7] = 0
+        for j in range(N_CARD_TYPES):
+            if j != WILD and s.p[seat].hand[j] > tk[7]:
+                tk[7] = s.p[seat].hand[j]
+        tk[8] = s.deck_n
+        for j in range(N_CARD_TYPES):
+            tk[8] += s.discard[j]
         for k in range(self.n_cand):
             act = self.cand[k]
             x = &self.x[k][0]
@@ -356,13 +382,7 @@ cdef class ExpertPolicy(Policy):
                 x[10] = b.route_points[b.route_len[r]] / <double>max_pts
                 x[11] = action_c(act)
                 x[12] = b.route_tunnel[r]
-                joined = 0
-                joined_pts = 0
-                for t in range(b.n_tickets):
-                    if (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and not conn[t]:
-                        if connected_with(b, s, seat, t, r):
-                            joined += 1
-                            joined_pts += b.ticket_points[t]
+                joined = joins(b, s, seat, r, conn, &joined_pts)
                 x[13] = joined
                 x[14] = joined_pts
                 x[15] = ((s.p[seat].cities >> b.route_a[r]) & 1) | ((s.p[seat].cities >> b.route_b[r]) & 1)
@@ -385,6 +405,8 @@ cdef class ExpertPolicy(Policy):
             x[27] = s.n_players
             x[28] = s.turn / <double>s.n_players
             x[29] = me_pts - (best_other if best_other > -(1 << 20) else 0)
+            for j in range(9):
+                x[30 + j] = tk[j]
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
@@ -421,6 +443,20 @@ cdef class ExpertPolicy(Policy):
         X = np.array([[self.x[k][f] for f in range(N_FEAT)] for k in range(self.n_cand)],
                      dtype=np.float32).reshape(self.n_cand, N_FEAT)
         return codes, X
+
+
+cdef int joins(const BoardC* b, const GameState* s, int seat, int r, const bint* conn,
+              int* points) noexcept nogil:
+    """Own tickets not yet joined (conn: joined ones) that route r would join; their
+    points in *points."""
+    cdef int t, n = 0
+    points[0] = 0
+    for t in range(b.n_tickets):
+        if (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and not conn[t]:
+            if connected_with(b, s, seat, t, r):
+                n += 1
+                points[0] += b.ticket_points[t]
+    return n
 
 
 cdef CompiledBoard _copy(game, GameState* s):
