@@ -1,7 +1,7 @@
 """Training the ``expert`` policy by expert iteration (docs/expert.md).
 
 One round: play games with one ``search`` seat against ``tickets`` seats, and at every
-turn of the search seat record the ``expert`` policy's candidates with their features
+turn and ticket choice of the search seat record the ``expert`` policy's candidates with their features
 (``generate``) and which one the search chose; fit gradient-boosted trees that score the
 search's choice above the others (``fit``, scikit-learn, single-threaded and seeded);
 write the model file (``export``); measure held-out agreement with the search and
@@ -27,6 +27,8 @@ from ttrsim.game import Game, resolve_board
 __all__ = ["Positions", "agreement", "export", "fit", "generate", "strength", "train"]
 
 BOARDS = ("usa", "europe", "newyork")
+# decisions the model makes (second draws and tunnels are tickets' own)
+LEARNED_PHASES = ("turn", "setup_tickets", "keep_tickets")
 
 
 @dataclass
@@ -65,7 +67,7 @@ def _search_spec(playouts: int, model) -> str:
 
 def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
              playouts: int = 200, rollout_model=None, progress: bool = False) -> Positions:
-    """Label the turns of one ``search`` seat (seat ``game % players``) playing against
+    """Label the decisions (turns and ticket choices) of one ``search`` seat (seat ``game % players``) playing against
     ``tickets`` in every other seat. ``rollout_model``: a model file; then the search's
     rollout policy is ``expert`` with that model (expert iteration), else ``tickets``.
     The game follows the search's choices. Same seed, same positions."""
@@ -99,7 +101,7 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
                 codes, feats = expert.candidates(g)
                 k += 1
                 act = decide(search, g, seed=int(rng.generate_state(1, np.uint64)[0]) ^ k)
-                if phase == "turn" and len(codes) > 1:
+                if phase in LEARNED_PHASES and len(codes) > 1:
                     X.append(feats)
                     chosen.append((codes == act).astype(np.int8))
                     group.append(np.full(len(codes), n_dec, dtype=np.int64))

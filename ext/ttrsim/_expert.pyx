@@ -6,8 +6,9 @@
 # candidate is described by board-independent features of the position and the action,
 # computed from what the seat may know only (its hand and tickets, the board, public
 # counts); gradient-boosted trees score every candidate and the best one is played.
-# Other decisions (initial and drawn ticket choices, second card draws, tunnels) are
-# `tickets`' own. The same compiled code gives the features to the training pipeline
+# Ticket choices (initial and drawn) are scored the same way over every legal choice,
+# with features of the plan (the planner of _planning.pxd) joining the tickets held and
+# kept. Second card draws and tunnel payments are `tickets`' own. The same compiled code gives the features to the training pipeline
 # (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.stdint cimport int32_t, uint64_t
@@ -19,7 +20,8 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
                              hand_total, is_legal, make_action)
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
-from ttrsim._planning cimport connected_with, ticket_connected
+from ttrsim._planning cimport (BoardInfo, Plan, PlanParams, UNIT, Workspace, board_info_init,
+                               connected_with, plan_tickets, ticket_connected)
 
 import json
 import os
@@ -30,8 +32,8 @@ from ttrsim._policy import PolicyError
 
 
 cdef enum:
-    MAX_XCAND = 8             # candidates per decision at most
-    N_FEAT = 39               # features per candidate (FEATURES below)
+    MAX_XCAND = 32            # candidates per decision at most
+    N_FEAT = 50               # features per candidate (FEATURES below)
     N_PROP = 3                # proposers: tickets, greedy, routes
 
 # Feature names, in the order of the compiled feature vector (a model file names the
@@ -48,6 +50,9 @@ FEATURES = (
     # what `tickets` would play, on every candidate's row (the trees compare with it)
     "tk_claim", "tk_faceup", "tk_blind", "tk_draw_tickets", "tk_route_len", "tk_joined",
     "faceup_wilds", "hand_most", "train_cards_left",
+    # ticket choices (initial and drawn): the plan joining the tickets held and kept
+    "keep", "setup", "kept", "kept_points", "kept_long", "plan_trains", "plan_extra",
+    "plan_slack", "plan_dropped", "plan_claims", "points_per_train",
 )
 assert len(FEATURES) == N_FEAT
 
@@ -236,9 +241,30 @@ cdef class ExpertPolicy(Policy):
     cdef int32_t prop[N_PROP]
     cdef float x[MAX_XCAND][N_FEAT]
     cdef double scores[MAX_XCAND]
+    # the planner, for ticket choices
+    cdef BoardInfo* bi                  # per board (malloc: tens of kB)
+    cdef uint64_t bi_uid
+    cdef PlanParams prm
+    cdef Workspace ws
+    cdef Plan plan
 
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False        # candidates are built and checked here
+        self.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
+        if self.bi == NULL:
+            raise MemoryError()
+        self.bi_uid = 0
+        # the planning policies' default weights (_policies.pyx)
+        self.prm.stations = 1
+        self.prm.tunnels = 1
+        self.prm.tunnel_cost = UNIT
+        self.prm.ferry_cost = UNIT
+        self.prm.station_cost = 4 * UNIT
+        self.prm.claim_cost = 2 * UNIT
+        self.prm.points_weight = 5
+
+    def __dealloc__(self):
+        free(self.bi)
 
     def __init__(self, model="", spec=None):
         from ttrsim._policies import GreedyPolicy, RoutesPolicy, TicketsPolicy
@@ -281,6 +307,7 @@ cdef class ExpertPolicy(Policy):
     cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """Fill cand[] and x[]; return -1 when a proposer failed (self.error says why)."""
         cdef int32_t act
+        cdef int mask
         self.n_cand = 0
         act = self.tk.choose(b, s, seat, NULL, 0)
         if act < 0:
@@ -291,6 +318,14 @@ cdef class ExpertPolicy(Policy):
         self.prop[1] = -1
         self.prop[2] = -1
         self.add(act)
+        if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+            # every legal choice of the offered tickets
+            for mask in range(1, 1 << s.n_pending[seat]):
+                act = make_action(ACT_KEEP, mask, 0, 0)
+                if is_legal(b, s, act):
+                    self.add(act)
+            self.keep_features(b, s, seat)
+            return 0
         if s.phase != PH_TURN:
             self.features(b, s, seat)
             return 0
@@ -407,6 +442,51 @@ cdef class ExpertPolicy(Policy):
             x[29] = me_pts - (best_other if best_other > -(1 << 20) else 0)
             for j in range(9):
                 x[30 + j] = tk[j]
+
+    @cython.final
+    cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """x[k] of ticket choices: the turn features, then the plan joining the tickets
+        held and those kept (own tickets, offered tickets and public routes only)."""
+        cdef int k, i, t, mask, kept, kept_pts, kept_long, base_trains
+        cdef uint64_t tickets[2]
+        cdef float* x
+        cdef double init = b.trains if b.trains > 0 else 1.0
+        self.features(b, s, seat)
+        if self.bi_uid != b.uid or self.bi.b != b:
+            board_info_init(self.bi, b, &self.prm)
+            self.bi_uid = b.uid
+        plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, s.p[seat].trains,
+                     &self.plan, &self.ws)
+        base_trains = self.plan.trains
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            mask = action_a(self.cand[k])
+            tickets[0] = s.p[seat].tickets[0]
+            tickets[1] = s.p[seat].tickets[1]
+            kept = kept_pts = kept_long = 0
+            for i in range(s.n_pending[seat]):
+                if (mask >> i) & 1:
+                    t = s.pending[seat][i]
+                    tickets[t >> 6] |= (<uint64_t>1) << (t & 63)
+                    kept += 1
+                    kept_pts += b.ticket_points[t]
+                    kept_long |= b.ticket_long[t]
+            plan_tickets(self.bi, &self.prm, s, seat, tickets, s.p[seat].trains,
+                         &self.plan, &self.ws)
+            x[39] = 1
+            x[40] = s.phase == PH_SETUP_TICKETS
+            x[41] = kept
+            x[42] = kept_pts
+            x[43] = kept_long
+            x[44] = self.plan.trains
+            x[45] = self.plan.trains - base_trains
+            x[46] = (s.p[seat].trains - self.plan.trains) / init
+            x[47] = 0
+            for t in range(b.n_tickets):
+                if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
+                    x[47] += b.ticket_points[t]
+            x[48] = self.plan.claims
+            x[49] = kept_pts / <double>(x[45] if x[45] > 1 else 1)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
