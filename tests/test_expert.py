@@ -49,7 +49,7 @@ def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path)
     (with the shipped model and with models that push every kind of candidate)."""
     custom = small_board(3)
     models = [None] + [_model(tmp_path, f, f"{f}.json")[0]
-                       for f in ("blind", "draw_tickets", "is_greedy", "is_routes")]
+                       for f in ("blind", "draw_tickets", "is_best_claim", "is_routes", "claim")]
     total = 0
     for board in ("usa", "europe", "newyork", custom):
         for k, model in enumerate(models + models):
@@ -80,9 +80,57 @@ def test_the_model_scores_the_candidates(tmp_path):
     assert X[:, F["blind"]].sum() == 1
     act = decide(make_policy(f"expert:model={blind}", g.board), g, seed=1)
     assert act == codes[np.argmax(X[:, F["blind"]])]
-    greedy, _ = _model(tmp_path, "is_greedy", "g.json")
-    want = decide(make_policy("greedy", g.board), g, seed=1)
-    assert decide(make_policy(f"expert:model={greedy}", g.board), g, seed=1) == want
+    routes, _ = _model(tmp_path, "is_routes", "r.json")
+    want = decide(make_policy("routes", g.board), g, seed=1)
+    assert decide(make_policy(f"expert:model={routes}", g.board), g, seed=1) == want
+
+
+def _joined_points(g, seat, route):
+    """Points of the seat's tickets not yet joined that its routes plus `route` join
+    (union-find over cities, independent of the compiled code)."""
+    b, st = g.board, g.state()
+    parent = list(range(len(b.cities)))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    def joined():
+        return {t for t in st["players"][seat]["tickets"]
+                if find(int(b.ticket_a[t])) == find(int(b.ticket_b[t]))}
+    for r in st["players"][seat]["routes"]:
+        parent[find(int(b.route_a[r]))] = find(int(b.route_b[r]))
+    before = joined()
+    parent[find(int(b.route_a[route]))] = find(int(b.route_b[route]))
+    return sum(int(b.ticket_points[t]) for t in joined() - before)
+
+
+def test_best_claim_candidate_is_the_claim_worth_most(tmp_path):
+    """A model that prefers the best-claim candidate claims, whenever some claim is
+    legal, a route worth the most route points plus joined ticket points."""
+    best, _ = _model(tmp_path, "is_best_claim")
+    checked = 0
+    for board, seed in (("usa", 1), ("europe", 2), ("newyork", 3)):
+        for turns in range(6, 40, 3):
+            g = _midgame(board, 2, seed, turns)
+            if g.is_over() or g.phase != "turn":
+                continue
+            seat = g.current_player
+            claims = [a for a in g.legal_actions() if a.kind == "claim"
+                      and not g.board.route_tunnel[a.route]]
+            act = decide(make_policy(f"expert:model={best}", g.board), g, seed=1)
+            if not claims:
+                continue
+
+            def value(route):
+                return int(g.board.route_points[int(g.board.route_len[route])]) \
+                    + _joined_points(g, seat, route)
+            a = ttrsim.actions.Action.decode(int(act), g.board)
+            assert a.kind == "claim"
+            assert value(a.route) >= max(value(c.route) for c in claims)
+            checked += 1
+    assert checked >= 10
 
 
 def test_features_describe_the_candidate_actions():
@@ -110,7 +158,7 @@ def test_features_describe_the_candidate_actions():
                              "draw_tickets": "draw_tickets", "station": "station"}
                     flags = [x[F[f]] for f in kinds.values()]
                     assert sum(flags) == 1 and x[F[kinds[a.kind]]] == 1
-                    assert x[F["agree"]] == x[F["is_tickets"]] + x[F["is_greedy"]] + x[F["is_routes"]]
+                    assert x[F["agree"]] == x[F["is_tickets"]] + x[F["is_best_claim"]] + x[F["is_routes"]]
                     assert x[F["players"]] == n
                     if a.kind == "claim":
                         length = int(g.board.route_len[a.route])

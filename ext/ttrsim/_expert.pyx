@@ -1,8 +1,10 @@
 # The `expert` policy: a learned model picks among the candidate actions the search
 # compares (docs/expert.md).
 #
-# At a turn the candidates are what `tickets`, `greedy` and `routes` (this seat's own
-# instances, kept for the whole game) would play, a blind draw and a ticket draw. Each
+# At a turn the candidates are what `tickets` and `routes` (this seat's own instances,
+# kept for the whole game) would play, the claim worth most now (route points plus the
+# points of the own tickets it joins: what `greedy` mostly plays, at a fraction of its
+# cost), a blind draw and a ticket draw. Each
 # candidate is described by board-independent features of the position and the action,
 # computed from what the seat may know only (its hand and tickets, the board, public
 # counts); gradient-boosted trees score every candidate and the best one is played.
@@ -17,11 +19,12 @@ from libc.string cimport memcpy
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
-                             hand_total, is_legal, make_action)
+                             hand_total, is_legal, make_action, route_open)
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._planning cimport (BoardInfo, Plan, PlanParams, UNIT, Workspace, board_info_init,
-                               connected_with, plan_tickets, ticket_connected)
+                               claim_payment, connected_with, plan_tickets, ticket_connected,
+                               unknown_cards)
 
 import json
 import os
@@ -34,12 +37,12 @@ from ttrsim._policy import PolicyError
 cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
     N_FEAT = 50               # features per candidate (FEATURES below)
-    N_PROP = 3                # proposers: tickets, greedy, routes
+    N_PROP = 3                # proposers: tickets, the best claim, routes
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
 FEATURES = (
-    "is_tickets", "is_greedy", "is_routes", "agree",
+    "is_tickets", "is_best_claim", "is_routes", "agree",
     "claim", "blind", "faceup", "draw_tickets", "station",
     "route_len", "route_points", "wild_used", "tunnel",
     "tickets_joined", "points_joined", "touches_network",
@@ -234,8 +237,8 @@ cdef class ExpertPolicy(Policy):
     search's candidate actions (docs/expert.md)."""
     cdef readonly str model_path       # "" : the model shipped with ttrsim
     cdef readonly TreeModel model
-    cdef Policy tk, gr, ro              # this seat's tickets, greedy and routes (the
-                                        # proposers), kept for the whole game
+    cdef Policy tk, ro                  # this seat's tickets and routes (proposers),
+                                        # kept for the whole game
     cdef int n_cand
     cdef int32_t cand[MAX_XCAND]
     cdef int32_t prop[N_PROP]
@@ -267,13 +270,12 @@ cdef class ExpertPolicy(Policy):
         free(self.bi)
 
     def __init__(self, model="", spec=None):
-        from ttrsim._policies import GreedyPolicy, RoutesPolicy, TicketsPolicy
+        from ttrsim._policies import RoutesPolicy, TicketsPolicy
 
         Policy.__init__(self, spec or "expert")
         self.model_path = str(model or "")
         self.model = load_model(self.model_path or None)
         self.tk = TicketsPolicy(spec="tickets")
-        self.gr = GreedyPolicy(spec="greedy")
         self.ro = RoutesPolicy(spec="routes")
         self.n_cand = 0
 
@@ -289,7 +291,6 @@ cdef class ExpertPolicy(Policy):
                          uint64_t seed) noexcept nogil:
         rng_seed(&self.rng, seed)
         self.tk.start_game(b, s, seat, rng_next(&self.rng))
-        self.gr.start_game(b, s, seat, rng_next(&self.rng))
         self.ro.start_game(b, s, seat, rng_next(&self.rng))
 
     @cython.final
@@ -329,7 +330,7 @@ cdef class ExpertPolicy(Policy):
         if s.phase != PH_TURN:
             self.features(b, s, seat)
             return 0
-        self.prop[1] = self.gr.choose(b, s, seat, NULL, 0)
+        self.prop[1] = self.best_claim(b, s, seat)
         self.prop[2] = self.ro.choose(b, s, seat, NULL, 0)
         self.add(self.prop[1])
         self.add(self.prop[2])
@@ -442,6 +443,30 @@ cdef class ExpertPolicy(Policy):
             x[29] = me_pts - (best_other if best_other > -(1 << 20) else 0)
             for j in range(9):
                 x[30 + j] = tk[j]
+
+    @cython.final
+    cdef int32_t best_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """The claim the hand pays now that is worth most: route points plus the points of
+        the own tickets it joins (longer first on a tie), with the cheapest payment; a
+        tunnel only within `tickets`' default risk. -1: no claim."""
+        cdef int r, t, v, best_v = -1, n_conn = 0, pts
+        cdef int32_t act = -1, best = -1
+        cdef int pool[N_CARD_TYPES]
+        cdef bint conn[MAX_TICKETS]
+        unknown_cards(b, s, seat, pool)
+        for t in range(b.n_tickets):
+            conn[t] = (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and ticket_connected(b, s, seat, t)
+        for r in range(b.n_routes):
+            if b.route_len[r] > s.p[seat].trains or not route_open(b, s, r, seat):
+                continue
+            if claim_payment(b, s, seat, r, NULL, 0.3, pool, &act) < 0:
+                continue
+            joins(b, s, seat, r, conn, &pts)
+            v = 4 * (b.route_points[b.route_len[r]] + pts) + b.route_len[r]
+            if v > best_v:
+                best_v = v
+                best = act
+        return best
 
     @cython.final
     cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
