@@ -35,6 +35,9 @@ def main(argv=None) -> int:
     ap.add_argument("--players", default="2,4", help="player counts of the labelled games")
     ap.add_argument("--games", type=int, default=150,
                     help="labelled games per board and player count per round (default 150)")
+    ap.add_argument("--games-later", type=int, default=None,
+                    help="the same for rounds after the first (their search plays expert "
+                         "rollouts, which cost more; default: --games)")
     ap.add_argument("--playouts", type=int, default=200, help="search playouts per decision")
     ap.add_argument("--eval-games", type=int, default=1000,
                     help="2-player games per board against tickets after each round (0: none)")
@@ -50,6 +53,7 @@ def main(argv=None) -> int:
             ap.error(f"--{name} must be at least 1")
     records = train(a.out, rounds=a.rounds, boards=tuple(a.boards.split(",")),
                     players=tuple(int(n) for n in a.players.split(",")), games=a.games,
+                    games_later=a.games_later,
                     playouts=a.playouts, eval_games=a.eval_games, seed=a.seed, trees=a.trees,
                     depth=a.depth, progress=not a.quiet)
     print(json.dumps(records, indent=1))

@@ -207,27 +207,37 @@ def strength(model, board="europe", players: int = 2, games: int = 1000, seed: i
 
 
 def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 200,
-          playouts: int = 200, eval_games: int = 400, seed: int = 0, trees: int = 150,
-          depth: int = 4, holdout: float = 0.2, progress: bool = True) -> list[dict]:
+          games_later: int | None = None, playouts: int = 200, eval_games: int = 400,
+          seed: int = 0, trees: int = 150, depth: int = 4, holdout: float = 0.2,
+          progress: bool = True) -> list[dict]:
     """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
     (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` on held-out games (every 1/holdout-th) and ``strength``
     against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
-    previous round's model; positions of earlier rounds are kept. Same arguments, same
-    model files. Returns one record per round (also written to ``out/rounds.json``)."""
+    previous round's model (``games_later`` games per board and player count: its
+    playouts cost more); positions of earlier rounds are kept. Each round's positions are
+    saved (``out/positions-round{r}.npz``) and read back by a later call with the same
+    ``out`` instead of being played again. Same arguments, same model files. Returns one
+    record per round (also written to ``out/rounds.json``)."""
     counts = (int(players),) if np.isscalar(players) else tuple(int(n) for n in players)
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records, data, prev = [], None, None
     for r in range(1, int(rounds) + 1):
         fresh = None
-        for j, board in enumerate(boards):
-            for n in counts:
-                if n > resolve_board(board).max_players:
-                    continue
-                part = generate(board, n, games, seed=seed * 1000 + r * 100 + j * 10 + n,
-                                playouts=playouts, rollout_model=prev, progress=progress)
-                fresh = part if fresh is None else fresh.concat(part)
+        n_games = games if r == 1 or games_later is None else int(games_later)
+        saved = out / f"positions-round{r}.npz"
+        if saved.exists():
+            fresh = _load_positions(saved)
+        else:
+            for j, board in enumerate(boards):
+                for n in counts:
+                    if n > resolve_board(board).max_players:
+                        continue
+                    part = generate(board, n, n_games, seed=seed * 1000 + r * 100 + j * 10 + n,
+                                    playouts=playouts, rollout_model=prev, progress=progress)
+                    fresh = part if fresh is None else fresh.concat(part)
+            _save_positions(fresh, saved)
         data = fresh if data is None else data.concat(fresh)
         # hold out the last games of every round's positions (whole games, not rows)
         held = data.game % max(2, int(round(1 / holdout))) == 0
@@ -237,7 +247,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
         labels = f"search:playouts={int(playouts)}" + (
             f",rollout=expert:model={Path(prev).name}" if prev else "")
         info = {"round": r, "labels": labels,
-            "boards": list(boards), "players": list(counts), "games_per_board": games}
+            "boards": list(boards), "players": list(counts), "games_per_board": n_games}
         model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info)
         fit_cpu = time.process_time() - t0
         path = export(model, out / f"expert-round{r}.json")
@@ -255,6 +265,17 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
         (out / "rounds.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
         prev = path
     return records
+
+
+def _save_positions(p: Positions, path: Path) -> None:
+    np.savez_compressed(path, X=p.X, chosen=p.chosen, group=p.group, game=p.game,
+                        boards=np.array(p.boards), cpu_seconds=p.cpu_seconds)
+
+
+def _load_positions(path: Path) -> Positions:
+    with np.load(path) as z:
+        return Positions(z["X"], z["chosen"], z["group"], z["game"], list(z["boards"]),
+                         float(z["cpu_seconds"]))
 
 
 def _tickets_agreement(data: Positions) -> float:

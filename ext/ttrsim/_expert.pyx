@@ -13,8 +13,8 @@
 # kept. Second card draws and tunnel payments are `tickets`' own. The same compiled code gives the features to the training pipeline
 # (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
 cimport cython
-from libc.stdint cimport int32_t, uint64_t
-from libc.stdlib cimport free, malloc
+from libc.stdint cimport int8_t, int32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from ttrsim._structs cimport *
@@ -23,8 +23,8 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._planning cimport (BoardInfo, Plan, PlanParams, UNIT, Workspace, board_info_init,
-                               claim_payment, connected_with, plan_tickets, ticket_connected,
-                               unknown_cards)
+                               claim_payment, hand_most, may_afford, own_components,
+                               plan_tickets, unknown_cards)
 
 import json
 import os
@@ -38,6 +38,7 @@ cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
     N_FEAT = 50               # features per candidate (FEATURES below)
     N_PROP = 3                # proposers: tickets, the best claim, routes
+    MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -66,6 +67,54 @@ DEFAULT_MODEL = "expert-v1.json"
 
 class ModelFileError(ValueError):
     """The expert model file is missing, unreadable or not a valid model."""
+
+
+ctypedef struct SetupMemo:
+    # a plan of initial tickets on the empty board: it depends on the board, the tickets
+    # and the trains only (nothing is claimed yet), and many deals repeat ticket subsets
+    uint64_t uid
+    uint64_t tickets[2]
+    int trains
+    int plan_trains
+    int claims
+    int dropped
+
+
+ctypedef struct OpenTickets:
+    # the seat's tickets its own routes do not join yet: the components of their cities
+    # in its own network (own_components) and their points
+    int n
+    int8_t ca[MAX_TICKETS]
+    int8_t cb[MAX_TICKETS]
+    int16_t points[MAX_TICKETS]
+
+
+cdef void open_tickets(const BoardC* b, const GameState* s, int seat, const int8_t* comp,
+                       OpenTickets* o) noexcept nogil:
+    cdef int t
+    o.n = 0
+    for t in range(b.n_tickets):
+        if (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and comp[b.ticket_a[t]] != comp[b.ticket_b[t]]:
+            o.ca[o.n] = comp[b.ticket_a[t]]
+            o.cb[o.n] = comp[b.ticket_b[t]]
+            o.points[o.n] = b.ticket_points[t]
+            o.n += 1
+
+
+cdef inline int joins(const BoardC* b, int r, const int8_t* comp, const OpenTickets* o,
+                      int* points) noexcept nogil:
+    """Open tickets (o) that route r would join; their points in *points. Adding r joins
+    a ticket exactly when its two cities' components are r's two ends' components."""
+    cdef int i, n = 0
+    cdef int cx = comp[b.route_a[r]], cy = comp[b.route_b[r]]
+    points[0] = 0
+    if cx == cy:
+        return 0
+    for i in range(o.n):
+        if (o.ca[i] == cx and o.cb[i] == cy) or (o.ca[i] == cy and o.cb[i] == cx):
+            n += 1
+            points[0] += o.points[i]
+    return n
 
 
 cdef class TreeModel:
@@ -250,6 +299,9 @@ cdef class ExpertPolicy(Policy):
     cdef PlanParams prm
     cdef Workspace ws
     cdef Plan plan
+    cdef SetupMemo* memo                # plans on the empty board (MEMO_BITS entries)
+    cdef int8_t comp[MAX_CITIES]        # components of the seat's own network, this decision
+    cdef OpenTickets open               # its tickets not joined yet, this decision
 
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False        # candidates are built and checked here
@@ -257,6 +309,9 @@ cdef class ExpertPolicy(Policy):
         if self.bi == NULL:
             raise MemoryError()
         self.bi_uid = 0
+        self.memo = <SetupMemo*>calloc(1 << MEMO_BITS, sizeof(SetupMemo))
+        if self.memo == NULL:
+            raise MemoryError()
         # the planning policies' default weights (_policies.pyx)
         self.prm.stations = 1
         self.prm.tunnels = 1
@@ -268,6 +323,7 @@ cdef class ExpertPolicy(Policy):
 
     def __dealloc__(self):
         free(self.bi)
+        free(self.memo)
 
     def __init__(self, model="", spec=None):
         from ttrsim._policies import RoutesPolicy, TicketsPolicy
@@ -305,11 +361,15 @@ cdef class ExpertPolicy(Policy):
         self.n_cand += 1
 
     @cython.final
-    cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        """Fill cand[] and x[]; return -1 when a proposer failed (self.error says why)."""
+    cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat,
+                             bint always) noexcept nogil:
+        """Fill cand[] and x[] (x[] only when there is a choice, or `always`); return -1
+        when a proposer failed (self.error says why)."""
         cdef int32_t act
         cdef int mask
         self.n_cand = 0
+        own_components(b, s, seat, self.comp)
+        open_tickets(b, s, seat, self.comp, &self.open)
         act = self.tk.choose(b, s, seat, NULL, 0)
         if act < 0:
             with gil:
@@ -325,10 +385,12 @@ cdef class ExpertPolicy(Policy):
                 act = make_action(ACT_KEEP, mask, 0, 0)
                 if is_legal(b, s, act):
                     self.add(act)
-            self.keep_features(b, s, seat)
+            if always or self.n_cand > 1:
+                self.keep_features(b, s, seat)
             return 0
         if s.phase != PH_TURN:
-            self.features(b, s, seat)
+            if always:
+                self.features(b, s, seat)
             return 0
         self.prop[1] = self.best_claim(b, s, seat)
         self.prop[2] = self.ro.choose(b, s, seat, NULL, 0)
@@ -340,7 +402,8 @@ cdef class ExpertPolicy(Policy):
         act = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
         if is_legal(b, s, act):
             self.add(act)
-        self.features(b, s, seat)
+        if always or self.n_cand > 1:
+            self.features(b, s, seat)
         return 0
 
     @cython.final
@@ -353,7 +416,6 @@ cdef class ExpertPolicy(Policy):
         cdef double init = b.trains if b.trains > 0 else 1.0
         cdef int min_other = 1 << 20, best_other = -(1 << 20), me_pts
         cdef int open_n = 0, open_pts = 0, done_pts = 0, joined, joined_pts, max_pts = 1
-        cdef bint conn[MAX_TICKETS]
         cdef float tk[9]
         for q in range(s.n_players):
             if q != seat:
@@ -363,10 +425,8 @@ cdef class ExpertPolicy(Policy):
                     best_other = s.p[q].route_points
         me_pts = s.p[seat].route_points
         for t in range(b.n_tickets):
-            conn[t] = False
             if s.p[seat].tickets[t >> 6] >> (t & 63) & 1:
-                if ticket_connected(b, s, seat, t):
-                    conn[t] = True
+                if self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
                     done_pts += b.ticket_points[t]
                 else:
                     open_n += 1
@@ -385,7 +445,7 @@ cdef class ExpertPolicy(Policy):
         if kind == ACT_CLAIM:
             r = action_a(self.prop[0])
             tk[4] = b.route_len[r]
-            tk[5] = joins(b, s, seat, r, conn, &joined_pts)
+            tk[5] = joins(b, r, self.comp, &self.open, &joined_pts)
         tk[6] = 0
         for j in range(N_FACEUP):
             tk[6] += s.faceup[j] == WILD
@@ -418,7 +478,7 @@ cdef class ExpertPolicy(Policy):
                 x[10] = b.route_points[b.route_len[r]] / <double>max_pts
                 x[11] = action_c(act)
                 x[12] = b.route_tunnel[r]
-                joined = joins(b, s, seat, r, conn, &joined_pts)
+                joined = joins(b, r, self.comp, &self.open, &joined_pts)
                 x[13] = joined
                 x[14] = joined_pts
                 x[15] = ((s.p[seat].cities >> b.route_a[r]) & 1) | ((s.p[seat].cities >> b.route_b[r]) & 1)
@@ -449,30 +509,66 @@ cdef class ExpertPolicy(Policy):
         """The claim the hand pays now that is worth most: route points plus the points of
         the own tickets it joins (longer first on a tie), with the cheapest payment; a
         tunnel only within `tickets`' default risk. -1: no claim."""
-        cdef int r, t, v, best_v = -1, n_conn = 0, pts
+        cdef int r, v, best_v = -1, pts
+        cdef int most = hand_most(b, &s.p[seat].hand[0])
         cdef int32_t act = -1, best = -1
         cdef int pool[N_CARD_TYPES]
-        cdef bint conn[MAX_TICKETS]
         unknown_cards(b, s, seat, pool)
-        for t in range(b.n_tickets):
-            conn[t] = (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and ticket_connected(b, s, seat, t)
         for r in range(b.n_routes):
-            if b.route_len[r] > s.p[seat].trains or not route_open(b, s, r, seat):
+            if (b.route_len[r] > s.p[seat].trains or not may_afford(b, &s.p[seat].hand[0], most, r)
+                    or not route_open(b, s, r, seat)):
                 continue
-            if claim_payment(b, s, seat, r, NULL, 0.3, pool, &act) < 0:
-                continue
-            joins(b, s, seat, r, conn, &pts)
+            joins(b, r, self.comp, &self.open, &pts)
             v = 4 * (b.route_points[b.route_len[r]] + pts) + b.route_len[r]
-            if v > best_v:
+            if v > best_v and claim_payment(b, s, seat, r, NULL, 0.3, pool, &act) >= 0:
                 best_v = v
                 best = act
         return best
 
     @cython.final
+    cdef void plan_of(self, const BoardC* b, const GameState* s, int seat,
+                      const uint64_t* tickets, int* trains, int* claims,
+                      int* dropped) noexcept nogil:
+        """Trains and claims of the plan joining `tickets` with the seat's trains, and the
+        points of the tickets it must give up; remembered on the empty board (setup)."""
+        cdef SetupMemo* e = NULL
+        cdef uint64_t h
+        cdef int t
+        if s.phase == PH_SETUP_TICKETS and s.p[seat].n_routes == 0 \
+                and s.closed[0] == 0 and s.closed[1] == 0:
+            h = b.uid * 0x9E3779B97F4A7C15ULL ^ tickets[0] * 0xBF58476D1CE4E5B9ULL \
+                ^ tickets[1] * 0x94D049BB133111EBULL ^ <uint64_t>s.p[seat].trains
+            h ^= h >> 29
+            e = &self.memo[(h * 0xD6E8FEB86659FD93ULL) >> (64 - MEMO_BITS)]
+            if (e.uid == b.uid and e.tickets[0] == tickets[0] and e.tickets[1] == tickets[1]
+                    and e.trains == s.p[seat].trains):
+                trains[0] = e.plan_trains
+                claims[0] = e.claims
+                dropped[0] = e.dropped
+                return
+        plan_tickets(self.bi, &self.prm, s, seat, tickets, s.p[seat].trains, &self.plan,
+                     &self.ws)
+        trains[0] = self.plan.trains
+        claims[0] = self.plan.claims
+        dropped[0] = 0
+        for t in range(b.n_tickets):
+            if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
+                dropped[0] += b.ticket_points[t]
+        if e != NULL:
+            e.uid = b.uid
+            e.tickets[0] = tickets[0]
+            e.tickets[1] = tickets[1]
+            e.trains = s.p[seat].trains
+            e.plan_trains = trains[0]
+            e.claims = claims[0]
+            e.dropped = dropped[0]
+
+    @cython.final
     cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """x[k] of ticket choices: the turn features, then the plan joining the tickets
         held and those kept (own tickets, offered tickets and public routes only)."""
-        cdef int k, i, t, mask, kept, kept_pts, kept_long, base_trains
+        cdef int k, i, t, mask, kept, kept_pts, kept_long, base_trains, plan_trains
+        cdef int claims, dropped
         cdef uint64_t tickets[2]
         cdef float* x
         cdef double init = b.trains if b.trains > 0 else 1.0
@@ -480,9 +576,7 @@ cdef class ExpertPolicy(Policy):
         if self.bi_uid != b.uid or self.bi.b != b:
             board_info_init(self.bi, b, &self.prm)
             self.bi_uid = b.uid
-        plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, s.p[seat].trains,
-                     &self.plan, &self.ws)
-        base_trains = self.plan.trains
+        self.plan_of(b, s, seat, s.p[seat].tickets, &base_trains, &claims, &dropped)
         for k in range(self.n_cand):
             x = &self.x[k][0]
             mask = action_a(self.cand[k])
@@ -496,27 +590,23 @@ cdef class ExpertPolicy(Policy):
                     kept += 1
                     kept_pts += b.ticket_points[t]
                     kept_long |= b.ticket_long[t]
-            plan_tickets(self.bi, &self.prm, s, seat, tickets, s.p[seat].trains,
-                         &self.plan, &self.ws)
+            self.plan_of(b, s, seat, tickets, &plan_trains, &claims, &dropped)
             x[39] = 1
             x[40] = s.phase == PH_SETUP_TICKETS
             x[41] = kept
             x[42] = kept_pts
             x[43] = kept_long
-            x[44] = self.plan.trains
-            x[45] = self.plan.trains - base_trains
-            x[46] = (s.p[seat].trains - self.plan.trains) / init
-            x[47] = 0
-            for t in range(b.n_tickets):
-                if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
-                    x[47] += b.ticket_points[t]
-            x[48] = self.plan.claims
+            x[44] = plan_trains
+            x[45] = plan_trains - base_trains
+            x[46] = (s.p[seat].trains - plan_trains) / init
+            x[47] = dropped
+            x[48] = claims
             x[49] = kept_pts / <double>(x[45] if x[45] > 1 else 1)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
         cdef int k, best = 0
-        if self.list_candidates(b, s, seat) < 0:
+        if self.list_candidates(b, s, seat, False) < 0:
             return -1
         if self.n_cand == 1:
             return self.cand[0]
@@ -542,7 +632,7 @@ cdef class ExpertPolicy(Policy):
         cdef CompiledBoard cb = _copy(game, &s)
         if s.phase == PH_OVER:
             raise ValueError("the game is over")
-        if self.list_candidates(&cb.c, &s, s.current) < 0:
+        if self.list_candidates(&cb.c, &s, s.current, True) < 0:
             raise self.take_error()
         codes = np.array([self.cand[k] for k in range(self.n_cand)], dtype=np.int32)
         X = np.array([[self.x[k][f] for f in range(N_FEAT)] for k in range(self.n_cand)],
@@ -550,18 +640,6 @@ cdef class ExpertPolicy(Policy):
         return codes, X
 
 
-cdef int joins(const BoardC* b, const GameState* s, int seat, int r, const bint* conn,
-              int* points) noexcept nogil:
-    """Own tickets not yet joined (conn: joined ones) that route r would join; their
-    points in *points."""
-    cdef int t, n = 0
-    points[0] = 0
-    for t in range(b.n_tickets):
-        if (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and not conn[t]:
-            if connected_with(b, s, seat, t, r):
-                n += 1
-                points[0] += b.ticket_points[t]
-    return n
 
 
 cdef CompiledBoard _copy(game, GameState* s):
