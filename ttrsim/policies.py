@@ -94,9 +94,9 @@ REGISTRY: dict[str, PolicyInfo] = {
     "expert": PolicyInfo(
         ExpertPolicy,
         "learned from the search: gradient-boosted trees over board-independent features "
-        "choose among the search's candidates (tickets', greedy's and routes' choices, a "
-        "blind draw, a ticket draw); ticket choices, second draws and tunnels are tickets' "
-        "(docs/expert.md)",
+        "choose among candidate moves (tickets' and routes' choices, the claim worth most "
+        "now, a blind draw, a ticket draw) and among every ticket choice; second card "
+        "draws and tunnels are tickets' (docs/expert.md)",
         {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim")}),
 }
 DEFAULT_POLICY = "tickets"

@@ -282,8 +282,8 @@ def load_model(path=None):
 
 
 cdef class ExpertPolicy(Policy):
-    """``expert``: gradient-boosted trees, trained to imitate the search, choose among the
-    search's candidate actions (docs/expert.md)."""
+    """``expert``: gradient-boosted trees, trained to imitate the search, choose among
+    candidate moves like the search's and among every ticket choice (docs/expert.md)."""
     cdef readonly str model_path       # "" : the model shipped with ttrsim
     cdef readonly TreeModel model
     cdef Policy tk, ro                  # this seat's tickets and routes (proposers),
