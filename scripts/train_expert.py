@@ -2,8 +2,8 @@
 
 Each round plays games with one ``search`` seat against ``tickets`` on every board and
 player count, records the expert's candidate actions with their features at each of the
-search's turns and which one the search chose, fits gradient-boosted trees
-(scikit-learn, seeded, single-threaded), writes ``OUT/expert-round{r}.json`` and
+search's turns and ticket choices the search's value of each (the same playouts for
+every candidate), fits gradient-boosted regression trees (scikit-learn, seeded), writes ``OUT/expert-round{r}.json`` and
 measures held-out agreement with the search and the win share against ``tickets``
 (2 players, seats rotated). Round 1 labels with ``search`` (tickets rollouts); round
 r > 1 with ``search:rollout=expert`` on round r-1's model. Same arguments, same files.
@@ -38,7 +38,8 @@ def main(argv=None) -> int:
     ap.add_argument("--games-later", type=int, default=None,
                     help="the same for rounds after the first (their search plays expert "
                          "rollouts, which cost more; default: --games)")
-    ap.add_argument("--playouts", type=int, default=200, help="search playouts per decision")
+    ap.add_argument("--playouts", type=int, default=48,
+                    help="search playouts per candidate move (default 48)")
     ap.add_argument("--eval-games", type=int, default=1000,
                     help="2-player games per board against tickets after each round (0: none)")
     ap.add_argument("--trees", type=int, default=150, help="boosted trees (default 150)")

@@ -72,7 +72,7 @@ def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path)
 def test_the_model_scores_the_candidates(tmp_path):
     """A model that prefers a blind draw makes the policy draw blind at every turn where
     it may; one that prefers greedy's choice plays greedy's choice."""
-    blind, _ = _model(tmp_path, "blind")
+    blind, d = _model(tmp_path, "blind")
     g = _midgame("europe", 2, seed=5)
     e = make_policy(f"expert:model={blind}", g.board)
     e.start(g, g.current_player, 1)
@@ -80,6 +80,15 @@ def test_the_model_scores_the_candidates(tmp_path):
     assert X[:, F["blind"]].sum() == 1
     act = decide(make_policy(f"expert:model={blind}", g.board), g, seed=1)
     assert act == codes[np.argmax(X[:, F["blind"]])]
+    # a margin for tickets' own choice larger than any tree's score: tickets' choice
+    d["tickets_bonus"] = 10.0
+    (tmp_path / "bonus.json").write_text(json.dumps(d))
+    e = make_policy(f"expert:model={tmp_path / 'bonus.json'}", g.board)
+    e.start(g, g.current_player, 1)
+    codes, X = e.candidates(g)
+    assert codes[0] != act
+    assert decide(make_policy(f"expert:model={tmp_path / 'bonus.json'}", g.board), g,
+                  seed=1) == codes[0]
     routes, _ = _model(tmp_path, "is_routes", "r.json")
     want = decide(make_policy("routes", g.board), g, seed=1)
     assert decide(make_policy(f"expert:model={routes}", g.board), g, seed=1) == want

@@ -1,9 +1,12 @@
 """Training the ``expert`` policy by expert iteration (docs/expert.md).
 
 One round: play games with one ``search`` seat against ``tickets`` seats, and at every
-turn and ticket choice of the search seat record the ``expert`` policy's candidates with their features
-(``generate``) and which one the search chose; fit gradient-boosted trees that score the
-search's choice above the others (``fit``, scikit-learn, single-threaded and seeded);
+turn and ticket choice of the search seat record the ``expert`` policy's candidates with
+their features (``generate``), the search's value of each (every candidate of the search
+gets the same playouts, on the same sampled worlds) and which one it played; fit
+gradient-boosted regression trees to each candidate's value minus the value of the move
+``tickets`` would make (``fit``, scikit-learn, seeded; the policy plays the candidate
+with the highest predicted value);
 write the model file (``export``); measure held-out agreement with the search and
 strength against ``tickets`` (``agreement``, ``strength``). The next round labels its
 positions with ``search:rollout=expert`` using the previous round's model. ``train``
@@ -24,7 +27,7 @@ import numpy as np
 from ttrsim._expert import FEATURES, FORMAT, FORMAT_VERSION, load_model, model_from_dict
 from ttrsim.game import Game, resolve_board
 
-__all__ = ["Positions", "agreement", "export", "fit", "generate", "strength", "train"]
+__all__ = ["Positions", "agreement", "export", "fit", "gain", "generate", "strength", "train"]
 
 BOARDS = ("usa", "europe", "newyork")
 # decisions the model makes (second draws and tunnels are tickets' own)
@@ -33,12 +36,15 @@ LEARNED_PHASES = ("turn", "setup_tickets", "keep_tickets")
 
 @dataclass
 class Positions:
-    """Labelled decisions: the candidates' features ``X`` (rows), ``chosen`` (1 on the row
-    the search played), ``group`` (one id per decision), ``game`` (one id per game) and
-    ``board`` per decision. A decision whose search choice is not among the candidates
-    has no chosen row (it counts as a miss in ``agreement`` and is left out of ``fit``)."""
+    """Labelled decisions: the candidates' features ``X`` (rows), ``value`` (the search's
+    mean playout value of the candidate minus that of tickets' choice, the first row of
+    each decision; NaN where the search did not play that candidate), ``chosen`` (1 on
+    the row the search played), ``group`` (one id per decision), ``game`` (one id per
+    game) and ``board`` per decision. A decision whose search choice is not among the
+    candidates has no chosen row (it counts as a miss in ``agreement``)."""
 
     X: np.ndarray
+    value: np.ndarray
     chosen: np.ndarray
     group: np.ndarray
     game: np.ndarray
@@ -52,25 +58,32 @@ class Positions:
     def concat(self, other: "Positions") -> "Positions":
         g0 = int(self.group.max()) + 1 if len(self.group) else 0
         m0 = int(self.game.max()) + 1 if len(self.game) else 0
-        return Positions(np.vstack([self.X, other.X]), np.concatenate([self.chosen, other.chosen]),
+        return Positions(np.vstack([self.X, other.X]), np.concatenate([self.value, other.value]),
+                         np.concatenate([self.chosen, other.chosen]),
                          np.concatenate([self.group, other.group + g0]),
                          np.concatenate([self.game, other.game + m0]),
                          self.boards + other.boards, self.cpu_seconds + other.cpu_seconds)
 
 
+CLAIMS = 4          # the labelling search also values the 4 longest claims the hand pays
+
+
 def _search_spec(playouts: int, model) -> str:
-    spec = f"search:playouts={int(playouts)}"
+    spec = f"search:playouts={int(playouts)},claims={CLAIMS}"
     if model is not None:
         spec += f",rollout=expert:model={Path(model).resolve()}"
     return spec
 
 
 def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
-             playouts: int = 200, rollout_model=None, progress: bool = False) -> Positions:
-    """Label the decisions (turns and ticket choices) of one ``search`` seat (seat ``game % players``) playing against
-    ``tickets`` in every other seat. ``rollout_model``: a model file; then the search's
-    rollout policy is ``expert`` with that model (expert iteration), else ``tickets``.
-    The game follows the search's choices. Same seed, same positions."""
+             playouts: int = 48, rollout_model=None, progress: bool = False) -> Positions:
+    """Label the decisions (turns and ticket choices) of one ``search`` seat (seat
+    ``game % players``) playing against ``tickets`` in every other seat: at each, every
+    candidate of the search gets ``playouts`` playouts on the same sampled worlds (as
+    ``ttrsim.analyse`` does) and the game follows the best. ``rollout_model``: a model
+    file; then the search's rollout policy is ``expert`` with that model (expert
+    iteration), else ``tickets``. Second card draws and tunnels follow ``tickets``. Same
+    seed, same positions."""
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
@@ -81,13 +94,14 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
     spec = _search_spec(playouts, rollout_model)
     seeds = np.random.SeedSequence([int(seed), players, 0x7E]).generate_state(3 * games,
                                                                                dtype=np.uint64)
-    X, chosen, group, game_ids, boards = [], [], [], [], []
+    X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
     n_dec = 0
     t0 = time.process_time()
     for i in tqdm(range(games), desc=f"positions {board}", disable=not progress):
         g = Game(board, players, seed=int(seeds[3 * i]))
         me = i % players
         search = make_policy(spec, g.board)
+        search.uniform = True                  # every candidate gets the same playouts
         expert = ExpertPolicy()
         expert.start(g, me, int(seeds[3 * i + 1]))
         others = {q: make_policy("tickets", g.board) for q in range(players) if q != me}
@@ -100,9 +114,16 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
                 phase = g.phase
                 codes, feats = expert.candidates(g)
                 k += 1
+                if phase not in LEARNED_PHASES or len(codes) < 2:
+                    g.apply(int(codes[0]))
+                    continue
                 act = decide(search, g, seed=int(rng.generate_state(1, np.uint64)[0]) ^ k)
-                if phase in LEARNED_PHASES and len(codes) > 1:
+                mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
+                base = mean.get(int(codes[0]))
+                if base is not None:
                     X.append(feats)
+                    value.append(np.array([mean.get(int(c), np.nan) - base for c in codes],
+                                          dtype=np.float32))
                     chosen.append((codes == act).astype(np.int8))
                     group.append(np.full(len(codes), n_dec, dtype=np.int64))
                     game_ids.append(np.full(len(codes), i, dtype=np.int64))
@@ -115,30 +136,39 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
             g.apply(int(act))
     empty = np.zeros((0, len(FEATURES)), np.float32)
     return Positions(np.vstack(X) if X else empty,
+                     np.concatenate(value) if value else np.zeros(0, np.float32),
                      np.concatenate(chosen) if chosen else np.zeros(0, np.int8),
                      np.concatenate(group) if group else np.zeros(0, np.int64),
                      np.concatenate(game_ids) if game_ids else np.zeros(0, np.int64),
                      boards, time.process_time() - t0)
 
 
+BONUSES = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08)
+
+
 def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
-        learning_rate: float = 0.1, round_info: dict | None = None) -> dict:
-    """Fit gradient-boosted trees (scikit-learn's GradientBoostingClassifier: is this
-    candidate the search's choice?) on the decisions that have a chosen row; return the
-    content of a model file (``export`` writes it). Deterministic for a seed."""
+        learning_rate: float = 0.1, round_info: dict | None = None,
+        calibrate: Positions | None = None) -> dict:
+    """Fit gradient-boosted regression trees (scikit-learn's GradientBoostingRegressor)
+    to the value of each candidate the search valued, relative to tickets' choice (leaves
+    of at least 40 rows: the values are means of a few dozen playouts, noisy); return the
+    content of a model file (``export`` writes it). With ``calibrate`` (held-out
+    decisions), the margin by which another candidate must beat tickets' own choice
+    (``tickets_bonus``) is the one of BONUSES with the best ``gain`` there. Deterministic
+    for a seed."""
     try:
-        from sklearn.ensemble import GradientBoostingClassifier
+        from sklearn.ensemble import GradientBoostingRegressor
     except ImportError:
         raise ImportError("training the expert needs scikit-learn: pip install 'ttrsim[train]'") from None
-    labelled = np.isin(data.group, np.unique(data.group[data.chosen == 1]))
-    if labelled.sum() == 0 or data.chosen[labelled].min() == data.chosen[labelled].max():
+    known = np.isfinite(data.value)
+    if known.sum() < 2 or np.ptp(data.value[known]) == 0:
         raise ValueError("no decision to learn from: generate more positions")
-    clf = GradientBoostingClassifier(n_estimators=int(trees), max_depth=int(depth),
-                                     learning_rate=float(learning_rate), subsample=1.0,
-                                     random_state=int(seed))
-    clf.fit(data.X[labelled], data.chosen[labelled])
+    reg = GradientBoostingRegressor(n_estimators=int(trees), max_depth=int(depth),
+                                    learning_rate=float(learning_rate), subsample=1.0,
+                                    min_samples_leaf=40, random_state=int(seed))
+    reg.fit(data.X[known], data.value[known])
     feature, threshold, left, right, value, roots = [], [], [], [], [], []
-    for est in clf.estimators_[:, 0]:
+    for est in reg.estimators_[:, 0]:
         t = est.tree_
         off = len(feature)
         roots.append(off)
@@ -147,21 +177,60 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
         threshold += [float(x) if not lf else 0.0 for x, lf in zip(t.threshold, leaf)]
         left += [int(c) + off if not lf else -1 for c, lf in zip(t.children_left, leaf)]
         right += [int(c) + off if not lf else -1 for c, lf in zip(t.children_right, leaf)]
-        value += [float(v) * clf.learning_rate for v in t.value[:, 0, 0]]
+        value += [float(v) * reg.learning_rate for v in t.value[:, 0, 0]]
     model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
              "base": 0.0,
              "trees": {"feature": feature, "threshold": threshold, "left": left,
                        "right": right, "value": value, "roots": roots},
              "training": dict(round_info or {}, trees=int(trees), depth=int(depth),
                               learning_rate=float(learning_rate), seed=int(seed),
-                              rows=int(labelled.sum()),
-                              decisions=int(len(np.unique(data.group[labelled]))))}
+                              rows=int(known.sum()),
+                              decisions=int(len(np.unique(data.group[known]))))}
+    # the margin tickets' own choice gets: the one with the best gain on `calibrate`
+    # (held-out decisions) among a few, 0 when there is none
+    if calibrate is not None and calibrate.decisions:
+        gains = {b: gain(model, calibrate, bonus=b)["model_gain"] for b in BONUSES}
+        model["tickets_bonus"] = max(gains, key=lambda b: (np.nan_to_num(gains[b], nan=-1), -b))
+        model["training"]["bonus_gains"] = {f"{b:g}": gains[b] for b in BONUSES}
     # the exported trees must rank candidates as the fitted model does
-    raw = clf.decision_function(data.X[labelled][:200])
-    mine = model_from_dict(model).predict(data.X[labelled][:200])
+    raw = reg.predict(data.X[known][:200])
+    mine = model_from_dict(model).predict(data.X[known][:200])
     if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6):
         raise RuntimeError("exported trees disagree with scikit-learn's predictions")
     return model
+
+
+def _scores(m, data: Positions) -> np.ndarray:
+    """The policy's scores of every row: the trees, plus the bonus on tickets' choice
+    (the first row of each decision)."""
+    scores = m.predict(data.X) if len(data.X) else np.zeros(0)
+    first = np.r_[True, data.group[1:] != data.group[:-1]] if len(data.X) else np.zeros(0, bool)
+    return scores + first * m.tickets_bonus
+
+
+def gain(model, data: Positions, bonus: float | None = None) -> dict:
+    """On the decisions of ``data``: the search's mean value of the model's pick minus
+    that of tickets' choice (``model_gain``, where the search valued the pick), the same
+    for the best-valued candidate (``oracle_gain``: what a perfect imitation would get;
+    it is biased upward by the noise of the values), and the share of decisions where
+    the search valued the model's pick (``coverage``)."""
+    if bonus is not None:
+        model = dict(model, tickets_bonus=bonus)
+    m = model_from_dict(model) if isinstance(model, dict) else load_model(model)
+    scores = _scores(m, data)
+    picked, best, covered = [], [], 0
+    for gid in np.unique(data.group):
+        rows = np.flatnonzero(data.group == gid)
+        v = data.value[rows]
+        pick = v[int(np.argmax(scores[rows]))]
+        if np.isfinite(pick):
+            covered += 1
+            picked.append(pick)
+        best.append(np.nanmax(v))
+    n = max(1, data.decisions)
+    return {"model_gain": float(np.mean(picked)) if picked else float("nan"),
+            "oracle_gain": float(np.mean(best)) if best else float("nan"),
+            "coverage": covered / n}
 
 
 def export(model: dict, path) -> Path:
@@ -180,7 +249,7 @@ def agreement(model, data: Positions) -> float:
     m = model_from_dict(model) if isinstance(model, dict) else load_model(model)
     if data.decisions == 0:
         return float("nan")
-    scores = m.predict(data.X)
+    scores = _scores(m, data)
     hit = 0
     for gid in np.unique(data.group):
         rows = np.flatnonzero(data.group == gid)
@@ -207,11 +276,12 @@ def strength(model, board="europe", players: int = 2, games: int = 1000, seed: i
 
 
 def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 200,
-          games_later: int | None = None, playouts: int = 200, eval_games: int = 400,
+          games_later: int | None = None, playouts: int = 48, eval_games: int = 400,
           seed: int = 0, trees: int = 150, depth: int = 4, holdout: float = 0.2,
           progress: bool = True) -> list[dict]:
     """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
-    (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` on held-out games (every 1/holdout-th) and ``strength``
+    (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` and ``gain`` on held-out games (every 1/holdout-th; the next games
+    calibrate the margin of tickets' choice) and ``strength``
     against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
     previous round's model (``games_later`` games per board and player count: its
@@ -240,15 +310,20 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
             _save_positions(fresh, saved)
         data = fresh if data is None else data.concat(fresh)
         # hold out the last games of every round's positions (whole games, not rows)
-        held = data.game % max(2, int(round(1 / holdout))) == 0
-        train_part = _subset(data, ~held)
+        # whole games: every k-th held out for the figures, the next for calibration
+        k = max(3, int(round(1 / holdout)))
+        held = data.game % k == 0
+        val = data.game % k == 1
+        train_part = _subset(data, ~held & ~val)
+        val_part = _subset(data, val)
         test_part = _subset(data, held)
         t0 = time.process_time()
-        labels = f"search:playouts={int(playouts)}" + (
+        labels = f"search:playouts={int(playouts)},claims={CLAIMS}" + (
             f",rollout=expert:model={Path(prev).name}" if prev else "")
         info = {"round": r, "labels": labels,
             "boards": list(boards), "players": list(counts), "games_per_board": n_games}
-        model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info)
+        model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info,
+                    calibrate=val_part)
         fit_cpu = time.process_time() - t0
         path = export(model, out / f"expert-round{r}.json")
         rec = {"round": r, "labels": info["labels"], "decisions": data.decisions,
@@ -257,6 +332,8 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
                "fit_cpu_seconds": round(fit_cpu, 1),
                "agreement_holdout": agreement(model, test_part),
                "agreement_tickets": _tickets_agreement(test_part),
+               **{f"holdout_{k}": v for k, v in gain(model, test_part).items()},
+               "tickets_bonus": model.get("tickets_bonus", 0.0),
                "model": str(path), "strength": []}
         for j, board in enumerate(boards):
             if eval_games > 0:
@@ -268,13 +345,13 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
 
 
 def _save_positions(p: Positions, path: Path) -> None:
-    np.savez_compressed(path, X=p.X, chosen=p.chosen, group=p.group, game=p.game,
+    np.savez_compressed(path, X=p.X, value=p.value, chosen=p.chosen, group=p.group, game=p.game,
                         boards=np.array(p.boards), cpu_seconds=p.cpu_seconds)
 
 
 def _load_positions(path: Path) -> Positions:
     with np.load(path) as z:
-        return Positions(z["X"], z["chosen"], z["group"], z["game"], list(z["boards"]),
+        return Positions(z["X"], z["value"], z["chosen"], z["group"], z["game"], list(z["boards"]),
                          float(z["cpu_seconds"]))
 
 
@@ -288,5 +365,6 @@ def _tickets_agreement(data: Positions) -> float:
 
 
 def _subset(data: Positions, mask: np.ndarray) -> Positions:
-    return Positions(data.X[mask], data.chosen[mask], data.group[mask], data.game[mask], [],
+    return Positions(data.X[mask], data.value[mask], data.chosen[mask], data.group[mask],
+                     data.game[mask], [],
                      data.cpu_seconds)

@@ -130,6 +130,7 @@ cdef class TreeModel:
     cdef double* value
     cdef int32_t* roots
     cdef readonly double base
+    cdef readonly double tickets_bonus  # added to the score of tickets' own choice
     cdef readonly str path
     cdef readonly dict meta
 
@@ -205,6 +206,7 @@ def model_from_dict(d, path="<model>"):
         value = np.asarray(trees["value"], dtype=np.float64)
         roots = np.asarray(trees["roots"], dtype=np.int64)
         base = float(d["base"])
+        bonus = float(d.get("tickets_bonus", 0.0))
     except (KeyError, TypeError, ValueError) as exc:
         raise bad(f"missing or malformed field ({exc!r})") from None
     n = len(feature)
@@ -221,7 +223,7 @@ def model_from_dict(d, path="<model>"):
             | (right[inner] >= n)).any():
         raise bad("a node's children are not later nodes (corrupt tree)")
     if not (np.isfinite(threshold[inner]).all() and np.isfinite(value).all()
-            and np.isfinite(base)):
+            and np.isfinite(base) and np.isfinite(bonus)):
         raise bad("a threshold or value is not a finite number")
     cdef TreeModel m = TreeModel()
     m.n_nodes = n
@@ -245,6 +247,7 @@ def model_from_dict(d, path="<model>"):
     for i in range(m.n_trees):
         m.roots[i] = roots[i]
     m.base = base
+    m.tickets_bonus = bonus
     m.path = str(path)
     m.meta = dict(d.get("training", {}))
     return m
@@ -612,6 +615,10 @@ cdef class ExpertPolicy(Policy):
             return self.cand[0]
         for k in range(self.n_cand):
             self.scores[k] = self.model.score(&self.x[k][0])
+            if k == 0:
+                # tickets' own choice: another candidate must be predicted better by
+                # this margin (the values it was fitted to are noisy means)
+                self.scores[k] += self.model.tickets_bonus
             if self.scores[k] > self.scores[best]:
                 best = k                # ties: the earlier candidate (tickets' first)
         return self.cand[best]
