@@ -5,8 +5,9 @@ player count, records the expert's candidate actions with their features at each
 search's turns and ticket choices the search's value of each (the same playouts for
 every candidate), fits gradient-boosted regression trees (scikit-learn, seeded), writes ``OUT/expert-round{r}.json`` and
 measures held-out agreement with the search and the win share against ``tickets``
-(2 players, seats rotated). Round 1 labels with ``search`` (tickets rollouts); round
-r > 1 with ``search:rollout=expert`` on round r-1's model. Same arguments, same files.
+(2 players, seats rotated). Round 1 labels with ``search`` (tickets rollouts) in games
+the search plays; round r > 1 with ``search:rollout=expert`` on round r-1's model, in
+games where round r-1's model plays. Same arguments, same files.
 ``OUT/rounds.json`` records every round (positions, CPU time, agreement, strength).
 
     python scripts/train_expert.py --out models                   # the shipped model's recipe
@@ -42,6 +43,9 @@ def main(argv=None) -> int:
                     help="search playouts per candidate move (default 48)")
     ap.add_argument("--eval-games", type=int, default=1000,
                     help="2-player games per board against tickets after each round (0: none)")
+    ap.add_argument("--calib-games", type=int, default=300,
+                    help="2-player games per board and margin when the margin of tickets' "
+                         "choice is calibrated by play (default 300)")
     ap.add_argument("--trees", type=int, default=150, help="boosted trees (default 150)")
     ap.add_argument("--depth", type=int, default=4, help="depth of each tree (default 4)")
     ap.add_argument("--seed", type=int, default=0)
@@ -56,7 +60,7 @@ def main(argv=None) -> int:
                     players=tuple(int(n) for n in a.players.split(",")), games=a.games,
                     games_later=a.games_later,
                     playouts=a.playouts, eval_games=a.eval_games, seed=a.seed, trees=a.trees,
-                    depth=a.depth, progress=not a.quiet)
+                    depth=a.depth, calib_games=a.calib_games, progress=not a.quiet)
     print(json.dumps(records, indent=1))
     if a.install:
         target = Path(__file__).resolve().parent.parent / "ttrsim" / "data" / "expert-v1.json"

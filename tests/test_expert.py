@@ -283,7 +283,7 @@ def test_training_end_to_end_on_a_tiny_budget_beats_random(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train
 
-    kw = dict(rounds=2, boards=("europe",), players=(2,), games=3, playouts=8,
+    kw = dict(rounds=2, boards=("europe",), players=(2,), games=8, playouts=8, calib_games=50,
               eval_games=0, trees=20, depth=3, seed=1, progress=False)
     rec = train(tmp_path / "a", **kw)
     assert [r["round"] for r in rec] == [1, 2]

@@ -76,14 +76,17 @@ def _search_spec(playouts: int, model) -> str:
 
 
 def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
-             playouts: int = 48, rollout_model=None, progress: bool = False) -> Positions:
+             playouts: int = 48, rollout_model=None, follow_model=None,
+             progress: bool = False) -> Positions:
     """Label the decisions (turns and ticket choices) of one ``search`` seat (seat
     ``game % players``) playing against ``tickets`` in every other seat: at each, every
     candidate of the search gets ``playouts`` playouts on the same sampled worlds (as
     ``ttrsim.analyse`` does) and the game follows the best. ``rollout_model``: a model
     file; then the search's rollout policy is ``expert`` with that model (expert
-    iteration), else ``tickets``. Second card draws and tunnels follow ``tickets``. Same
-    seed, same positions."""
+    iteration), else ``tickets``. ``follow_model``: a model file; then the seat plays that
+    model's choice instead of the search's (the positions the learned policy itself
+    reaches, still labelled by the search). Second card draws and tunnels follow
+    ``tickets``. Same seed, same positions."""
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
@@ -91,6 +94,7 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
 
     if rollout_model is not None:
         load_model(rollout_model)              # a clear error now rather than in a game
+    follow = load_model(follow_model) if follow_model is not None else None
     spec = _search_spec(playouts, rollout_model)
     seeds = np.random.SeedSequence([int(seed), players, 0x7E]).generate_state(3 * games,
                                                                                dtype=np.uint64)
@@ -129,6 +133,10 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
                     game_ids.append(np.full(len(codes), i, dtype=np.int64))
                     boards.append(str(board))
                     n_dec += 1
+                if follow is not None:
+                    scores = follow.predict(feats)
+                    scores[0] += follow.tickets_bonus
+                    act = codes[int(np.argmax(scores))]
             else:
                 act = decide(others[q], g, seed=int(seeds[3 * i + 2]) ^ (q + 1),
                              start=q not in started)
@@ -143,19 +151,37 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
                      boards, time.process_time() - t0)
 
 
-BONUSES = (0.0, 0.005, 0.01, 0.02, 0.03, 0.05, 0.08)
+BONUSES = (0.0, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12)
+
+
+def calibrate(model: dict, path, boards=BOARDS, games: int = 300, seed: int = 0) -> dict:
+    """Set ``model["tickets_bonus"]``, the margin by which another candidate must be
+    predicted better than tickets' own choice, to the one of BONUSES whose policy wins
+    most against ``tickets`` (2 players, ``games`` seat-rotated games per board, seeds
+    apart from ``strength``'s); write the model to ``path``. The values are fitted on
+    positions of search play: one-step gains predicted there do not carry over to a
+    policy that deviates at every turn (without a margin it drew cards blind turn after
+    turn and won 0.07 on USA), so the margin is chosen by play."""
+    shares = {}
+    for b in BONUSES:
+        export(dict(model, tickets_bonus=b), path)
+        shares[b] = float(np.mean([strength(path, board, 2, games, seed=seed + 5000 + j)["win_share"]
+                                   for j, board in enumerate(boards)]))
+    best = max(BONUSES, key=lambda b: (shares[b], -b))
+    model = dict(model, tickets_bonus=best)
+    model["training"] = dict(model["training"], bonus_win_shares={f"{b:g}": shares[b] for b in BONUSES},
+                             bonus_games=games)
+    export(model, path)
+    return model
 
 
 def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
-        learning_rate: float = 0.1, round_info: dict | None = None,
-        calibrate: Positions | None = None) -> dict:
+        learning_rate: float = 0.1, round_info: dict | None = None) -> dict:
     """Fit gradient-boosted regression trees (scikit-learn's GradientBoostingRegressor)
     to the value of each candidate the search valued, relative to tickets' choice (leaves
     of at least 40 rows: the values are means of a few dozen playouts, noisy); return the
-    content of a model file (``export`` writes it). With ``calibrate`` (held-out
-    decisions), the margin by which another candidate must beat tickets' own choice
-    (``tickets_bonus``) is the one of BONUSES with the best ``gain`` there. Deterministic
-    for a seed."""
+    content of a model file (``export`` writes it; ``calibrate`` then sets the margin of
+    tickets' own choice). Deterministic for a seed."""
     try:
         from sklearn.ensemble import GradientBoostingRegressor
     except ImportError:
@@ -186,12 +212,6 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
                               learning_rate=float(learning_rate), seed=int(seed),
                               rows=int(known.sum()),
                               decisions=int(len(np.unique(data.group[known]))))}
-    # the margin tickets' own choice gets: the one with the best gain on `calibrate`
-    # (held-out decisions) among a few, 0 when there is none
-    if calibrate is not None and calibrate.decisions:
-        gains = {b: gain(model, calibrate, bonus=b)["model_gain"] for b in BONUSES}
-        model["tickets_bonus"] = max(gains, key=lambda b: (np.nan_to_num(gains[b], nan=-1), -b))
-        model["training"]["bonus_gains"] = {f"{b:g}": gains[b] for b in BONUSES}
     # the exported trees must rank candidates as the fitted model does
     raw = reg.predict(data.X[known][:200])
     mine = model_from_dict(model).predict(data.X[known][:200])
@@ -278,13 +298,14 @@ def strength(model, board="europe", players: int = 2, games: int = 1000, seed: i
 def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 200,
           games_later: int | None = None, playouts: int = 48, eval_games: int = 400,
           seed: int = 0, trees: int = 150, depth: int = 4, holdout: float = 0.2,
-          progress: bool = True) -> list[dict]:
+          calib_games: int = 300, progress: bool = True) -> list[dict]:
     """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
     (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` and ``gain`` on held-out games (every 1/holdout-th; the next games
     calibrate the margin of tickets' choice) and ``strength``
     against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
-    previous round's model (``games_later`` games per board and player count: its
+    previous round's model, in games where the seat plays that model's choices (the
+    positions the learned policy reaches) (``games_later`` games per board and player count: its
     playouts cost more); positions of earlier rounds are kept. Each round's positions are
     saved (``out/positions-round{r}.npz``) and read back by a later call with the same
     ``out`` instead of being played again. Same arguments, same model files. Returns one
@@ -305,7 +326,8 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
                     if n > resolve_board(board).max_players:
                         continue
                     part = generate(board, n, n_games, seed=seed * 1000 + r * 100 + j * 10 + n,
-                                    playouts=playouts, rollout_model=prev, progress=progress)
+                                    playouts=playouts, rollout_model=prev, follow_model=prev,
+                                    progress=progress)
                     fresh = part if fresh is None else fresh.concat(part)
             _save_positions(fresh, saved)
         data = fresh if data is None else data.concat(fresh)
@@ -322,10 +344,10 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
             f",rollout=expert:model={Path(prev).name}" if prev else "")
         info = {"round": r, "labels": labels,
             "boards": list(boards), "players": list(counts), "games_per_board": n_games}
-        model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info,
-                    calibrate=val_part)
+        model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info)
+        path = out / f"expert-round{r}.json"
+        model = calibrate(model, path, boards, games=calib_games, seed=seed + r)
         fit_cpu = time.process_time() - t0
-        path = export(model, out / f"expert-round{r}.json")
         rec = {"round": r, "labels": info["labels"], "decisions": data.decisions,
                "new_decisions": fresh.decisions, "train_decisions": train_part.decisions,
                "label_cpu_seconds": round(fresh.cpu_seconds, 1),
