@@ -39,6 +39,8 @@ def main(argv=None) -> int:
     ap.add_argument("--games-later", type=int, default=None,
                     help="the same for rounds after the first (their search plays expert "
                          "rollouts, which cost more; default: --games)")
+    ap.add_argument("--players-later", default=None,
+                    help="player counts of the rounds after the first (default: --players)")
     ap.add_argument("--playouts", type=int, default=48,
                     help="search playouts per candidate move (default 48)")
     ap.add_argument("--eval-games", type=int, default=1000,
@@ -59,6 +61,8 @@ def main(argv=None) -> int:
     records = train(a.out, rounds=a.rounds, boards=tuple(a.boards.split(",")),
                     players=tuple(int(n) for n in a.players.split(",")), games=a.games,
                     games_later=a.games_later,
+                    players_later=(tuple(int(n) for n in a.players_later.split(","))
+                                   if a.players_later else None),
                     playouts=a.playouts, eval_games=a.eval_games, seed=a.seed, trees=a.trees,
                     depth=a.depth, calib_games=a.calib_games, progress=not a.quiet)
     print(json.dumps(records, indent=1))

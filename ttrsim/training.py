@@ -296,7 +296,8 @@ def strength(model, board="europe", players: int = 2, games: int = 1000, seed: i
 
 
 def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 200,
-          games_later: int | None = None, playouts: int = 48, eval_games: int = 400,
+          games_later: int | None = None, players_later=None, playouts: int = 48,
+          eval_games: int = 400,
           seed: int = 0, trees: int = 150, depth: int = 4, holdout: float = 0.2,
           calib_games: int = 300, progress: bool = True) -> list[dict]:
     """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
@@ -305,24 +306,27 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
     against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
     previous round's model, in games where the seat plays that model's choices (the
-    positions the learned policy reaches) (``games_later`` games per board and player count: its
-    playouts cost more); positions of earlier rounds are kept. Each round's positions are
+    positions the learned policy reaches) (``games_later`` games per board and player count of
+    ``players_later``: its playouts cost more); positions of earlier rounds are kept. Each round's positions are
     saved (``out/positions-round{r}.npz``) and read back by a later call with the same
     ``out`` instead of being played again. Same arguments, same model files. Returns one
     record per round (also written to ``out/rounds.json``)."""
     counts = (int(players),) if np.isscalar(players) else tuple(int(n) for n in players)
+    later_counts = None if players_later is None else (
+        (int(players_later),) if np.isscalar(players_later) else tuple(int(n) for n in players_later))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     records, data, prev = [], None, None
     for r in range(1, int(rounds) + 1):
         fresh = None
         n_games = games if r == 1 or games_later is None else int(games_later)
+        round_counts = counts if r == 1 or later_counts is None else later_counts
         saved = out / f"positions-round{r}.npz"
         if saved.exists():
             fresh = _load_positions(saved)
         else:
             for j, board in enumerate(boards):
-                for n in counts:
+                for n in round_counts:
                     if n > resolve_board(board).max_players:
                         continue
                     part = generate(board, n, n_games, seed=seed * 1000 + r * 100 + j * 10 + n,
@@ -343,7 +347,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
         labels = f"search:playouts={int(playouts)},claims={CLAIMS}" + (
             f",rollout=expert:model={Path(prev).name}" if prev else "")
         info = {"round": r, "labels": labels,
-            "boards": list(boards), "players": list(counts), "games_per_board": n_games}
+            "boards": list(boards), "players": list(round_counts), "games_per_board": n_games}
         model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info)
         path = out / f"expert-round{r}.json"
         model = calibrate(model, path, boards, games=calib_games, seed=seed + r)
