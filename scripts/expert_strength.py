@@ -1,6 +1,8 @@
 """Strength and speed of the `expert` policy and of the search with `expert` rollouts.
 
 Parts (--part, repeatable; results appended to --json, default scripts/expert_strength.json):
+  tickets   expert against tickets: 2 players, and one expert seat against three tickets
+            at 4 players, per board (--tickets-games games per table, default 2000)
   speed     expert and tickets self-play, Europe 4 players, side by side in one process:
             games per CPU second of each, best of 3 alternated rounds, and their ratio
   cost      CPU seconds per decision of `search` (tickets rollouts) and of
@@ -13,8 +15,7 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
   vs-search `expert` against `search`, 2 players, per board
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
-with Wilson 95% intervals. Expert vs tickets at 2 and 4 players is measured with
-scripts/search_strength.py --search expert (docs/expert.md gives the commands).
+with Wilson 95% intervals.
 
     nice -n 10 python scripts/expert_strength.py --part speed
     nice -n 10 python scripts/expert_strength.py --part cost --part rollout --games 200
@@ -56,7 +57,8 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) ->
         cpu += time.process_time() - t
         sc, slot = out["scores"], out["slot"]
         wins += int((sc[slot == 0][:, RANK] == 1).sum())
-        winner_scores += sc[sc[:, RANK] == 1][:, SCORE].tolist()
+        flat = sc.reshape(-1, sc.shape[-1])            # every seat of every game
+        winner_scores += flat[flat[:, RANK] == 1][:, SCORE].tolist()
         decisions += int(getattr(policies[0], "total_decisions", 0))
         print(f"  {board} {specs}: {first + n}/{games} games, {wins} wins", file=sys.stderr,
               flush=True)
@@ -99,7 +101,9 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", action="append",
-                    choices=("speed", "cost", "rollout", "four", "vs-search"))
+                    choices=("tickets", "speed", "cost", "rollout", "four", "vs-search"))
+    ap.add_argument("--tickets-games", type=int, default=2000,
+                    help="games per table of --part tickets (default 2000)")
     ap.add_argument("--games", type=int, default=200, help="games per table (default 200)")
     ap.add_argument("--playouts", type=int, default=200, help="playouts of the reference search")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
@@ -119,7 +123,13 @@ def main(argv=None) -> int:
 
     ref = f"search:playouts={a.playouts}"
     for part in a.part or ["speed"]:
-        if part == "speed":
+        if part == "tickets":
+            for board in BOARDS:
+                save(dict(play(board, ["expert", "tickets"], a.tickets_games, chunk=500),
+                          part="tickets"))
+                save(dict(play(board, ["expert"] + [f"tickets#{k}" for k in range(3)],
+                               a.tickets_games, chunk=500), part="tickets"))
+        elif part == "speed":
             save(speed())
         elif part == "cost":
             save(cost(a.playouts, max(4, a.games // 20)))

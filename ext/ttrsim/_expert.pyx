@@ -117,38 +117,35 @@ cdef inline int joins(const BoardC* b, int r, const int8_t* comp, const OpenTick
     return n
 
 
+ctypedef struct Node:
+    double threshold          # a leaf: its value
+    int32_t feature           # -1: a leaf
+    int32_t left              # the left child; the right one is left + 1
+
+
 cdef class TreeModel:
     """Gradient-boosted regression trees in flat arrays: node i tests
     ``x[feature[i]] <= threshold[i]`` (feature -1: a leaf worth value[i]); tree t starts
     at node roots[t]. The score of a candidate is base + the sum of its leaves."""
     cdef int n_nodes
     cdef int n_trees
-    cdef int32_t* feature
-    cdef double* threshold
-    cdef int32_t* left
-    cdef int32_t* right
-    cdef double* value
+    cdef Node* nodes
     cdef int32_t* roots
+    cdef double* rest_max
     cdef readonly double base
     cdef readonly double tickets_bonus  # added to the score of tickets' own choice
     cdef readonly str path
     cdef readonly dict meta
 
     def __cinit__(self):
-        self.feature = NULL
-        self.threshold = NULL
-        self.left = NULL
-        self.right = NULL
-        self.value = NULL
+        self.nodes = NULL
         self.roots = NULL
+        self.rest_max = NULL
 
     def __dealloc__(self):
-        free(self.feature)
-        free(self.threshold)
-        free(self.left)
-        free(self.right)
-        free(self.value)
+        free(self.nodes)
         free(self.roots)
+        free(self.rest_max)
 
     @property
     def n_trees_(self):
@@ -158,18 +155,44 @@ cdef class TreeModel:
     def n_nodes_(self):
         return self.n_nodes
 
+    cdef inline double tree(self, int t, const float* x) noexcept nogil:
+        cdef const Node* nd = &self.nodes[self.roots[t]]
+        while nd.feature >= 0:
+            # sklearn's trees compare the float32 feature with a float64 threshold;
+            # the right child follows the left one
+            nd = &self.nodes[nd.left + (<double>x[nd.feature] > nd.threshold)]
+        return nd.threshold             # a leaf keeps its value there
+
     cdef double score(self, const float* x) noexcept nogil:
         cdef double total = self.base
-        cdef int t, i, f
+        cdef int t
         for t in range(self.n_trees):
-            i = self.roots[t]
-            f = self.feature[i]
-            while f >= 0:
-                # sklearn's trees compare the float32 feature with a float64 threshold
-                i = self.left[i] if <double>x[f] <= self.threshold[i] else self.right[i]
-                f = self.feature[i]
-            total += self.value[i]
+            total += self.tree(t, x)
         return total
+
+    cdef void score_all(self, const float* x, int stride, int n, double* out) noexcept nogil:
+        """score() of n rows (row k at x + k * stride), tree by tree: a tree's nodes are
+        read once for all the rows (the model does not fit in the first-level cache).
+        The same sums, in the same order, as score()."""
+        cdef int t, k
+        for k in range(n):
+            out[k] = self.base
+        for t in range(self.n_trees):
+            for k in range(n):
+                out[k] += self.tree(t, x + k * stride)
+
+    cdef bint beats(self, const float* x, double bound, double* out) noexcept nogil:
+        """Whether the score of x is above `bound` (then *out is the score, the same sum
+        as score()). Stops as soon as the trees left cannot lift it above: rest_max[t]
+        is the largest sum of the leaves of trees t.. (the margin covers rounding)."""
+        cdef double total = self.base
+        cdef int t
+        for t in range(self.n_trees):
+            if total + self.rest_max[t] < bound - 1e-9:
+                return False
+            total += self.tree(t, x)
+        out[0] = total
+        return total > bound
 
     def predict(self, X):
         """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
@@ -226,26 +249,49 @@ def model_from_dict(d, path="<model>"):
             and np.isfinite(base) and np.isfinite(bonus)):
         raise bad("a threshold or value is not a finite number")
     cdef TreeModel m = TreeModel()
-    m.n_nodes = n
     m.n_trees = len(roots)
-    m.feature = <int32_t*>malloc(n * sizeof(int32_t))
-    m.threshold = <double*>malloc(n * sizeof(double))
-    m.left = <int32_t*>malloc(n * sizeof(int32_t))
-    m.right = <int32_t*>malloc(n * sizeof(int32_t))
-    m.value = <double*>malloc(n * sizeof(double))
+    # the largest leaf each tree can reach, summed from each tree to the last
+    best_leaf = []
+    for r in roots:
+        stack, top = [int(r)], -np.inf
+        while stack:
+            node = stack.pop()
+            if feature[node] < 0:
+                top = max(top, value[node])
+            else:
+                stack += [int(left[node]), int(right[node])]
+        best_leaf.append(top)
+    rest = np.concatenate([np.cumsum(best_leaf[::-1])[::-1], [0.0]])
+    # lay every tree out breadth first with the two children of a node side by side,
+    # so that a step is nodes[left + (x > threshold)]: no branch to mispredict
+    order, new_left, new_roots = [], {}, []
+    for r in roots:
+        new_roots.append(len(order))
+        queue = [int(r)]
+        order.append(int(r))
+        while queue:
+            node = queue.pop(0)
+            if feature[node] >= 0:
+                new_left[node] = len(order)
+                order += [int(left[node]), int(right[node])]
+                queue += [int(left[node]), int(right[node])]
+    n = len(order)
+    m.n_nodes = n
+    m.nodes = <Node*>malloc(n * sizeof(Node))
     m.roots = <int32_t*>malloc(m.n_trees * sizeof(int32_t))
-    if (m.feature == NULL or m.threshold == NULL or m.left == NULL or m.right == NULL
-            or m.value == NULL or m.roots == NULL):
+    m.rest_max = <double*>malloc((m.n_trees + 1) * sizeof(double))
+    if m.nodes == NULL or m.roots == NULL or m.rest_max == NULL:
         raise MemoryError()
     cdef int i
     for i in range(n):
-        m.feature[i] = feature[i]
-        m.threshold[i] = threshold[i]
-        m.left[i] = left[i]
-        m.right[i] = right[i]
-        m.value[i] = value[i]
+        node = order[i]
+        m.nodes[i].feature = feature[node]
+        m.nodes[i].threshold = threshold[node] if feature[node] >= 0 else value[node]
+        m.nodes[i].left = new_left.get(node, -1)
     for i in range(m.n_trees):
-        m.roots[i] = roots[i]
+        m.roots[i] = new_roots[i]
+    for i in range(m.n_trees + 1):
+        m.rest_max[i] = rest[i]
     m.base = base
     m.tickets_bonus = bonus
     m.path = str(path)
@@ -613,14 +659,14 @@ cdef class ExpertPolicy(Policy):
             return -1
         if self.n_cand == 1:
             return self.cand[0]
-        for k in range(self.n_cand):
-            self.scores[k] = self.model.score(&self.x[k][0])
-            if k == 0:
-                # tickets' own choice: another candidate must be predicted better by
-                # this margin (the values it was fitted to are noisy means)
-                self.scores[k] += self.model.tickets_bonus
+        # tickets' own choice (the first) keeps a margin: another candidate must be
+        # predicted better by it (the values it was fitted to are noisy means); ties go
+        # to the earlier candidate
+        self.model.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
+        self.scores[0] += self.model.tickets_bonus
+        for k in range(1, self.n_cand):
             if self.scores[k] > self.scores[best]:
-                best = k                # ties: the earlier candidate (tickets' first)
+                best = k
         return self.cand[best]
 
     # --- for training and tests (Python) ----------------------------------------------
