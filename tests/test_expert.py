@@ -297,3 +297,25 @@ def test_training_end_to_end_on_a_tiny_budget_beats_random(tmp_path):
     s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
                  opponent="random")
     assert s["win_share"] > 0.9 and s["games"] == 100
+
+
+def test_compiled_choice_matches_python_scores(tmp_path):
+    """decide() on fresh policies equals the argmax of predict() over the candidates of a
+    fresh policy started the same way (positions of tickets play, every board)."""
+    m = load_model()
+    checked = 0
+    for board, n, seed in (("usa", 2, 4), ("europe", 3, 5), ("newyork", 2, 6)):
+        for turns in range(0, 40, 4):
+            g = _midgame(board, n, seed, turns)
+            if g.is_over():
+                continue
+            seat = g.current_player
+            e = make_policy("expert", g.board)
+            e.start(g, seat, 9)
+            codes, X = e.candidates(g)
+            scores = m.predict(X)
+            scores[0] += m.tickets_bonus
+            want = codes[int(np.argmax(scores))] if len(codes) > 1 else codes[0]
+            assert decide(make_policy("expert", g.board), g, seed=9) == want
+            checked += 1
+    assert checked >= 20

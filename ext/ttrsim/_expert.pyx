@@ -131,7 +131,6 @@ cdef class TreeModel:
     cdef int n_trees
     cdef Node* nodes
     cdef int32_t* roots
-    cdef double* rest_max
     cdef readonly double base
     cdef readonly double tickets_bonus  # added to the score of tickets' own choice
     cdef readonly str path
@@ -140,12 +139,10 @@ cdef class TreeModel:
     def __cinit__(self):
         self.nodes = NULL
         self.roots = NULL
-        self.rest_max = NULL
 
     def __dealloc__(self):
         free(self.nodes)
         free(self.roots)
-        free(self.rest_max)
 
     @property
     def n_trees_(self):
@@ -180,19 +177,6 @@ cdef class TreeModel:
         for t in range(self.n_trees):
             for k in range(n):
                 out[k] += self.tree(t, x + k * stride)
-
-    cdef bint beats(self, const float* x, double bound, double* out) noexcept nogil:
-        """Whether the score of x is above `bound` (then *out is the score, the same sum
-        as score()). Stops as soon as the trees left cannot lift it above: rest_max[t]
-        is the largest sum of the leaves of trees t.. (the margin covers rounding)."""
-        cdef double total = self.base
-        cdef int t
-        for t in range(self.n_trees):
-            if total + self.rest_max[t] < bound - 1e-9:
-                return False
-            total += self.tree(t, x)
-        out[0] = total
-        return total > bound
 
     def predict(self, X):
         """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
@@ -250,18 +234,6 @@ def model_from_dict(d, path="<model>"):
         raise bad("a threshold or value is not a finite number")
     cdef TreeModel m = TreeModel()
     m.n_trees = len(roots)
-    # the largest leaf each tree can reach, summed from each tree to the last
-    best_leaf = []
-    for r in roots:
-        stack, top = [int(r)], -np.inf
-        while stack:
-            node = stack.pop()
-            if feature[node] < 0:
-                top = max(top, value[node])
-            else:
-                stack += [int(left[node]), int(right[node])]
-        best_leaf.append(top)
-    rest = np.concatenate([np.cumsum(best_leaf[::-1])[::-1], [0.0]])
     # lay every tree out breadth first with the two children of a node side by side,
     # so that a step is nodes[left + (x > threshold)]: no branch to mispredict
     order, new_left, new_roots = [], {}, []
@@ -279,8 +251,7 @@ def model_from_dict(d, path="<model>"):
     m.n_nodes = n
     m.nodes = <Node*>malloc(n * sizeof(Node))
     m.roots = <int32_t*>malloc(m.n_trees * sizeof(int32_t))
-    m.rest_max = <double*>malloc((m.n_trees + 1) * sizeof(double))
-    if m.nodes == NULL or m.roots == NULL or m.rest_max == NULL:
+    if m.nodes == NULL or m.roots == NULL:
         raise MemoryError()
     cdef int i
     for i in range(n):
@@ -290,8 +261,6 @@ def model_from_dict(d, path="<model>"):
         m.nodes[i].left = new_left.get(node, -1)
     for i in range(m.n_trees):
         m.roots[i] = new_roots[i]
-    for i in range(m.n_trees + 1):
-        m.rest_max[i] = rest[i]
     m.base = base
     m.tickets_bonus = bonus
     m.path = str(path)
