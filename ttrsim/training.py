@@ -302,7 +302,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
           calib_games: int = 300, progress: bool = True) -> list[dict]:
     """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
     (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` and ``gain`` on held-out games (every 1/holdout-th; the next games
-    calibrate the margin of tickets' choice) and ``strength``
+    are left out of the fit too) and ``strength``
     against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
     previous round's model, in games where the seat plays that model's choices (the
@@ -336,7 +336,9 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
             _save_positions(fresh, saved)
         data = fresh if data is None else data.concat(fresh)
         # hold out the last games of every round's positions (whole games, not rows)
-        # whole games: every k-th held out for the figures, the next for calibration
+        # whole games: every k-th held out for the figures; the next are left out of the
+        # fit too (val_part: kept apart, unused since the margin is calibrated by play;
+        # the shipped model was trained so)
         k = max(3, int(round(1 / holdout)))
         held = data.game % k == 0
         val = data.game % k == 1
