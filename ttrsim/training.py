@@ -300,9 +300,11 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 2
           eval_games: int = 400,
           seed: int = 0, trees: int = 150, depth: int = 4, holdout: float = 0.2,
           calib_games: int = 300, progress: bool = True) -> list[dict]:
-    """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board) -> ``fit``
-    (per player count in ``players``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` and ``gain`` on held-out games (every 1/holdout-th; the next games
-    are left out of the fit too) and ``strength``
+    """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board and player
+    count in ``players``) -> ``fit`` -> ``calibrate`` the margin of tickets' choice by play
+    (``calib_games``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` and
+    ``gain`` on held-out games (every 1/holdout-th; the next games are left out of the
+    fit too) and ``strength``
     against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
     previous round's model, in games where the seat plays that model's choices (the
