@@ -27,7 +27,8 @@ import numpy as np
 from ttrsim._expert import FEATURES, FORMAT, FORMAT_VERSION, load_model, model_from_dict
 from ttrsim.game import Game, resolve_board
 
-__all__ = ["Positions", "agreement", "export", "fit", "gain", "generate", "strength", "train"]
+__all__ = ["Positions", "agreement", "calibrate", "export", "fit", "gain", "generate", "strength",
+           "train"]
 
 BOARDS = ("usa", "europe", "newyork")
 # decisions the model makes (second draws and tunnels are tickets' own)
