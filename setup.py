@@ -13,7 +13,8 @@ from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
-MODULES = ["_engine", "_policy", "_planning", "_policies", "_batch", "_env", "_fuzz", "_search", "_record"]
+MODULES = ["_engine", "_policy", "_planning", "_policies", "_batch", "_env", "_fuzz", "_search",
+           "_record", "_expert"]
 
 DIRECTIVES = {
     "language_level": 3,

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 from ttrsim._search import SearchPolicy
+from ttrsim._expert import ExpertPolicy
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
            "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
@@ -116,6 +117,13 @@ REGISTRY: dict[str, PolicyInfo] = {
          "ticket_draws": (1, "0: a ticket draw is a candidate only when the rollout policy "
                              "itself would draw (to measure what ticket draws are worth)")},
         build=make_search_policy),
+    "expert": PolicyInfo(
+        ExpertPolicy,
+        "learned from the search: gradient-boosted trees over board-independent features "
+        "choose among candidate moves (tickets' and routes' choices, the claim worth most "
+        "now, a blind draw, a ticket draw) and among every ticket choice; second card "
+        "draws and tunnels are tickets' (docs/expert.md)",
+        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim")}),
 }
 DEFAULT_POLICY = "tickets"
 

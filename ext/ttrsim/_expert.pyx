@@ -1,0 +1,673 @@
+# The `expert` policy: a learned model picks among the candidate actions the search
+# compares (docs/expert.md).
+#
+# At a turn the candidates are what `tickets` and `routes` (this seat's own instances,
+# kept for the whole game) would play, the claim worth most now (route points plus the
+# points of the own tickets it joins: what `greedy` mostly plays, at a fraction of its
+# cost), a blind draw and a ticket draw. Each
+# candidate is described by board-independent features of the position and the action,
+# computed from what the seat may know only (its hand and tickets, the board, public
+# counts); gradient-boosted trees score every candidate and the best one is played.
+# Ticket choices (initial and drawn) are scored the same way over every legal choice,
+# with features of the plan (the planner of _planning.pxd) joining the tickets held and
+# kept. Second card draws and tunnel payments are `tickets`' own. The same compiled code gives the features to the training pipeline
+# (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
+cimport cython
+from libc.stdint cimport int8_t, int32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc
+from libc.string cimport memcpy
+
+from ttrsim._structs cimport *
+from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+                             hand_total, is_legal, make_action, route_open)
+from ttrsim._rng cimport rng_next, rng_seed
+from ttrsim._policy cimport Policy
+from ttrsim._planning cimport (BoardInfo, Plan, PlanParams, UNIT, Workspace, board_info_init,
+                               claim_payment, hand_most, may_afford, own_components,
+                               plan_tickets, unknown_cards)
+
+import json
+import os
+
+import numpy as np
+
+from ttrsim._policy import PolicyError
+
+
+cdef enum:
+    MAX_XCAND = 32            # candidates per decision at most
+    N_FEAT = 50               # features per candidate (FEATURES below)
+    N_PROP = 3                # proposers: tickets, the best claim, routes
+    MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
+
+# Feature names, in the order of the compiled feature vector (a model file names the
+# features it was trained on; a mismatch is refused when the file is loaded).
+FEATURES = (
+    "is_tickets", "is_best_claim", "is_routes", "agree",
+    "claim", "blind", "faceup", "draw_tickets", "station",
+    "route_len", "route_points", "wild_used", "tunnel",
+    "tickets_joined", "points_joined", "touches_network",
+    "faceup_wild", "faceup_have",
+    "trains_me", "trains_min_other", "trains_after", "last_round",
+    "hand", "open_tickets", "open_points", "done_points",
+    "ticket_deck", "players", "rounds", "route_lead",
+    # what `tickets` would play, on every candidate's row (the trees compare with it)
+    "tk_claim", "tk_faceup", "tk_blind", "tk_draw_tickets", "tk_route_len", "tk_joined",
+    "faceup_wilds", "hand_most", "train_cards_left",
+    # ticket choices (initial and drawn): the plan joining the tickets held and kept
+    "keep", "setup", "kept", "kept_points", "kept_long", "plan_trains", "plan_extra",
+    "plan_slack", "plan_dropped", "plan_claims", "points_per_train",
+)
+assert len(FEATURES) == N_FEAT
+
+FORMAT = "ttrsim-expert"
+FORMAT_VERSION = 1
+DEFAULT_MODEL = "expert-v1.json"
+
+
+class ModelFileError(ValueError):
+    """The expert model file is missing, unreadable or not a valid model."""
+
+
+ctypedef struct SetupMemo:
+    # a plan of initial tickets on the empty board: it depends on the board, the tickets
+    # and the trains only (nothing is claimed yet), and many deals repeat ticket subsets
+    uint64_t uid
+    uint64_t tickets[2]
+    int trains
+    int plan_trains
+    int claims
+    int dropped
+
+
+ctypedef struct OpenTickets:
+    # the seat's tickets its own routes do not join yet: the components of their cities
+    # in its own network (own_components) and their points
+    int n
+    int8_t ca[MAX_TICKETS]
+    int8_t cb[MAX_TICKETS]
+    int16_t points[MAX_TICKETS]
+
+
+cdef void open_tickets(const BoardC* b, const GameState* s, int seat, const int8_t* comp,
+                       OpenTickets* o) noexcept nogil:
+    cdef int t
+    o.n = 0
+    for t in range(b.n_tickets):
+        if (s.p[seat].tickets[t >> 6] >> (t & 63) & 1) and comp[b.ticket_a[t]] != comp[b.ticket_b[t]]:
+            o.ca[o.n] = comp[b.ticket_a[t]]
+            o.cb[o.n] = comp[b.ticket_b[t]]
+            o.points[o.n] = b.ticket_points[t]
+            o.n += 1
+
+
+cdef inline int joins(const BoardC* b, int r, const int8_t* comp, const OpenTickets* o,
+                      int* points) noexcept nogil:
+    """Open tickets (o) that route r would join; their points in *points. Adding r joins
+    a ticket exactly when its two cities' components are r's two ends' components."""
+    cdef int i, n = 0
+    cdef int cx = comp[b.route_a[r]], cy = comp[b.route_b[r]]
+    points[0] = 0
+    if cx == cy:
+        return 0
+    for i in range(o.n):
+        if (o.ca[i] == cx and o.cb[i] == cy) or (o.ca[i] == cy and o.cb[i] == cx):
+            n += 1
+            points[0] += o.points[i]
+    return n
+
+
+ctypedef struct Node:
+    double threshold          # a leaf: its value
+    int32_t feature           # -1: a leaf
+    int32_t left              # the left child; the right one is left + 1
+
+
+cdef class TreeModel:
+    """Gradient-boosted regression trees in flat arrays: node i tests
+    ``x[feature[i]] <= threshold[i]`` (feature -1: a leaf worth value[i]); tree t starts
+    at node roots[t]. The score of a candidate is base + the sum of its leaves."""
+    cdef int n_nodes
+    cdef int n_trees
+    cdef Node* nodes
+    cdef int32_t* roots
+    cdef readonly double base
+    cdef readonly double tickets_bonus  # added to the score of tickets' own choice
+    cdef readonly str path
+    cdef readonly dict meta
+
+    def __cinit__(self):
+        self.nodes = NULL
+        self.roots = NULL
+
+    def __dealloc__(self):
+        free(self.nodes)
+        free(self.roots)
+
+    @property
+    def n_trees_(self):
+        return self.n_trees
+
+    @property
+    def n_nodes_(self):
+        return self.n_nodes
+
+    cdef inline double tree(self, int t, const float* x) noexcept nogil:
+        cdef const Node* nd = &self.nodes[self.roots[t]]
+        while nd.feature >= 0:
+            # sklearn's trees compare the float32 feature with a float64 threshold;
+            # the right child follows the left one
+            nd = &self.nodes[nd.left + (<double>x[nd.feature] > nd.threshold)]
+        return nd.threshold             # a leaf keeps its value there
+
+    cdef double score(self, const float* x) noexcept nogil:
+        cdef double total = self.base
+        cdef int t
+        for t in range(self.n_trees):
+            total += self.tree(t, x)
+        return total
+
+    cdef void score_all(self, const float* x, int stride, int n, double* out) noexcept nogil:
+        """score() of n rows (row k at x + k * stride), tree by tree: a tree's nodes are
+        read once for all the rows (the model does not fit in the first-level cache).
+        The same sums, in the same order, as score()."""
+        cdef int t, k
+        for k in range(n):
+            out[k] = self.base
+        for t in range(self.n_trees):
+            for k in range(n):
+                out[k] += self.tree(t, x + k * stride)
+
+    def predict(self, X):
+        """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
+        cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
+        if xv.shape[1] != N_FEAT:
+            raise ValueError(f"expected {N_FEAT} features per row, got {xv.shape[1]}")
+        out = np.empty(xv.shape[0], dtype=np.float64)
+        cdef double[::1] ov = out
+        cdef Py_ssize_t i
+        for i in range(xv.shape[0]):
+            ov[i] = self.score(&xv[i, 0])
+        return out
+
+
+def model_from_dict(d, path="<model>"):
+    """A TreeModel from the content of a model file (see docs/expert.md, "Model file");
+    anything missing or inconsistent raises ModelFileError naming `path`."""
+    def bad(why):
+        return ModelFileError(f"expert model file {path}: {why}; reinstall ttrsim or retrain "
+                              "with scripts/train_expert.py")
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
+    if d.get("version") != FORMAT_VERSION:
+        raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
+    if list(d.get("features", [])) != list(FEATURES):
+        raise bad("its feature list differs from this ttrsim's features "
+                  f"({len(d.get('features', []))} given, {N_FEAT} expected)")
+    try:
+        trees = d["trees"]
+        feature = np.asarray(trees["feature"], dtype=np.int64)
+        threshold = np.asarray(trees["threshold"], dtype=np.float64)
+        left = np.asarray(trees["left"], dtype=np.int64)
+        right = np.asarray(trees["right"], dtype=np.int64)
+        value = np.asarray(trees["value"], dtype=np.float64)
+        roots = np.asarray(trees["roots"], dtype=np.int64)
+        base = float(d["base"])
+        bonus = float(d.get("tickets_bonus", 0.0))
+    except (KeyError, TypeError, ValueError) as exc:
+        raise bad(f"missing or malformed field ({exc!r})") from None
+    n = len(feature)
+    if n == 0 or len(roots) == 0 or any(len(a) != n for a in (threshold, left, right, value)):
+        raise bad("the node arrays are empty or of different lengths")
+    inner = feature >= 0
+    if (feature >= N_FEAT).any() or (feature < -1).any():
+        raise bad("a node tests a feature that does not exist")
+    if (roots < 0).any() or (roots >= n).any():
+        raise bad("a tree root is outside the node arrays")
+    # children must be later nodes of the same file: no cycle, no jump outside
+    idx = np.arange(n)
+    if ((left[inner] <= idx[inner]) | (left[inner] >= n) | (right[inner] <= idx[inner])
+            | (right[inner] >= n)).any():
+        raise bad("a node's children are not later nodes (corrupt tree)")
+    if not (np.isfinite(threshold[inner]).all() and np.isfinite(value).all()
+            and np.isfinite(base) and np.isfinite(bonus)):
+        raise bad("a threshold or value is not a finite number")
+    cdef TreeModel m = TreeModel()
+    m.n_trees = len(roots)
+    # lay every tree out breadth first with the two children of a node side by side,
+    # so that a step is nodes[left + (x > threshold)]: no branch to mispredict
+    order, new_left, new_roots = [], {}, []
+    for r in roots:
+        new_roots.append(len(order))
+        queue = [int(r)]
+        order.append(int(r))
+        while queue:
+            node = queue.pop(0)
+            if feature[node] >= 0:
+                new_left[node] = len(order)
+                order += [int(left[node]), int(right[node])]
+                queue += [int(left[node]), int(right[node])]
+    n = len(order)
+    m.n_nodes = n
+    m.nodes = <Node*>malloc(n * sizeof(Node))
+    m.roots = <int32_t*>malloc(m.n_trees * sizeof(int32_t))
+    if m.nodes == NULL or m.roots == NULL:
+        raise MemoryError()
+    cdef int i
+    for i in range(n):
+        node = order[i]
+        m.nodes[i].feature = feature[node]
+        m.nodes[i].threshold = threshold[node] if feature[node] >= 0 else value[node]
+        m.nodes[i].left = new_left.get(node, -1)
+    for i in range(m.n_trees):
+        m.roots[i] = new_roots[i]
+    m.base = base
+    m.tickets_bonus = bonus
+    m.path = str(path)
+    m.meta = dict(d.get("training", {}))
+    return m
+
+
+def default_model_path():
+    """The model file shipped inside the package."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", DEFAULT_MODEL)
+
+
+cdef dict _models = {}                # resolved path -> TreeModel (loaded once per process)
+
+
+def load_model(path=None):
+    """The TreeModel of a model file (default: the one shipped with ttrsim), loaded once
+    per process. A missing, unreadable or corrupt file raises ModelFileError naming it."""
+    path = os.path.abspath(os.path.expanduser(str(path))) if path else default_model_path()
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        raise ModelFileError(f"expert model file {path} not found; reinstall ttrsim, or give "
+                             "an existing file as expert:model=PATH") from None
+    hit = _models.get(path)
+    if hit is not None and hit[0] == stamp:
+        return hit[1]
+    try:
+        with open(path, encoding="utf-8") as f:
+            d = json.load(f)
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        raise ModelFileError(f"expert model file {path} cannot be read as JSON ({exc}); "
+                             "reinstall ttrsim or retrain with scripts/train_expert.py") from None
+    model = model_from_dict(d, path)
+    _models[path] = (stamp, model)
+    return model
+
+
+cdef class ExpertPolicy(Policy):
+    """``expert``: gradient-boosted trees, trained to imitate the search, choose among
+    candidate moves like the search's and among every ticket choice (docs/expert.md)."""
+    cdef readonly str model_path       # "" : the model shipped with ttrsim
+    cdef readonly TreeModel model
+    cdef Policy tk, ro                  # this seat's tickets and routes (proposers),
+                                        # kept for the whole game
+    cdef int n_cand
+    cdef int32_t cand[MAX_XCAND]
+    cdef int32_t prop[N_PROP]
+    cdef float x[MAX_XCAND][N_FEAT]
+    cdef double scores[MAX_XCAND]
+    # the planner, for ticket choices
+    cdef BoardInfo* bi                  # per board (malloc: tens of kB)
+    cdef uint64_t bi_uid
+    cdef PlanParams prm
+    cdef Workspace ws
+    cdef Plan plan
+    cdef SetupMemo* memo                # plans on the empty board (MEMO_BITS entries)
+    cdef int8_t comp[MAX_CITIES]        # components of the seat's own network, this decision
+    cdef OpenTickets open               # its tickets not joined yet, this decision
+
+    def __cinit__(self, *args, **kwargs):
+        self.needs_legal = False        # candidates are built and checked here
+        self.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
+        if self.bi == NULL:
+            raise MemoryError()
+        self.bi_uid = 0
+        self.memo = <SetupMemo*>calloc(1 << MEMO_BITS, sizeof(SetupMemo))
+        if self.memo == NULL:
+            raise MemoryError()
+        # the planning policies' default weights (_policies.pyx)
+        self.prm.stations = 1
+        self.prm.tunnels = 1
+        self.prm.tunnel_cost = UNIT
+        self.prm.ferry_cost = UNIT
+        self.prm.station_cost = 4 * UNIT
+        self.prm.claim_cost = 2 * UNIT
+        self.prm.points_weight = 5
+
+    def __dealloc__(self):
+        free(self.bi)
+        free(self.memo)
+
+    def __init__(self, model="", spec=None):
+        from ttrsim._policies import RoutesPolicy, TicketsPolicy
+
+        Policy.__init__(self, spec or "expert")
+        self.model_path = str(model or "")
+        self.model = load_model(self.model_path or None)
+        self.tk = TicketsPolicy(spec="tickets")
+        self.ro = RoutesPolicy(spec="routes")
+        self.n_cand = 0
+
+    @property
+    def params(self):
+        return dict(model=self.model_path)
+
+    def __reduce__(self):
+        from ttrsim._policies import _rebuild
+        return (_rebuild, (type(self), self.params, self.spec))
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        rng_seed(&self.rng, seed)
+        self.tk.start_game(b, s, seat, rng_next(&self.rng))
+        self.ro.start_game(b, s, seat, rng_next(&self.rng))
+
+    @cython.final
+    cdef void add(self, int32_t act) noexcept nogil:
+        cdef int i
+        if act < 0 or self.n_cand >= MAX_XCAND:
+            return
+        for i in range(self.n_cand):
+            if self.cand[i] == act:
+                return
+        self.cand[self.n_cand] = act
+        self.n_cand += 1
+
+    @cython.final
+    cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat,
+                             bint always) noexcept nogil:
+        """Fill cand[] and x[] (x[] only when there is a choice, or `always`); return -1
+        when a proposer failed (self.error says why)."""
+        cdef int32_t act
+        cdef int mask
+        self.n_cand = 0
+        own_components(b, s, seat, self.comp)
+        open_tickets(b, s, seat, self.comp, &self.open)
+        act = self.tk.choose(b, s, seat, NULL, 0)
+        if act < 0:
+            with gil:
+                self.error = self.tk.take_error() or PolicyError("expert: tickets gave no action")
+            return -1
+        self.prop[0] = act
+        self.prop[1] = -1
+        self.prop[2] = -1
+        self.add(act)
+        if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
+            # every legal choice of the offered tickets
+            for mask in range(1, 1 << s.n_pending[seat]):
+                act = make_action(ACT_KEEP, mask, 0, 0)
+                if is_legal(b, s, act):
+                    self.add(act)
+            if always or self.n_cand > 1:
+                self.keep_features(b, s, seat)
+            return 0
+        if s.phase != PH_TURN:
+            if always:
+                self.features(b, s, seat)
+            return 0
+        self.prop[1] = self.best_claim(b, s, seat)
+        self.prop[2] = self.ro.choose(b, s, seat, NULL, 0)
+        self.add(self.prop[1])
+        self.add(self.prop[2])
+        act = make_action(ACT_DRAW_BLIND, 0, 0, 0)
+        if is_legal(b, s, act):
+            self.add(act)
+        act = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+        if is_legal(b, s, act):
+            self.add(act)
+        if always or self.n_cand > 1:
+            self.features(b, s, seat)
+        return 0
+
+    @cython.final
+    cdef void features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """x[k] for every candidate: only the seat's own hand and tickets and public
+        information (routes, trains, face-up cards, deck counts) enter."""
+        cdef int k, f, q, t, kind, r, j, typ
+        cdef int32_t act
+        cdef float* x
+        cdef double init = b.trains if b.trains > 0 else 1.0
+        cdef int min_other = 1 << 20, best_other = -(1 << 20), me_pts
+        cdef int open_n = 0, open_pts = 0, done_pts = 0, joined, joined_pts, max_pts = 1
+        cdef float tk[9]
+        for q in range(s.n_players):
+            if q != seat:
+                if s.p[q].trains < min_other:
+                    min_other = s.p[q].trains
+                if s.p[q].route_points > best_other:
+                    best_other = s.p[q].route_points
+        me_pts = s.p[seat].route_points
+        for t in range(b.n_tickets):
+            if s.p[seat].tickets[t >> 6] >> (t & 63) & 1:
+                if self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                    done_pts += b.ticket_points[t]
+                else:
+                    open_n += 1
+                    open_pts += b.ticket_points[t]
+        for j in range(MAX_LEN):
+            if b.route_points[j] > max_pts:
+                max_pts = b.route_points[j]
+        # what tickets would play, and public card counts: the same on every row
+        kind = action_kind(self.prop[0])
+        tk[0] = kind == ACT_CLAIM
+        tk[1] = kind == ACT_DRAW_FACEUP
+        tk[2] = kind == ACT_DRAW_BLIND
+        tk[3] = kind == ACT_DRAW_TICKETS
+        tk[4] = 0
+        tk[5] = 0
+        if kind == ACT_CLAIM:
+            r = action_a(self.prop[0])
+            tk[4] = b.route_len[r]
+            tk[5] = joins(b, r, self.comp, &self.open, &joined_pts)
+        tk[6] = 0
+        for j in range(N_FACEUP):
+            tk[6] += s.faceup[j] == WILD
+        tk[7] = 0
+        for j in range(N_CARD_TYPES):
+            if j != WILD and s.p[seat].hand[j] > tk[7]:
+                tk[7] = s.p[seat].hand[j]
+        tk[8] = s.deck_n
+        for j in range(N_CARD_TYPES):
+            tk[8] += s.discard[j]
+        for k in range(self.n_cand):
+            act = self.cand[k]
+            x = &self.x[k][0]
+            for f in range(N_FEAT):
+                x[f] = 0.0
+            x[0] = act == self.prop[0]
+            x[1] = act == self.prop[1]
+            x[2] = act == self.prop[2]
+            x[3] = x[0] + x[1] + x[2]
+            kind = action_kind(act)
+            x[4] = kind == ACT_CLAIM
+            x[5] = kind == ACT_DRAW_BLIND
+            x[6] = kind == ACT_DRAW_FACEUP
+            x[7] = kind == ACT_DRAW_TICKETS
+            x[8] = kind == ACT_STATION
+            x[20] = s.p[seat].trains / init
+            if kind == ACT_CLAIM:
+                r = action_a(act)
+                x[9] = b.route_len[r]
+                x[10] = b.route_points[b.route_len[r]] / <double>max_pts
+                x[11] = action_c(act)
+                x[12] = b.route_tunnel[r]
+                joined = joins(b, r, self.comp, &self.open, &joined_pts)
+                x[13] = joined
+                x[14] = joined_pts
+                x[15] = ((s.p[seat].cities >> b.route_a[r]) & 1) | ((s.p[seat].cities >> b.route_b[r]) & 1)
+                x[20] = (s.p[seat].trains - b.route_len[r]) / init
+            elif kind == ACT_STATION:
+                x[11] = action_c(act)
+            elif kind == ACT_DRAW_FACEUP:
+                typ = s.faceup[action_a(act)]
+                if typ >= 0:
+                    x[16] = typ == WILD
+                    x[17] = s.p[seat].hand[typ]
+            x[18] = s.p[seat].trains / init
+            x[19] = (min_other if min_other < (1 << 20) else 0) / init
+            x[21] = s.last_round
+            x[22] = hand_total(s, seat)
+            x[23] = open_n
+            x[24] = open_pts
+            x[25] = done_pts
+            x[26] = s.tdeck_n
+            x[27] = s.n_players
+            x[28] = s.turn / <double>s.n_players
+            x[29] = me_pts - (best_other if best_other > -(1 << 20) else 0)
+            for j in range(9):
+                x[30 + j] = tk[j]
+
+    @cython.final
+    cdef int32_t best_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """The claim the hand pays now that is worth most: route points plus the points of
+        the own tickets it joins (longer first on a tie), with the cheapest payment; a
+        tunnel only within `tickets`' default risk. -1: no claim."""
+        cdef int r, v, best_v = -1, pts
+        cdef int most = hand_most(b, &s.p[seat].hand[0])
+        cdef int32_t act = -1, best = -1
+        cdef int pool[N_CARD_TYPES]
+        unknown_cards(b, s, seat, pool)
+        for r in range(b.n_routes):
+            if (b.route_len[r] > s.p[seat].trains or not may_afford(b, &s.p[seat].hand[0], most, r)
+                    or not route_open(b, s, r, seat)):
+                continue
+            joins(b, r, self.comp, &self.open, &pts)
+            v = 4 * (b.route_points[b.route_len[r]] + pts) + b.route_len[r]
+            if v > best_v and claim_payment(b, s, seat, r, NULL, 0.3, pool, &act) >= 0:
+                best_v = v
+                best = act
+        return best
+
+    @cython.final
+    cdef void plan_of(self, const BoardC* b, const GameState* s, int seat,
+                      const uint64_t* tickets, int* trains, int* claims,
+                      int* dropped) noexcept nogil:
+        """Trains and claims of the plan joining `tickets` with the seat's trains, and the
+        points of the tickets it must give up; remembered on the empty board (setup)."""
+        cdef SetupMemo* e = NULL
+        cdef uint64_t h
+        cdef int t
+        if s.phase == PH_SETUP_TICKETS and s.p[seat].n_routes == 0 \
+                and s.closed[0] == 0 and s.closed[1] == 0:
+            h = b.uid * 0x9E3779B97F4A7C15ULL ^ tickets[0] * 0xBF58476D1CE4E5B9ULL \
+                ^ tickets[1] * 0x94D049BB133111EBULL ^ <uint64_t>s.p[seat].trains
+            h ^= h >> 29
+            e = &self.memo[(h * 0xD6E8FEB86659FD93ULL) >> (64 - MEMO_BITS)]
+            if (e.uid == b.uid and e.tickets[0] == tickets[0] and e.tickets[1] == tickets[1]
+                    and e.trains == s.p[seat].trains):
+                trains[0] = e.plan_trains
+                claims[0] = e.claims
+                dropped[0] = e.dropped
+                return
+        plan_tickets(self.bi, &self.prm, s, seat, tickets, s.p[seat].trains, &self.plan,
+                     &self.ws)
+        trains[0] = self.plan.trains
+        claims[0] = self.plan.claims
+        dropped[0] = 0
+        for t in range(b.n_tickets):
+            if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
+                dropped[0] += b.ticket_points[t]
+        if e != NULL:
+            e.uid = b.uid
+            e.tickets[0] = tickets[0]
+            e.tickets[1] = tickets[1]
+            e.trains = s.p[seat].trains
+            e.plan_trains = trains[0]
+            e.claims = claims[0]
+            e.dropped = dropped[0]
+
+    @cython.final
+    cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """x[k] of ticket choices: the turn features, then the plan joining the tickets
+        held and those kept (own tickets, offered tickets and public routes only)."""
+        cdef int k, i, t, mask, kept, kept_pts, kept_long, base_trains, plan_trains
+        cdef int claims, dropped
+        cdef uint64_t tickets[2]
+        cdef float* x
+        cdef double init = b.trains if b.trains > 0 else 1.0
+        self.features(b, s, seat)
+        if self.bi_uid != b.uid or self.bi.b != b:
+            board_info_init(self.bi, b, &self.prm)
+            self.bi_uid = b.uid
+        self.plan_of(b, s, seat, s.p[seat].tickets, &base_trains, &claims, &dropped)
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            mask = action_a(self.cand[k])
+            tickets[0] = s.p[seat].tickets[0]
+            tickets[1] = s.p[seat].tickets[1]
+            kept = kept_pts = kept_long = 0
+            for i in range(s.n_pending[seat]):
+                if (mask >> i) & 1:
+                    t = s.pending[seat][i]
+                    tickets[t >> 6] |= (<uint64_t>1) << (t & 63)
+                    kept += 1
+                    kept_pts += b.ticket_points[t]
+                    kept_long |= b.ticket_long[t]
+            self.plan_of(b, s, seat, tickets, &plan_trains, &claims, &dropped)
+            x[39] = 1
+            x[40] = s.phase == PH_SETUP_TICKETS
+            x[41] = kept
+            x[42] = kept_pts
+            x[43] = kept_long
+            x[44] = plan_trains
+            x[45] = plan_trains - base_trains
+            x[46] = (s.p[seat].trains - plan_trains) / init
+            x[47] = dropped
+            x[48] = claims
+            x[49] = kept_pts / <double>(x[45] if x[45] > 1 else 1)
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        cdef int k, best = 0
+        if self.list_candidates(b, s, seat, False) < 0:
+            return -1
+        if self.n_cand == 1:
+            return self.cand[0]
+        # tickets' own choice (the first) keeps a margin: another candidate must be
+        # predicted better by it (the values it was fitted to are noisy means); ties go
+        # to the earlier candidate
+        self.model.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
+        self.scores[0] += self.model.tickets_bonus
+        for k in range(1, self.n_cand):
+            if self.scores[k] > self.scores[best]:
+                best = k
+        return self.cand[best]
+
+    # --- for training and tests (Python) ----------------------------------------------
+    def start(self, game, int seat, uint64_t seed=0):
+        """Start a game for `seat` as the batch loop does (before its first decision)."""
+        cdef GameState s
+        cdef CompiledBoard cb = _copy(game, &s)
+        self.start_game(&cb.c, &s, seat, seed)
+
+    def candidates(self, game):
+        """``(codes, X)`` for the seat to move in `game` (a ``ttrsim.Game``): the candidate
+        action codes (tickets' choice first) and their features, an (n, len(FEATURES))
+        float32 array. It advances the policy's state exactly as a decision does (call
+        ``start`` first); the game is not changed."""
+        cdef GameState s
+        cdef CompiledBoard cb = _copy(game, &s)
+        if s.phase == PH_OVER:
+            raise ValueError("the game is over")
+        if self.list_candidates(&cb.c, &s, s.current, True) < 0:
+            raise self.take_error()
+        codes = np.array([self.cand[k] for k in range(self.n_cand)], dtype=np.int32)
+        X = np.array([[self.x[k][f] for f in range(N_FEAT)] for k in range(self.n_cand)],
+                     dtype=np.float32).reshape(self.n_cand, N_FEAT)
+        return codes, X
+
+
+
+
+cdef CompiledBoard _copy(game, GameState* s):
+    core = getattr(game, "_core", game)
+    cdef bytes data = core.state_bytes()
+    if len(data) != sizeof(GameState):
+        raise ValueError("not a ttrsim game")
+    memcpy(s, <const char*>data, sizeof(GameState))
+    return core.cb

@@ -1,0 +1,157 @@
+"""Strength and speed of the `expert` policy and of the search with `expert` rollouts.
+
+Parts (--part, repeatable; results appended to --json, default scripts/expert_strength.json):
+  tickets   expert against tickets: 2 players, and one expert seat against three tickets
+            at 4 players, per board (--tickets-games games per table, default 2000)
+  speed     expert and tickets self-play, Europe 4 players, side by side in one process:
+            games per CPU second of each, best of 3 alternated rounds, and their ratio
+  cost      CPU seconds per decision of `search` (tickets rollouts) and of
+            `search:rollout=expert` at the same playouts, 2 players against tickets, per
+            board; gives the playouts of an expert-rollout search of equal CPU per decision
+  rollout   `search:rollout=expert` against `search`, 2 players, per board: at equal CPU
+            per decision (playouts from `cost`) and at equal playouts
+  four      four seats of `search:rollout=expert` (equal CPU) and four seats of `search`,
+            USA 4 players: the winners' mean score
+  vs-search `expert` against `search`, 2 players, per board
+
+Win shares are of the first policy, seats rotated (a shared first place counts as a win),
+with Wilson 95% intervals.
+
+    nice -n 10 python scripts/expert_strength.py --part speed
+    nice -n 10 python scripts/expert_strength.py --part cost --part rollout --games 200
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+from ttrsim.analysis.stats import wilson_interval
+from ttrsim.game import compile_board
+from ttrsim.policies import make_policy
+
+BOARDS = ("usa", "europe", "newyork")
+RANK = SCORE_COLS.index("rank")
+SCORE = SCORE_COLS.index("score")
+DEFAULT_JSON = Path(__file__).with_name("expert_strength.json")
+
+
+def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) -> dict:
+    """Seat-rotated games of `specs`; the first policy's win share (Wilson interval), the
+    winners' mean score, and the first policy's CPU seconds per decision when it counts
+    them (the search)."""
+    cb = compile_board(board)
+    key = (seed * 1_000_003 + zlib.crc32(f"{board}|{'/'.join(specs)}".encode())) & (2**64 - 1)
+    wins, winner_scores, cpu, decisions = 0, [], 0.0, 0
+    for first in range(0, games, chunk):
+        n = min(chunk, games - first)
+        policies = [make_policy(s, cb.board) for s in specs]
+        t = time.process_time()
+        out = play_batch(cb, len(specs), policies, game_seeds(key, n, first), first, True, True)
+        cpu += time.process_time() - t
+        sc, slot = out["scores"], out["slot"]
+        wins += int((sc[slot == 0][:, RANK] == 1).sum())
+        flat = sc.reshape(-1, sc.shape[-1])            # every seat of every game
+        winner_scores += flat[flat[:, RANK] == 1][:, SCORE].tolist()
+        decisions += int(getattr(policies[0], "total_decisions", 0))
+        print(f"  {board} {specs}: {first + n}/{games} games, {wins} wins", file=sys.stderr,
+              flush=True)
+    lo, hi = wilson_interval(wins, games)
+    return {"board": board, "players": len(specs), "specs": specs, "games": games,
+            "wins": wins, "win_share": wins / games, "low": float(lo), "high": float(hi),
+            "winner_mean_score": float(np.mean(winner_scores)), "cpu_seconds": cpu,
+            "cpu_per_decision": cpu / decisions if decisions else None}
+
+
+def speed(games: int = 4000, rounds: int = 3) -> dict:
+    """Self-play games per CPU second, Europe 4p, expert and tickets alternated."""
+    cb = compile_board("europe")
+    seeds = game_seeds(1, games)
+    best = {}
+    for _ in range(rounds):
+        for spec in ("tickets", "expert"):
+            policies = [make_policy(spec, cb.board) for _ in range(4)]
+            t = time.process_time()
+            play_batch(cb, 4, policies, seeds, 0, True, True)
+            best[spec] = max(best.get(spec, 0.0), games / (time.process_time() - t))
+    return {"part": "speed", "board": "europe", "players": 4, "games": games,
+            "games_per_s": best, "ratio": best["tickets"] / best["expert"]}
+
+
+def cost(playouts: int, games: int) -> dict:
+    """CPU per decision of the two searches at the same playouts, per board."""
+    rows = {}
+    for board in BOARDS:
+        a = play(board, [f"search:playouts={playouts}", "tickets"], games)
+        b = play(board, [f"search:playouts={playouts},rollout=expert", "tickets"], games)
+        rows[board] = {"tickets_rollout": a["cpu_per_decision"],
+                       "expert_rollout": b["cpu_per_decision"],
+                       "equal_cpu_playouts": max(1, int(round(
+                           playouts * a["cpu_per_decision"] / b["cpu_per_decision"])))}
+    return {"part": "cost", "playouts": playouts, "games": games, "boards": rows}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", action="append",
+                    choices=("tickets", "speed", "cost", "rollout", "four", "vs-search"))
+    ap.add_argument("--tickets-games", type=int, default=2000,
+                    help="games per table of --part tickets (default 2000)")
+    ap.add_argument("--games", type=int, default=200, help="games per table (default 200)")
+    ap.add_argument("--playouts", type=int, default=200, help="playouts of the reference search")
+    ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    a = ap.parse_args(argv)
+    data = json.loads(a.json.read_text()) if a.json.exists() else []
+
+    def save(row):
+        data.append(row)
+        a.json.write_text(json.dumps(data, indent=1) + "\n")
+        print(json.dumps(row), flush=True)
+
+    def equal_cpu():
+        for row in reversed(data):
+            if row.get("part") == "cost":
+                return {b: v["equal_cpu_playouts"] for b, v in row["boards"].items()}
+        raise SystemExit("run --part cost first: it gives the equal-CPU playouts")
+
+    ref = f"search:playouts={a.playouts}"
+    for part in a.part or ["speed"]:
+        if part == "tickets":
+            for board in BOARDS:
+                save(dict(play(board, ["expert", "tickets"], a.tickets_games, chunk=500),
+                          part="tickets"))
+                save(dict(play(board, ["expert"] + [f"tickets#{k}" for k in range(3)],
+                               a.tickets_games, chunk=500), part="tickets"))
+        elif part == "speed":
+            save(speed())
+        elif part == "cost":
+            save(cost(a.playouts, max(4, a.games // 20)))
+        elif part == "rollout":
+            eq = equal_cpu()
+            for board in BOARDS:
+                save(dict(play(board, [f"search:playouts={eq[board]},rollout=expert", ref],
+                               a.games), part="rollout", budget="equal_cpu"))
+                save(dict(play(board, [f"search:playouts={a.playouts},rollout=expert", ref],
+                               a.games), part="rollout", budget="equal_playouts"))
+        elif part == "four":
+            eq = equal_cpu()
+            spec = f"search:playouts={eq['usa']},rollout=expert"
+            save(dict(play("usa", [f"{spec}#{k}" for k in range(4)], a.games),
+                      part="four", search=spec))
+            save(dict(play("usa", [f"{ref}#{k}" for k in range(4)], a.games),
+                      part="four", search=ref))
+        elif part == "vs-search":
+            for board in BOARDS:
+                save(dict(play(board, ["expert", ref], a.games), part="vs-search"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

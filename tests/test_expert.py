@@ -1,0 +1,321 @@
+"""The `expert` policy: legality everywhere, hidden information, reproducibility, the
+model file (its inference and its errors) and the training pipeline end to end."""
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ttrsim
+from ttrsim import Game
+from ttrsim._batch import game_seeds, play_batch
+from ttrsim._expert import FEATURES, ExpertPolicy, ModelFileError, load_model
+from ttrsim._policies import decide
+from ttrsim.game import compile_board
+from ttrsim.policies import make_policy, policy_table
+from ttrsim.runner import simulate
+
+from test_bruteforce import small_board
+
+TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 5)] \
+    + [("newyork", n) for n in (2, 3, 4)]
+F = {name: i for i, name in enumerate(FEATURES)}
+
+
+def _model(tmp_path, feature, name="m.json"):
+    """A one-tree model that scores candidates with `feature` > 0.5 at 1, others at 0."""
+    d = {"format": "ttrsim-expert", "version": 1, "features": list(FEATURES), "base": 0.0,
+         "trees": {"feature": [F[feature], -1, -1], "threshold": [0.5, 0, 0],
+                   "left": [1, -1, -1], "right": [2, -1, -1], "value": [0.0, 0.0, 1.0],
+                   "roots": [0]}}
+    path = tmp_path / name
+    path.write_text(json.dumps(d))
+    return path, d
+
+
+# --- legality --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("board,n", TABLES)
+def test_expert_plays_only_legal_actions_on_every_board_and_table(board, n):
+    cb = compile_board(board)
+    policies = [make_policy("expert", cb.board) for _ in range(n)]
+    # check: every action checked for legality and every invariant after every action
+    out = play_batch(cb, n, policies, game_seeds(31 + n, 12), 0, True, True, check=True)
+    assert not out["truncated"].any()
+
+
+def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path):
+    """Step games one decision at a time: every answer is among the legal actions
+    (with the shipped model and with models that push every kind of candidate)."""
+    custom = small_board(3)
+    models = [None] + [_model(tmp_path, f, f"{f}.json")[0]
+                       for f in ("blind", "draw_tickets", "is_best_claim", "is_routes", "claim")]
+    total = 0
+    for board in ("usa", "europe", "newyork", custom):
+        for k, model in enumerate(models + models):
+            g = Game(board, 2 + k % 2, seed=k)
+            spec = "expert" if model is None else f"expert:model={model}"
+            ps = [make_policy(spec, g.board) for _ in range(g.n_players)]
+            started = set()
+            while not g.is_over():
+                q = g.current_player
+                act = decide(ps[q], g, seed=q, start=q not in started)
+                started.add(q)
+                assert act in set(g.legal_action_codes().tolist())
+                g.apply(act)
+                total += 1
+    assert total > 5000
+
+
+# --- the model decides -------------------------------------------------------------------
+
+def test_the_model_scores_the_candidates(tmp_path):
+    """A model that prefers a blind draw makes the policy draw blind at every turn where
+    it may; one that prefers greedy's choice plays greedy's choice."""
+    blind, d = _model(tmp_path, "blind")
+    g = _midgame("europe", 2, seed=5)
+    e = make_policy(f"expert:model={blind}", g.board)
+    e.start(g, g.current_player, 1)
+    codes, X = e.candidates(g)
+    assert X[:, F["blind"]].sum() == 1
+    act = decide(make_policy(f"expert:model={blind}", g.board), g, seed=1)
+    assert act == codes[np.argmax(X[:, F["blind"]])]
+    # a margin for tickets' own choice larger than any tree's score: tickets' choice
+    d["tickets_bonus"] = 10.0
+    (tmp_path / "bonus.json").write_text(json.dumps(d))
+    e = make_policy(f"expert:model={tmp_path / 'bonus.json'}", g.board)
+    e.start(g, g.current_player, 1)
+    codes, X = e.candidates(g)
+    assert codes[0] != act
+    assert decide(make_policy(f"expert:model={tmp_path / 'bonus.json'}", g.board), g,
+                  seed=1) == codes[0]
+    routes, _ = _model(tmp_path, "is_routes", "r.json")
+    want = decide(make_policy("routes", g.board), g, seed=1)
+    assert decide(make_policy(f"expert:model={routes}", g.board), g, seed=1) == want
+
+
+def _joined_points(g, seat, route):
+    """Points of the seat's tickets not yet joined that its routes plus `route` join
+    (union-find over cities, independent of the compiled code)."""
+    b, st = g.board, g.state()
+    parent = list(range(len(b.cities)))
+
+    def find(x):
+        while parent[x] != x:
+            x = parent[x]
+        return x
+
+    def joined():
+        return {t for t in st["players"][seat]["tickets"]
+                if find(int(b.ticket_a[t])) == find(int(b.ticket_b[t]))}
+    for r in st["players"][seat]["routes"]:
+        parent[find(int(b.route_a[r]))] = find(int(b.route_b[r]))
+    before = joined()
+    parent[find(int(b.route_a[route]))] = find(int(b.route_b[route]))
+    return sum(int(b.ticket_points[t]) for t in joined() - before)
+
+
+def test_best_claim_candidate_is_the_claim_worth_most(tmp_path):
+    """A model that prefers the best-claim candidate claims, whenever some claim is
+    legal, a route worth the most route points plus joined ticket points."""
+    best, _ = _model(tmp_path, "is_best_claim")
+    checked = 0
+    for board, seed in (("usa", 1), ("europe", 2), ("newyork", 3)):
+        for turns in range(6, 40, 3):
+            g = _midgame(board, 2, seed, turns)
+            if g.is_over() or g.phase != "turn":
+                continue
+            seat = g.current_player
+            claims = [a for a in g.legal_actions() if a.kind == "claim"
+                      and not g.board.route_tunnel[a.route]]
+            act = decide(make_policy(f"expert:model={best}", g.board), g, seed=1)
+            if not claims:
+                continue
+
+            def value(route):
+                return int(g.board.route_points[int(g.board.route_len[route])]) \
+                    + _joined_points(g, seat, route)
+            a = ttrsim.actions.Action.decode(int(act), g.board)
+            assert a.kind == "claim"
+            assert value(a.route) >= max(value(c.route) for c in claims)
+            checked += 1
+    assert checked >= 10
+
+
+def test_features_describe_the_candidate_actions():
+    """Randomized: each candidate's kind flags are one-hot and match its code, a claim's
+    length and trains afterwards match the board; tickets' choice comes first."""
+    from ttrsim.actions import Action
+
+    rows = 0
+    for board, n in (("usa", 2), ("europe", 3), ("newyork", 4)):
+        g = Game(board, n, seed=2)
+        ps = [make_policy("expert", g.board) for _ in range(n)]
+        for q in range(n):
+            ps[q].start(g, q, q)
+        tk = [make_policy("tickets", g.board) for _ in range(n)]
+        while not g.is_over():
+            q = g.current_player
+            codes, X = ps[q].candidates(g)
+            assert X.shape == (len(codes), len(FEATURES)) and X.dtype == np.float32
+            assert X[0, F["is_tickets"]] == 1
+            if g.phase == "turn":
+                trains = g.state()["players"][q]["trains"]
+                for code, x in zip(codes, X):
+                    a = Action.decode(int(code), g.board)
+                    kinds = {"claim": "claim", "draw_blind": "blind", "draw_faceup": "faceup",
+                             "draw_tickets": "draw_tickets", "station": "station"}
+                    flags = [x[F[f]] for f in kinds.values()]
+                    assert sum(flags) == 1 and x[F[kinds[a.kind]]] == 1
+                    assert x[F["agree"]] == x[F["is_tickets"]] + x[F["is_best_claim"]] + x[F["is_routes"]]
+                    assert x[F["players"]] == n
+                    if a.kind == "claim":
+                        length = int(g.board.route_len[a.route])
+                        assert x[F["route_len"]] == length
+                        assert x[F["trains_after"]] == pytest.approx(
+                            (trains - length) / g.board.trains, rel=1e-6)
+                    rows += 1
+            g.apply(decide(tk[q], g, seed=1, start=False) if g.turn else codes[0])
+    assert rows > 300
+
+
+# --- hidden information ----------------------------------------------------------------
+
+def _midgame(board, n, seed, turns=14):
+    g = Game(board, n, seed=seed)
+    tickets = [make_policy("tickets", g.board) for _ in range(n)]
+    while not g.is_over() and g.turn < turns:
+        g.apply(decide(tickets[g.current_player], g, seed=seed + g.turn))
+    return g
+
+
+@pytest.mark.parametrize("board,n,seed", [("europe", 2, 1), ("usa", 3, 2), ("newyork", 2, 3),
+                                          ("europe", 4, 4), ("usa", 5, 5)])
+def test_expert_ignores_hidden_information(board, n, seed):
+    """Changing only what the seat cannot see (the others' hands but for cards known taken
+    face up, deck order, the others' tickets, the ticket deck) changes neither the
+    candidates, their features nor the decision."""
+    changed = 0
+    for turns in (0, 3, 9, 16, 24, 32):
+        g = _midgame(board, n, seed, turns)
+        if g.is_over():
+            continue
+        seat = g.current_player
+        p = make_policy("expert", g.board)
+        p.start(g, seat, 7)
+        codes, X = p.candidates(g)
+        want = decide(make_policy("expert", g.board), g, seed=11)
+        for k in range(3):
+            h = g.determinized(seat, 1000 + k)
+            st_g, st_h = g.state(), h.state()
+            changed += st_g["deck"] != st_h["deck"] or any(
+                st_g["players"][q]["hand"] != st_h["players"][q]["hand"]
+                or st_g["players"][q]["tickets"] != st_h["players"][q]["tickets"]
+                for q in range(n) if q != seat)
+            assert h.observation(seat) == g.observation(seat)
+            p.start(h, seat, 7)
+            codes_h, X_h = p.candidates(h)
+            np.testing.assert_array_equal(codes_h, codes)
+            np.testing.assert_array_equal(X_h, X)
+            assert decide(make_policy("expert", g.board), h, seed=11) == want
+    assert changed >= 6
+
+
+# --- reproducibility ------------------------------------------------------------------
+
+def test_same_seed_same_games_whatever_the_workers():
+    kw = dict(games=16, seed=4, batch_size=4)
+    specs = ["expert", "tickets", "search:playouts=4,rollout=expert"]
+    a = simulate("europe", specs, n_jobs=1, **kw)
+    b = simulate("europe", specs, n_jobs=2, **kw)
+    for name in a.table_names:
+        pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name))
+    c = simulate("europe", specs, n_jobs=1, games=16, seed=5, batch_size=4)
+    assert not a.games["score"].equals(c.games["score"])
+
+
+def test_listed_usable_by_spec_and_pickles():
+    import pickle
+
+    assert "expert" in policy_table()
+    p = make_policy("expert", None)
+    q = pickle.loads(pickle.dumps(p))
+    assert isinstance(q, ExpertPolicy) and q.spec == "expert"
+    s = make_policy("search:playouts=6,rollout=expert", None)
+    g = _midgame("usa", 2, seed=1)
+    assert decide(s, g, seed=2) in set(g.legal_action_codes().tolist())
+
+
+# --- the model file -------------------------------------------------------------------
+
+def test_missing_or_corrupt_model_file_is_a_clear_error_naming_it(tmp_path):
+    missing = tmp_path / "nope.json"
+    with pytest.raises(ModelFileError, match="nope.json.*not found"):
+        make_policy(f"expert:model={missing}", None)
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ModelFileError, match="bad.json.*JSON"):
+        make_policy(f"expert:model={bad}", None)
+    path, d = _model(tmp_path, "blind", "feat.json")
+    for change, why in ((lambda m: m.update(features=m["features"][:-1]), "feature list"),
+                        (lambda m: m.update(format="other"), "not a ttrsim expert model"),
+                        (lambda m: m.update(version=99), "version"),
+                        (lambda m: m["trees"].update(left=[0, -1, -1]), "children"),
+                        (lambda m: m["trees"].update(feature=[999, -1, -1]), "feature"),
+                        (lambda m: m["trees"].pop("value"), "malformed"),
+                        (lambda m: m["trees"].update(roots=[5]), "root")):
+            m = json.loads(json.dumps(d))
+            change(m)
+            path.write_text(json.dumps(m))
+            with pytest.raises(ModelFileError, match=f"feat.json.*{why}"):
+                load_model(path)
+    assert isinstance(ModelFileError("x"), ValueError)
+
+
+def test_shipped_model_loads_and_is_trained():
+    m = load_model()
+    assert m.n_trees_ >= 1 and m.path.endswith("expert-v1.json")
+
+
+# --- training ---------------------------------------------------------------------------
+
+def test_training_end_to_end_on_a_tiny_budget_beats_random(tmp_path):
+    pytest.importorskip("sklearn")
+    from ttrsim.training import strength, train
+
+    kw = dict(rounds=2, boards=("europe",), players=(2,), games=8, playouts=8, calib_games=50,
+              eval_games=0, trees=20, depth=3, seed=1, progress=False)
+    rec = train(tmp_path / "a", **kw)
+    assert [r["round"] for r in rec] == [1, 2]
+    assert "rollout=expert" in rec[1]["labels"] and "rollout" not in rec[0]["labels"]
+    assert rec[1]["decisions"] > rec[0]["decisions"] > 50
+    assert 0.0 <= rec[1]["agreement_holdout"] <= 1.0
+    train(tmp_path / "b", **kw)                       # same seed, same model files
+    for r in (1, 2):
+        a = (tmp_path / "a" / f"expert-round{r}.json").read_bytes()
+        assert a == (tmp_path / "b" / f"expert-round{r}.json").read_bytes()
+    s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
+                 opponent="random")
+    assert s["win_share"] > 0.9 and s["games"] == 100
+
+
+def test_compiled_choice_matches_python_scores(tmp_path):
+    """decide() on fresh policies equals the argmax of predict() over the candidates of a
+    fresh policy started the same way (positions of tickets play, every board)."""
+    m = load_model()
+    checked = 0
+    for board, n, seed in (("usa", 2, 4), ("europe", 3, 5), ("newyork", 2, 6)):
+        for turns in range(0, 40, 4):
+            g = _midgame(board, n, seed, turns)
+            if g.is_over():
+                continue
+            seat = g.current_player
+            e = make_policy("expert", g.board)
+            e.start(g, seat, 9)
+            codes, X = e.candidates(g)
+            scores = m.predict(X)
+            scores[0] += m.tickets_bonus
+            want = codes[int(np.argmax(scores))] if len(codes) > 1 else codes[0]
+            assert decide(make_policy("expert", g.board), g, seed=9) == want
+            checked += 1
+    assert checked >= 20
