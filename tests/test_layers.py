@@ -127,3 +127,15 @@ def test_the_compiled_core_imports_no_python_layer_above_the_action_codec():
     assert not bad, "\n".join(bad)
     actions = PACKAGE / "actions.py"
     assert not [m for m, _ in imports("ttrsim.actions", actions) if m.startswith("ttrsim")]
+
+
+def test_every_module_has_a_layer():
+    """A new top-level module or package must be placed in the layers contract, else
+    import-linter would not check it at all."""
+    import tomllib
+
+    contracts = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]
+    layers = contracts["contracts"][0]["layers"]
+    placed = {name.strip() for layer in layers for name in layer.replace(":", "|").split("|")}
+    top = {n for n, _ in modules() if n.count(".") == 1} - {"ttrsim.__main__"}
+    assert top <= placed, f"not in a layer of pyproject.toml: {sorted(top - placed)}"
