@@ -8,7 +8,8 @@ import types
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-MODULES = ["_engine", "_policy", "_planning", "_policies", "_batch", "_env", "_fuzz", "_search", "_record"]
+MODULES = ["_engine", "_policy", "_planning", "_policies", "_batch", "_env", "_fuzz", "_search",
+           "_record", "_expert"]
 
 
 def test_the_list_of_compiled_modules_is_setup_py_s():
