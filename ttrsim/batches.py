@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ttrsim._batch import DEFAULT_MAX_TURNS, game_seeds, play_batch
-from ttrsim._validate import check_int, is_int
+from ttrsim._validate import check_int
 from ttrsim._version import __version__
 from ttrsim.game import compile_board, resolve_board
-from ttrsim.policies import DEFAULT_POLICY, make_policy, policy_name
+from ttrsim.policies import make_policy, policy_name, seat_specs
 
 __all__ = ["RunConfig", "make_config", "config_from_manifest", "play", "default_batch_size",
            "versions", "DEFAULT_MAX_TURNS", "IDENTITY"]
@@ -160,15 +160,7 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
     the batch size.
     """
     board = resolve_board(board)
-    if is_int(players):
-        board.check_players(int(players))
-        specs = (DEFAULT_POLICY,) * int(players)
-    elif isinstance(players, (list, tuple)):
-        board.check_players(len(players))
-        specs = tuple(players)
-    else:
-        raise ValueError(f"players must be a player count or a list of policy specs, one per "
-                         f"seat; got {players!r}")
+    specs = seat_specs(board, players)
     for spec in specs:           # fail early on unknown names / bad parameters
         make_policy(spec, board)
     games = check_int("games", games, 1)

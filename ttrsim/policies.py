@@ -22,8 +22,10 @@ from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPo
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 from ttrsim._search import SearchPolicy
 from ttrsim._expert import ExpertPolicy
+from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
+           "seat_specs",
            "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
 
 
@@ -126,6 +128,19 @@ REGISTRY: dict[str, PolicyInfo] = {
         {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim")}),
 }
 DEFAULT_POLICY = "tickets"
+
+
+def seat_specs(board, players) -> tuple:
+    """One policy spec per seat: ``players`` is a player count (every seat plays the
+    default policy) or a list of specs, one per seat; the board must allow that count."""
+    if is_int(players):
+        board.check_players(int(players))
+        return (DEFAULT_POLICY,) * int(players)
+    if isinstance(players, (list, tuple)):
+        board.check_players(len(players))
+        return tuple(players)
+    raise ValueError(f"players must be a player count or a list of policy specs, one per "
+                     f"seat; got {players!r}")
 
 
 def split_label(spec: str) -> tuple[str, str]:

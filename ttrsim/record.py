@@ -20,7 +20,7 @@ from ttrsim._record import play_recorded
 from ttrsim._validate import check_int
 from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
 from ttrsim.game import Game, compile_board, resolve_board
-from ttrsim.policies import make_policy, policy_name
+from ttrsim.policies import make_policy, policy_name, seat_specs
 
 __all__ = ["GameRecord", "record_game"]
 
@@ -38,14 +38,7 @@ def record_game(board="europe", players=2, seed: int = 0, *, game: int = 0, rota
     ``names`` overrides the policies' names (a run's labels); ``tables`` is a function that
     returns the run's rows of this game (used by ``Run.game``)."""
     board = resolve_board(board)
-    if isinstance(players, (int, np.integer)) and not isinstance(players, bool):
-        specs = ("tickets",) * board.check_players(int(players))
-    elif isinstance(players, (list, tuple)):
-        board.check_players(len(players))
-        specs = tuple(players)
-    else:
-        raise ValueError(f"players must be a player count or a list of policy specs, one per "
-                         f"seat; got {players!r}")
+    specs = seat_specs(board, players)
     seed = int(seed)
     if not 0 <= seed < 2 ** 64:
         raise ValueError(f"seed must be a non-negative 64-bit integer, got {seed}")
