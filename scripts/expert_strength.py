@@ -32,7 +32,7 @@ from pathlib import Path
 import numpy as np
 
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim.analysis.stats import wilson_interval
+from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
 

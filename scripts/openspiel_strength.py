@@ -112,7 +112,7 @@ def markdown(path: Path) -> str:
     with its Wilson interval, mean margin, CPU s per ISMCTS move. A run stopped mid-deal
     leaves a deal played from one seat only: its game counts, and the paired-deal column
     shows it."""
-    from ttrsim.analysis.stats import wilson_interval
+    from ttrsim.stats import wilson_interval
 
     groups: dict = {}
     for r in load(path):
