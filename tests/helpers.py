@@ -1,4 +1,5 @@
-"""Readable views of a game's cards, shared by the rule scenario tests."""
+"""Helpers shared by the tests: readable views of a game's cards, routes by their
+cities, positions reached by play."""
 
 
 def card(board, t) -> str | None:
@@ -17,3 +18,26 @@ def hand(g, seat) -> dict:
 
 def discard(g) -> dict:
     return names(g.board, g.state()["discard"])
+
+
+def rt(board, a, b, color=None) -> int:
+    """Index of the route between cities a and b (the half of that colour for a double)."""
+    ends = {board.city_index[a], board.city_index[b]}
+    found = [i for i in range(board.n_routes)
+             if {int(board.route_a[i]), int(board.route_b[i])} == ends
+             and (color is None or board.color_name(int(board.route_color[i])) == color)]
+    assert len(found) == 1, (a, b, color, found)
+    return found[0]
+
+
+def midgame(board, n, seed, turns=14):
+    """A game of ``n`` seats played by ``tickets`` until ``turns`` turns (or its end)."""
+    from ttrsim import Game
+    from ttrsim._policies import decide
+    from ttrsim.policies import make_policy
+
+    g = Game(board, n, seed=seed)
+    tickets = [make_policy("tickets", g.board) for _ in range(n)]
+    while not g.is_over() and g.turn < turns:
+        g.apply(decide(tickets[g.current_player], g, seed=seed + g.turn))
+    return g

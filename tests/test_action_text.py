@@ -13,17 +13,10 @@ from ttrsim import maps
 from ttrsim.actions import Action, describe, encode
 from ttrsim.game import Game
 
+from helpers import rt
+
 EUROPE = maps.load("europe")
 ROW = ["pink", "pink", "orange", "orange", "yellow"]
-
-
-def rt(board, a, b, color=None) -> int:
-    ends = {board.city_index[a], board.city_index[b]}
-    found = [i for i in range(board.n_routes)
-             if {int(board.route_a[i]), int(board.route_b[i])} == ends
-             and (color is None or board.color_name(int(board.route_color[i])) == color)]
-    assert len(found) == 1, (a, b, color, found)
-    return found[0]
 
 
 def same_colour_doubles(board):

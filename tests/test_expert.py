@@ -7,6 +7,7 @@ import pandas as pd
 import pytest
 
 import ttrsim
+from helpers import midgame
 from ttrsim import Game
 from ttrsim._batch import game_seeds, play_batch
 from ttrsim._expert import FEATURES, ExpertPolicy, ModelFileError, load_model
@@ -73,7 +74,7 @@ def test_the_model_scores_the_candidates(tmp_path):
     """A model that prefers a blind draw makes the policy draw blind at every turn where
     it may; one that prefers greedy's choice plays greedy's choice."""
     blind, d = _model(tmp_path, "blind")
-    g = _midgame("europe", 2, seed=5)
+    g = midgame("europe", 2, seed=5)
     e = make_policy(f"expert:model={blind}", g.board)
     e.start(g, g.current_player, 1)
     codes, X = e.candidates(g)
@@ -122,7 +123,7 @@ def test_best_claim_candidate_is_the_claim_worth_most(tmp_path):
     checked = 0
     for board, seed in (("usa", 1), ("europe", 2), ("newyork", 3)):
         for turns in range(6, 40, 3):
-            g = _midgame(board, 2, seed, turns)
+            g = midgame(board, 2, seed, turns)
             if g.is_over() or g.phase != "turn":
                 continue
             seat = g.current_player
@@ -181,13 +182,6 @@ def test_features_describe_the_candidate_actions():
 
 # --- hidden information ----------------------------------------------------------------
 
-def _midgame(board, n, seed, turns=14):
-    g = Game(board, n, seed=seed)
-    tickets = [make_policy("tickets", g.board) for _ in range(n)]
-    while not g.is_over() and g.turn < turns:
-        g.apply(decide(tickets[g.current_player], g, seed=seed + g.turn))
-    return g
-
 
 @pytest.mark.parametrize("board,n,seed", [("europe", 2, 1), ("usa", 3, 2), ("newyork", 2, 3),
                                           ("europe", 4, 4), ("usa", 5, 5)])
@@ -197,7 +191,7 @@ def test_expert_ignores_hidden_information(board, n, seed):
     candidates, their features nor the decision."""
     changed = 0
     for turns in (0, 3, 9, 16, 24, 32):
-        g = _midgame(board, n, seed, turns)
+        g = midgame(board, n, seed, turns)
         if g.is_over():
             continue
         seat = g.current_player
@@ -242,7 +236,7 @@ def test_listed_usable_by_spec_and_pickles():
     q = pickle.loads(pickle.dumps(p))
     assert isinstance(q, ExpertPolicy) and q.spec == "expert"
     s = make_policy("search:playouts=6,rollout=expert", None)
-    g = _midgame("usa", 2, seed=1)
+    g = midgame("usa", 2, seed=1)
     assert decide(s, g, seed=2) in set(g.legal_action_codes().tolist())
 
 
@@ -306,7 +300,7 @@ def test_compiled_choice_matches_python_scores(tmp_path):
     checked = 0
     for board, n, seed in (("usa", 2, 4), ("europe", 3, 5), ("newyork", 2, 6)):
         for turns in range(0, 40, 4):
-            g = _midgame(board, n, seed, turns)
+            g = midgame(board, n, seed, turns)
             if g.is_over():
                 continue
             seat = g.current_player

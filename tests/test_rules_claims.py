@@ -13,7 +13,7 @@ import pytest
 from ttrsim import maps
 from ttrsim.actions import IllegalActionError
 from ttrsim.game import Game
-from helpers import card, discard, hand, names  # noqa: F401
+from helpers import card, discard, hand, names, rt  # noqa: F401
 
 USA = maps.load("usa")
 EUROPE = maps.load("europe")
@@ -22,15 +22,6 @@ ROW = ["pink", "pink", "orange", "orange", "yellow"]
 
 # ---------------------------------------------------------------------------
 # helpers
-
-def rt(board, a, b, color=None) -> int:
-    """Index of the route between cities a and b (the half of that colour for a double)."""
-    ends = {board.city_index[a], board.city_index[b]}
-    found = [i for i in range(board.n_routes)
-             if {int(board.route_a[i]), int(board.route_b[i])} == ends
-             and (color is None or board.color_name(int(board.route_color[i])) == color)]
-    assert len(found) == 1, (a, b, color, found)
-    return found[0]
 
 
 def options(g, route) -> set:

@@ -7,7 +7,7 @@ import pytest
 from ttrsim import maps
 from ttrsim.actions import IllegalActionError
 from ttrsim.game import Game
-from helpers import card, discard, hand, names  # noqa: F401
+from helpers import card, discard, hand, names, rt  # noqa: F401
 
 USA = maps.load("usa")
 EUROPE = maps.load("europe")
@@ -21,15 +21,6 @@ def keep_masks(g) -> list:
 
 def masks_with_at_least(n_offered, k) -> list:
     return [m for m in range(1, 1 << n_offered) if bin(m).count("1") >= min(k, n_offered)]
-
-
-def rt(board, a, b, color=None) -> int:
-    ends = {board.city_index[a], board.city_index[b]}
-    found = [i for i in range(board.n_routes)
-             if {int(board.route_a[i]), int(board.route_b[i])} == ends
-             and (color is None or board.color_name(int(board.route_color[i])) == color)]
-    assert len(found) == 1, (a, b, color, found)
-    return found[0]
 
 
 def play(g, kind, check=True, **kw):

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import ttrsim
+from helpers import midgame
 from ttrsim import Game
 from ttrsim._batch import game_seeds, play_batch
 from ttrsim._policies import decide
@@ -59,7 +60,7 @@ def test_same_seed_same_games_whatever_the_workers():
 
 
 def test_decision_is_a_function_of_the_seed():
-    g = _midgame("europe", 2, seed=8)
+    g = midgame("europe", 2, seed=8)
     p = make_policy("search:playouts=40", g.board)
     assert decide(p, g, seed=3) == decide(p, g, seed=3)
     rows, chosen = p.last_decision()
@@ -69,7 +70,7 @@ def test_decision_is_a_function_of_the_seed():
 def test_without_ticket_draws_a_draw_is_only_the_rollout_policys_own_choice():
     seen = {0: 0, 1: 0}
     for flag in (1, 0):
-        g = _midgame("usa", 2, seed=6, turns=4)
+        g = midgame("usa", 2, seed=6, turns=4)
         p = make_policy(f"search:playouts=8,ticket_draws={flag}", g.board)
         started = False
         while not g.is_over():
@@ -87,13 +88,6 @@ def test_without_ticket_draws_a_draw_is_only_the_rollout_policys_own_choice():
 
 # --- hidden information ----------------------------------------------------------------
 
-def _midgame(board, n, seed, turns=14):
-    g = Game(board, n, seed=seed)
-    tickets = [make_policy("tickets", g.board) for _ in range(n)]
-    while not g.is_over() and g.turn < turns:
-        g.apply(decide(tickets[g.current_player], g, seed=seed + g.turn))
-    return g
-
 
 @pytest.mark.parametrize("board,n,seed", [("europe", 2, 1), ("usa", 3, 2), ("newyork", 2, 3),
                                           ("europe", 4, 4)])
@@ -102,7 +96,7 @@ def test_search_decisions_ignore_hidden_information(board, n, seed):
     up, deck order, other players' tickets, the ticket deck) leaves its decision alone."""
     changed = 0
     for turns in (3, 9, 16, 24):
-        g = _midgame(board, n, seed, turns)
+        g = midgame(board, n, seed, turns)
         if g.is_over():
             continue
         seat = g.current_player
@@ -158,7 +152,7 @@ def test_inferred_worlds_are_consistent_and_nearer_the_truth(board, n):
     late = (12, 18) if board == "newyork" else (30, 50)     # turns with routes on the board
     for seed in range(4):
         for turns in (6,) + late:
-            g = _midgame(board, n, seed, turns)
+            g = midgame(board, n, seed, turns)
             if g.is_over():
                 continue
             seat = g.current_player
