@@ -1,19 +1,20 @@
 """Train the ``expert`` policy by expert iteration (docs/expert.md).
 
-Each round plays games with one ``search`` seat against ``tickets`` on every board and
-player count, records the expert's candidate actions with their features at each of the
-search's turns and ticket choices the search's value of each (the same playouts for
-every candidate), fits gradient-boosted regression trees (scikit-learn, seeded), writes ``OUT/expert-round{r}.json`` and
-measures held-out agreement with the search and the win share against ``tickets``
-(2 players, seats rotated). Round 1 labels with ``search`` (tickets rollouts) in games
-the search plays; round r > 1 with ``search:rollout=expert`` on round r-1's model, in
-games where round r-1's model plays. Same arguments, same files.
-``OUT/rounds.json`` records every round (positions, CPU time, agreement, strength).
+Each round: (1) deal fresh games and value every keep set of one seat's initial ticket
+choice with the search (the same playouts on the same sampled worlds for every keep
+set), fit the ``setup`` trees to those values; (2) play games with the expert (the new
+setup trees, the previous round's turn trees) against ``tickets`` and value every
+candidate of its end-game turns with the search (once a seat has --max-trains trains or
+fewer), fit the ``turns`` trees and choose their margin over tickets' own move by play;
+write ``OUT/expert-round{r}.json`` and measure held-out agreement and value gained, and
+the win share against ``tickets`` (2 players, seats rotated). Round 1 labels with
+``search`` (tickets rollouts) against ``tickets``; round r > 1 with
+``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
+whatever --jobs. ``OUT/rounds.json`` records every round.
 
-    python scripts/train_expert.py --out models                   # the shipped model's recipe
-    python scripts/train_expert.py --out /tmp/m --games 5 --playouts 20 --eval-games 50
-    python scripts/train_expert.py --out models --install         # copy the last round
-                                                                  # to ttrsim/data/expert-v1.json
+    python scripts/train_expert.py --out models --jobs 2 --install   # the shipped model
+    python scripts/train_expert.py --out /tmp/m --positions 50 --endgame-games 10 \
+        --calib-games 50 --eval-games 100                            # a few minutes
 """
 from __future__ import annotations
 
@@ -30,44 +31,59 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
-    ap.add_argument("--out", required=True, help="directory for the model files and rounds.json")
+    ap.add_argument("--out", required=True, help="directory for the model files, the "
+                    "labelled positions and rounds.json (a rerun reuses its positions)")
     ap.add_argument("--rounds", type=int, default=2, help="rounds of expert iteration (default 2)")
     ap.add_argument("--boards", default=",".join(BOARDS), help="comma-separated boards")
-    ap.add_argument("--players", default="2,4", help="player counts of the labelled games")
-    ap.add_argument("--games", type=int, default=150,
-                    help="labelled games per board and player count per round (default 150)")
-    ap.add_argument("--games-later", type=int, default=None,
-                    help="the same for rounds after the first (their search plays expert "
-                         "rollouts, which cost more; default: --games)")
-    ap.add_argument("--players-later", default=None,
-                    help="player counts of the rounds after the first (default: --players)")
-    ap.add_argument("--playouts", type=int, default=48,
-                    help="search playouts per candidate move (default 48)")
-    ap.add_argument("--eval-games", type=int, default=1000,
+    ap.add_argument("--players", default="2,3,4",
+                    help="player counts of the labelled initial ticket choices (default 2,3,4)")
+    ap.add_argument("--positions", type=int, default=1000,
+                    help="initial ticket choices per board and player count (default 1000)")
+    ap.add_argument("--playouts", type=int, default=256,
+                    help="search playouts per keep set (default 256)")
+    ap.add_argument("--endgame-players", default="2,4",
+                    help="player counts of the labelled end-game games (default 2,4)")
+    ap.add_argument("--endgame-games", type=int, default=500,
+                    help="games per board and player count whose end-game turns are "
+                         "labelled (default 500)")
+    ap.add_argument("--endgame-playouts", type=int, default=400,
+                    help="search playouts per candidate of an end-game turn (default 400)")
+    ap.add_argument("--max-trains", type=int, default=12,
+                    help="the turn trees decide once a seat has this many trains or fewer "
+                         "(default 12)")
+    ap.add_argument("--later", type=float, default=0.5,
+                    help="rounds after the first label this share of the positions and "
+                         "games (default 0.5)")
+    ap.add_argument("--calib-games", type=int, default=400,
+                    help="2-player games per board and margin when the turn trees' margin "
+                         "is chosen by play (default 400)")
+    ap.add_argument("--eval-games", type=int, default=2000,
                     help="2-player games per board against tickets after each round (0: none)")
-    ap.add_argument("--calib-games", type=int, default=300,
-                    help="2-player games per board and margin when the margin of tickets' "
-                         "choice is calibrated by play (default 300)")
-    ap.add_argument("--trees", type=int, default=150, help="boosted trees (default 150)")
-    ap.add_argument("--depth", type=int, default=4, help="depth of each tree (default 4)")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--jobs", type=int, default=1, help="workers for labelling and play (default 1)")
     ap.add_argument("--install", action="store_true",
                     help="copy the last round's model to the package's data file")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
-    for name in ("rounds", "games", "playouts", "trees", "depth"):
+    for name in ("rounds", "positions", "playouts", "endgame_games", "endgame_playouts",
+                 "calib_games"):
         if getattr(a, name) < 1:
-            ap.error(f"--{name} must be at least 1")
+            ap.error(f"--{name.replace('_', '-')} must be at least 1")
+    if a.max_trains < 0 or a.eval_games < 0 or not 0 < a.later <= 1:
+        ap.error("--max-trains and --eval-games must be >= 0 and --later within (0, 1]")
     records = train(a.out, rounds=a.rounds, boards=tuple(a.boards.split(",")),
-                    players=tuple(int(n) for n in a.players.split(",")), games=a.games,
-                    games_later=a.games_later,
-                    players_later=(tuple(int(n) for n in a.players_later.split(","))
-                                   if a.players_later else None),
-                    playouts=a.playouts, eval_games=a.eval_games, seed=a.seed, trees=a.trees,
-                    depth=a.depth, calib_games=a.calib_games, progress=not a.quiet)
+                    players=tuple(int(n) for n in a.players.split(",")),
+                    positions=a.positions, playouts=a.playouts,
+                    endgame_players=tuple(int(n) for n in a.endgame_players.split(",")),
+                    endgame_games=a.endgame_games, endgame_playouts=a.endgame_playouts,
+                    max_trains=a.max_trains, later=a.later, calib_games=a.calib_games,
+                    eval_games=a.eval_games, seed=a.seed, n_jobs=a.jobs,
+                    progress=not a.quiet)
     print(json.dumps(records, indent=1))
     if a.install:
-        target = Path(__file__).resolve().parent.parent / "ttrsim" / "data" / "expert-v1.json"
+        from ttrsim._expert import default_model_path
+
+        target = Path(default_model_path())
         shutil.copyfile(records[-1]["model"], target)
         print(f"installed {records[-1]['model']} as {target}")
     return 0

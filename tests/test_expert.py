@@ -23,15 +23,60 @@ TABLES = [("usa", n) for n in (2, 3, 4, 5)] + [("europe", n) for n in (2, 3, 4, 
 F = {name: i for i, name in enumerate(FEATURES)}
 
 
-def _model(tmp_path, feature, name="m.json"):
-    """A one-tree model that scores candidates with `feature` > 0.5 at 1, others at 0."""
-    d = {"format": "ttrsim-expert", "version": 1, "features": list(FEATURES), "base": 0.0,
-         "trees": {"feature": [F[feature], -1, -1], "threshold": [0.5, 0, 0],
-                   "left": [1, -1, -1], "right": [2, -1, -1], "value": [0.0, 0.0, 1.0],
-                   "roots": [0]}}
+def _section(feature, threshold=0.5):
+    """One tree: candidates with `feature` > threshold score 1, the others 0."""
+    return {"base": 0.0, "margin": 0.0,
+            "trees": {"feature": [F[feature], -1, -1], "threshold": [threshold, 0, 0],
+                      "left": [1, -1, -1], "right": [2, -1, -1], "value": [0.0, 0.0, 1.0],
+                      "roots": [0]}}
+
+
+def _section_most_kept():
+    """One tree scoring a keep set by how many tickets it keeps (0 to 3 for 1 to 4+)."""
+    k = F["kept"]
+    return {"base": 0.0, "margin": 0.0,
+            "trees": {"feature": [k, -1, k, -1, k, -1, -1],
+                      "threshold": [1.5, 0, 2.5, 0, 3.5, 0, 0],
+                      "left": [1, -1, 3, -1, 5, -1, -1], "right": [2, -1, 4, -1, 6, -1, -1],
+                      "value": [0, 0.0, 0, 1.0, 0, 2.0, 3.0], "roots": [0]}}
+
+
+def _model(tmp_path, feature, name="m.json", setup=None, turns=True):
+    """A model file whose sections prefer candidates with `feature` > 0.5 (the setup
+    section prefers `setup` instead, when given; no turn section if not `turns`)."""
+    d = {"format": "ttrsim-expert", "version": 2, "features": list(FEATURES),
+         "setup": (_section_most_kept() if setup == "most_kept" else _section(setup or feature)),
+         "turns": _section(feature) if turns else None}
     path = tmp_path / name
     path.write_text(json.dumps(d))
     return path, d
+
+
+def _random_model(tmp_path, seed, name="random.json"):
+    """A model of 30 random trees of depth 3 in both sections: scores that vary with
+    many features (for comparing the compiled choice with predict())."""
+    rng = np.random.default_rng(seed)
+
+    def section():
+        feature, threshold, left, right, value, roots = [], [], [], [], [], []
+        for _ in range(30):
+            off = len(feature)
+            roots.append(off)
+            for i in range(15):                       # a full tree of depth 3, breadth first
+                inner = i < 7
+                feature.append(int(rng.integers(len(FEATURES))) if inner else -1)
+                threshold.append(float(rng.choice([0.5, 1.5, 3.0, 0.2])) if inner else 0.0)
+                left.append(off + 2 * i + 1 if inner else -1)
+                right.append(off + 2 * i + 2 if inner else -1)
+                value.append(0.0 if inner else float(rng.normal()))
+        return {"base": 0.0, "margin": float(rng.uniform(0, 0.5)),
+                "trees": {"feature": feature, "threshold": threshold, "left": left,
+                          "right": right, "value": value, "roots": roots}}
+    d = {"format": "ttrsim-expert", "version": 2, "features": list(FEATURES),
+         "setup": section(), "turns": section()}
+    path = tmp_path / name
+    path.write_text(json.dumps(d))
+    return path
 
 
 # --- legality --------------------------------------------------------------------------
@@ -50,7 +95,8 @@ def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path)
     (with the shipped model and with models that push every kind of candidate)."""
     custom = small_board(3)
     models = [None] + [_model(tmp_path, f, f"{f}.json")[0]
-                       for f in ("blind", "draw_tickets", "is_best_claim", "is_routes", "claim")]
+                       for f in ("blind", "draw_tickets", "is_best_claim", "is_routes", "claim")] \
+        + [_random_model(tmp_path, 1)]
     total = 0
     for board in ("usa", "europe", "newyork", custom):
         for k, model in enumerate(models + models):
@@ -82,7 +128,7 @@ def test_the_model_scores_the_candidates(tmp_path):
     act = decide(make_policy(f"expert:model={blind}", g.board), g, seed=1)
     assert act == codes[np.argmax(X[:, F["blind"]])]
     # a margin for tickets' own choice larger than any tree's score: tickets' choice
-    d["tickets_bonus"] = 10.0
+    d["turns"]["margin"] = 10.0
     (tmp_path / "bonus.json").write_text(json.dumps(d))
     e = make_policy(f"expert:model={tmp_path / 'bonus.json'}", g.board)
     e.start(g, g.current_player, 1)
@@ -148,7 +194,7 @@ def test_features_describe_the_candidate_actions():
     length and trains afterwards match the board; tickets' choice comes first."""
     from ttrsim.actions import Action
 
-    rows = 0
+    rows = on_plan = 0
     for board, n in (("usa", 2), ("europe", 3), ("newyork", 4)):
         g = Game(board, n, seed=2)
         ps = [make_policy("expert", g.board) for _ in range(n)]
@@ -170,6 +216,10 @@ def test_features_describe_the_candidate_actions():
                     assert sum(flags) == 1 and x[F[kinds[a.kind]]] == 1
                     assert x[F["agree"]] == x[F["is_tickets"]] + x[F["is_best_claim"]] + x[F["is_routes"]]
                     assert x[F["players"]] == n
+                    assert x[F["fewest_trains"]] == min(pl["trains"] for pl in g.state()["players"])
+                    assert x[F["left_trains"]] >= 0 and x[F["left_claims"]] >= 0
+                    assert x[F["on_plan"]] in (0, 1) and (a.kind == "claim" or x[F["on_plan"]] == 0)
+                    on_plan += x[F["on_plan"]]
                     if a.kind == "claim":
                         length = int(g.board.route_len[a.route])
                         assert x[F["route_len"]] == length
@@ -177,7 +227,7 @@ def test_features_describe_the_candidate_actions():
                             (trains - length) / g.board.trains, rel=1e-6)
                     rows += 1
             g.apply(decide(tk[q], g, seed=1, start=False) if g.turn else codes[0])
-    assert rows > 300
+    assert rows > 300 and on_plan > 10
 
 
 # --- hidden information ----------------------------------------------------------------
@@ -254,10 +304,10 @@ def test_missing_or_corrupt_model_file_is_a_clear_error_naming_it(tmp_path):
     for change, why in ((lambda m: m.update(features=m["features"][:-1]), "feature list"),
                         (lambda m: m.update(format="other"), "not a ttrsim expert model"),
                         (lambda m: m.update(version=99), "version"),
-                        (lambda m: m["trees"].update(left=[0, -1, -1]), "children"),
-                        (lambda m: m["trees"].update(feature=[999, -1, -1]), "feature"),
-                        (lambda m: m["trees"].pop("value"), "malformed"),
-                        (lambda m: m["trees"].update(roots=[5]), "root")):
+                        (lambda m: m["setup"]["trees"].update(left=[0, -1, -1]), "children"),
+                        (lambda m: m["turns"]["trees"].update(feature=[999, -1, -1]), "feature"),
+                        (lambda m: m["setup"]["trees"].pop("value"), "malformed"),
+                        (lambda m: m["turns"]["trees"].update(roots=[5]), "root")):
             m = json.loads(json.dumps(d))
             change(m)
             path.write_text(json.dumps(m))
@@ -266,25 +316,69 @@ def test_missing_or_corrupt_model_file_is_a_clear_error_naming_it(tmp_path):
     assert isinstance(ModelFileError("x"), ValueError)
 
 
+def test_model_file_sections_are_checked(tmp_path):
+    path, d = _model(tmp_path, "blind", "sec.json")
+    for change, why in ((lambda m: m.pop("setup"), "no 'setup' section"),
+                        (lambda m: m.update(turns=[1, 2]), "'turns' must be"),
+                        (lambda m: m["turns"]["trees"].update(threshold=[float("nan"), 0, 0]),
+                         "turns: a threshold"),
+                        (lambda m: m["setup"].pop("base"), "setup: missing")):
+        m = json.loads(json.dumps(d))
+        change(m)
+        path.write_text(json.dumps(m))
+        with pytest.raises(ModelFileError, match=f"sec.json.*{why}"):
+            load_model(path)
+
+
 def test_shipped_model_loads_and_is_trained():
     m = load_model()
-    assert m.n_trees_ >= 1 and m.path.endswith("expert-v1.json")
+    assert m.setup.n_trees_ >= 10 and m.path.endswith("expert-v2.json")
+    assert m.meta["round"] >= 2 and "rollout=expert" in m.meta["labels"]
+
+
+# --- what each section decides --------------------------------------------------------
+
+def test_setup_section_decides_initial_tickets_and_the_rest_is_tickets(tmp_path):
+    """A setup section that prefers tickets' own choice makes expert play tickets' games
+    exactly (turns, second draws, tunnels and drawn tickets are tickets' own when there
+    is no turn section); one that prefers keeping many tickets keeps every ticket offered
+    at setup, and nothing else changes until then."""
+    same, _ = _model(tmp_path, "blind", "same.json", setup="is_tickets", turns=False)
+    kw = dict(games=60, seed=3)
+    for board, n in (("europe", 2), ("usa", 4), ("newyork", 3)):
+        a = simulate(board, [f"expert:model={same}"] + ["tickets"] * (n - 1), **kw)
+        b = simulate(board, ["tickets#x"] + ["tickets"] * (n - 1), **kw)
+        np.testing.assert_array_equal(a.games["score"].to_numpy(), b.games["score"].to_numpy())
+    many, _ = _model(tmp_path, "blind", "many.json", setup="most_kept", turns=False)
+    for board in ("usa", "europe", "newyork"):
+        for seed in range(5):
+            g = Game(board, 2, seed=seed)
+            offered = g.state()["players"][0]["pending"]
+            act = ttrsim.actions.Action.decode(
+                int(decide(make_policy(f"expert:model={many}", g.board), g, seed=1)), g.board)
+            assert act.kind == "keep" and bin(act.mask).count("1") == len(offered)
 
 
 # --- training ---------------------------------------------------------------------------
 
-def test_training_end_to_end_on_a_tiny_budget_beats_random(tmp_path):
+def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train
 
-    kw = dict(rounds=2, boards=("europe",), players=(2,), games=8, playouts=8, calib_games=50,
-              eval_games=0, trees=20, depth=3, seed=1, progress=False)
+    kw = dict(rounds=2, boards=("europe",), players=(2,), positions=100, playouts=16,
+              endgame_players=(2,), endgame_games=10, endgame_playouts=32, calib_games=30,
+              eval_games=0, setup_trees=20, turn_trees=10, min_leaf=10, seed=1,
+              progress=False)
     rec = train(tmp_path / "a", **kw)
     assert [r["round"] for r in rec] == [1, 2]
     assert "rollout=expert" in rec[1]["labels"] and "rollout" not in rec[0]["labels"]
-    assert rec[1]["decisions"] > rec[0]["decisions"] > 50
-    assert 0.0 <= rec[1]["agreement_holdout"] <= 1.0
-    train(tmp_path / "b", **kw)                       # same seed, same model files
+    assert rec[1]["setup_positions"] == 150 and rec[0]["setup_positions"] == 100
+    assert rec[1]["endgame_decisions"] > rec[0]["endgame_decisions"] > 30
+    # held-out keep sets: the model's picks are worth more (by the search's values) than
+    # tickets' own, and it agrees with the search's best more often than tickets does
+    assert rec[1]["setup_model_gain"] > 0.02
+    assert rec[1]["setup_agreement"] > rec[1]["setup_agreement_tickets"]
+    train(tmp_path / "b", **dict(kw, n_jobs=2))       # same seed, same model files
     for r in (1, 2):
         a = (tmp_path / "a" / f"expert-round{r}.json").read_bytes()
         assert a == (tmp_path / "b" / f"expert-round{r}.json").read_bytes()
@@ -294,9 +388,13 @@ def test_training_end_to_end_on_a_tiny_budget_beats_random(tmp_path):
 
 
 def test_compiled_choice_matches_python_scores(tmp_path):
-    """decide() on fresh policies equals the argmax of predict() over the candidates of a
-    fresh policy started the same way (positions of tickets play, every board)."""
-    m = load_model()
+    """decide() on fresh policies equals the argmax of predict() (plus the margin on
+    tickets' choice) over the candidates of a fresh policy started the same way, at
+    setup and at turns (a model of random trees; positions of tickets play, every
+    board)."""
+    path = _random_model(tmp_path, 5)
+    m = load_model(path)
+    spec = f"expert:model={path}"
     checked = 0
     for board, n, seed in (("usa", 2, 4), ("europe", 3, 5), ("newyork", 2, 6)):
         for turns in range(0, 40, 4):
@@ -304,12 +402,15 @@ def test_compiled_choice_matches_python_scores(tmp_path):
             if g.is_over():
                 continue
             seat = g.current_player
-            e = make_policy("expert", g.board)
+            e = make_policy(spec, g.board)
             e.start(g, seat, 9)
             codes, X = e.candidates(g)
-            scores = m.predict(X)
-            scores[0] += m.tickets_bonus
-            want = codes[int(np.argmax(scores))] if len(codes) > 1 else codes[0]
-            assert decide(make_policy("expert", g.board), g, seed=9) == want
-            checked += 1
-    assert checked >= 20
+            sec = m.setup if g.phase == "setup_tickets" else m.turns if g.phase == "turn" else None
+            want = codes[0]
+            if sec is not None and len(codes) > 1:
+                scores = sec.predict(X)
+                scores[0] += sec.margin
+                want = codes[int(np.argmax(scores))]
+                checked += want != codes[0]
+            assert decide(make_policy(spec, g.board), g, seed=9) == want
+    assert checked >= 5

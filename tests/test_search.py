@@ -86,6 +86,30 @@ def test_without_ticket_draws_a_draw_is_only_the_rollout_policys_own_choice():
     assert seen[1] > 20 and seen[0] == 0     # by default a ticket draw is a candidate
 
 
+def test_phases_search_only_the_decisions_named():
+    """Outside `phases` the search plays the rollout policy's own move without a playout;
+    inside, it searches as before (phases=31, the default, is the whole search)."""
+    for phases, searched in ((1, {"setup_tickets"}), (4, {"turn"}), (5, {"setup_tickets", "turn"})):
+        g = Game("europe", 2, seed=3)
+        p = make_policy(f"search:playouts=8,phases={phases}", g.board)
+        started = set()
+        seen = set()
+        while not g.is_over() and g.turn < 30:
+            q = g.current_player
+            before = p.total_playouts
+            act = decide(p, g, seed=g.turn, start=q not in started)
+            started.add(q)
+            if g.phase in searched and len(g.legal_actions()) > 1:
+                assert p.total_playouts > before
+                seen.add(g.phase)
+            else:
+                # the rollout policy's own move: no candidates, no playouts
+                assert p.total_playouts == before and p.last_decision()[0] == []
+            g.apply(act)
+        assert seen == searched
+    assert make_policy("search", None).params["phases"] == 31
+
+
 # --- hidden information ----------------------------------------------------------------
 
 
@@ -258,6 +282,11 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
         make_policy("search:ticket_draws=2", None)
     with pytest.raises(ValueError, match="draws must be 0"):
         make_policy("search:draws=3", None)
+    for bad in (0, 32):
+        with pytest.raises(ValueError, match="phases must be a sum of 1"):
+            make_policy(f"search:phases={bad}", None)
+    with pytest.raises(ValueError, match="phases needs a whole number, got '1.5'"):
+        make_policy("search:phases=1.5", None)
     g = Game("newyork", 2, seed=1)
     while not g.is_over():
         g.apply(g.legal_actions()[0])

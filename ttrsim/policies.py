@@ -117,15 +117,20 @@ REGISTRY: dict[str, PolicyInfo] = {
                         "weighted by exp(infer x the number of its cities their own routes "
                         "touch); 0: uniformly at random"),
          "ticket_draws": (1, "0: a ticket draw is a candidate only when the rollout policy "
-                             "itself would draw (to measure what ticket draws are worth)")},
+                             "itself would draw (to measure what ticket draws are worth)"),
+         "phases": (31, "decisions searched, a sum of 1 (initial tickets), 2 (drawn "
+                        "tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
+                        "(tunnels); the others are the rollout policy's own (to measure "
+                        "where the search's strength lies)")},
         build=make_search_policy),
     "expert": PolicyInfo(
         ExpertPolicy,
         "learned from the search: gradient-boosted trees over board-independent features "
-        "choose among candidate moves (tickets' and routes' choices, the claim worth most "
-        "now, a blind draw, a ticket draw) and among every ticket choice; second card "
-        "draws and tunnels are tickets' (docs/expert.md)",
-        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim")}),
+        "choose the initial tickets and the moves of the end game (once a seat is down to "
+        "its last trains); every other decision is tickets' own (docs/expert.md)",
+        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim"),
+         "stations": (1, "0: never build a station (its tickets' own parameter)"),
+         "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
 }
 DEFAULT_POLICY = "tickets"
 
@@ -256,6 +261,8 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             params[key] = type(default)(float(value)) if isinstance(default, (int, float)) else value
         except ValueError:
             raise ValueError(f"policy {name!r}: parameter {key} needs a number, got {value!r}") from None
+        if isinstance(default, int) and params[key] != float(value):
+            raise ValueError(f"policy {name!r}: parameter {key} needs a whole number, got {value!r}")
     return name, params
 
 

@@ -1,48 +1,49 @@
 """Training the ``expert`` policy by expert iteration (docs/expert.md).
 
-One round: play games with one ``search`` seat against ``tickets`` seats, and at every
-turn and ticket choice of the search seat record the ``expert`` policy's candidates with
-their features (``generate``), the search's value of each (every candidate of the search
-gets the same playouts, on the same sampled worlds) and which one it played; fit
-gradient-boosted regression trees to each candidate's value minus the value of the move
-``tickets`` would make (``fit``, scikit-learn, seeded; the policy plays the candidate
-with the highest predicted value);
-write the model file (``export``); measure held-out agreement with the search and
-strength against ``tickets`` (``agreement``, ``strength``). The next round labels its
-positions with ``search:rollout=expert`` using the previous round's model. ``train``
-runs the rounds; ``scripts/train_expert.py`` is its command line. Needs scikit-learn
-(``pip install ttrsim[train]``).
+The search gains most over ``tickets`` at the initial ticket choice (measured with
+``search:phases=1``), and that choice is where the learned model decides. One round:
+deal fresh games and, at one seat's initial ticket choice, value every keep set with the
+search (every keep set gets the same playouts on the same sampled worlds:
+``generate_setup``); fit gradient-boosted regression trees to each keep set's value
+relative to the position's mean (``fit``, scikit-learn, seeded); write the model file
+(``make_model``, ``export``); measure held-out agreement with the search and the value
+gained, and strength against ``tickets`` (``agreement``, ``gain``, ``strength``). The
+next round labels with ``search:rollout=expert`` using the previous round's model (the
+other seats keep tickets as that model does). ``train`` runs the rounds;
+``scripts/train_expert.py`` is its command line. A model file may also hold a
+``turns`` section (``make_model(setup, turns)``; docs/expert.md tells what the earlier
+turn models measured). Needs scikit-learn (``pip install ttrsim[train]``).
 
->>> rounds = train(out="models", games=200, playouts=100, seed=0)   # doctest: +SKIP
+>>> rounds = train(out="models", positions=200, playouts=64, seed=0)   # doctest: +SKIP
 """
 from __future__ import annotations
 
 import json
 import time
+from contextlib import closing
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
-from ttrsim._expert import FEATURES, FORMAT, FORMAT_VERSION, load_model, model_from_dict
+from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, load_model, model_from_dict,
+                            section_from_dict)
 from ttrsim.game import Game, resolve_board
 
-__all__ = ["Positions", "agreement", "calibrate", "export", "fit", "gain", "generate", "strength",
-           "train"]
+__all__ = ["Positions", "agreement", "calibrate", "expert_move", "export", "fit", "gain",
+           "generate_endgame", "generate_setup", "label", "make_model", "strength", "train"]
 
 BOARDS = ("usa", "europe", "newyork")
-# decisions the model makes (second draws and tunnels are tickets' own)
-LEARNED_PHASES = ("turn", "setup_tickets", "keep_tickets")
 
 
 @dataclass
 class Positions:
-    """Labelled decisions: the candidates' features ``X`` (rows), ``value`` (the search's
-    mean playout value of the candidate minus that of tickets' choice, the first row of
-    each decision; NaN where the search did not play that candidate), ``chosen`` (1 on
-    the row the search played), ``group`` (one id per decision), ``game`` (one id per
-    game) and ``board`` per decision. A decision whose search choice is not among the
-    candidates has no chosen row (it counts as a miss in ``agreement``)."""
+    """Labelled decisions: the candidates' features ``X`` (rows; tickets' own choice is
+    the first row of each decision), ``value`` (the search's mean playout value of the
+    candidate relative to its decision; NaN where the search did not value it),
+    ``chosen`` (1 on the row the search prefers), ``group`` (one id per decision, rows of
+    a decision consecutive), ``game`` (one id per game or deal) and ``boards`` (one per
+    decision)."""
 
     X: np.ndarray
     value: np.ndarray
@@ -66,28 +67,20 @@ class Positions:
                          self.boards + other.boards, self.cpu_seconds + other.cpu_seconds)
 
 
-CLAIMS = 4          # the labelling search also values the 4 longest claims the hand pays
+def _expert_spec(model) -> str:
+    return "expert" if model is None else f"expert:model={Path(model).resolve()}"
 
 
-def _search_spec(playouts: int, model) -> str:
-    spec = f"search:playouts={int(playouts)},claims={CLAIMS}"
-    if model is not None:
-        spec += f",rollout=expert:model={Path(model).resolve()}"
-    return spec
-
-
-def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
-             playouts: int = 48, rollout_model=None, follow_model=None,
-             progress: bool = False) -> Positions:
-    """Label the decisions (turns and ticket choices) of one ``search`` seat (seat
-    ``game % players``) playing against ``tickets`` in every other seat: at each, every
-    candidate of the search gets ``playouts`` playouts on the same sampled worlds (as
-    ``ttrsim.analyse`` does) and the game follows the best. ``rollout_model``: a model
-    file; then the search's rollout policy is ``expert`` with that model (expert
-    iteration), else ``tickets``. ``follow_model``: a model file; then the seat plays that
-    model's choice instead of the search's (the positions the learned policy itself
-    reaches, still labelled by the search). Second card draws and tunnels follow
-    ``tickets``. Same seed, same positions."""
+def generate_setup(board="europe", players: int = 2, positions: int = 100, seed: int = 0, *,
+                   playouts: int = 256, rollout_model=None, progress: bool = False) -> Positions:
+    """Label initial ticket choices: ``positions`` fresh deals, in each the choice of one
+    seat (seat ``i % players``; the seats before it keep what ``tickets`` keeps, or what
+    ``expert`` with ``rollout_model`` keeps), every legal keep set valued by the search
+    with ``playouts`` playouts each on the same sampled worlds (``ttrsim.analyse``'s
+    uniform mode; rollouts by ``tickets``, or by ``expert`` with ``rollout_model``).
+    ``value``: the keep set's mean value minus the mean over the position's keep sets;
+    ``chosen``: the best-valued one. The expert's candidates are every legal keep set,
+    tickets' own first. Same seed, same positions and labels."""
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
@@ -95,54 +88,125 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
 
     if rollout_model is not None:
         load_model(rollout_model)              # a clear error now rather than in a game
-    follow = load_model(follow_model) if follow_model is not None else None
-    spec = _search_spec(playouts, rollout_model)
-    seeds = np.random.SeedSequence([int(seed), players, 0x7E]).generate_state(3 * games,
-                                                                               dtype=np.uint64)
+    spec = f"search:playouts={int(playouts)}"
+    if rollout_model is not None:
+        spec += f",rollout={_expert_spec(rollout_model)}"
+    other = "tickets" if rollout_model is None else _expert_spec(rollout_model)
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x5E7]).generate_state(
+        3 * int(positions), dtype=np.uint64)
+    X, value, chosen, group, boards = [], [], [], [], []
+    t0 = time.process_time()
+    for i in tqdm(range(int(positions)), desc=f"setup {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[3 * i]))
+        me = i % players
+        while g.current_player != me:
+            q = g.current_player
+            g.apply(int(decide(make_policy(other, g.board), g, seed=int(seeds[3 * i + 2]) ^ (q + 1))))
+        expert = ExpertPolicy()
+        expert.start(g, me, int(seeds[3 * i + 1]))
+        codes, feats = expert.candidates(g)
+        search = make_policy(spec, g.board)
+        search.uniform = True                  # every keep set gets the same playouts
+        decide(search, g, seed=int(seeds[3 * i + 2]))
+        mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
+        v = np.array([mean[int(c)] for c in codes], dtype=np.float64)
+        X.append(feats)
+        value.append((v - v.mean()).astype(np.float32))
+        best = np.zeros(len(codes), np.int8)
+        best[int(np.argmax(v))] = 1
+        chosen.append(best)
+        group.append(np.full(len(codes), i, dtype=np.int64))
+        boards.append(str(board))
+    empty = np.zeros((0, len(FEATURES)), np.float32)
+    return Positions(np.vstack(X) if X else empty,
+                     np.concatenate(value) if value else np.zeros(0, np.float32),
+                     np.concatenate(chosen) if chosen else np.zeros(0, np.int8),
+                     np.concatenate(group) if group else np.zeros(0, np.int64),
+                     np.concatenate(group) if group else np.zeros(0, np.int64),
+                     boards, time.process_time() - t0)
+
+
+CLAIMS = 4          # generate_endgame's search also values the 4 longest claims the hand pays
+
+
+def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
+    """The move ``expert`` with ``model`` (an ExpertModel) makes among its candidates
+    (``ExpertPolicy.candidates``): what the compiled policy decides, in Python."""
+    sec = model.setup if phase == "setup_tickets" else (
+        model.turns if phase == "turn" and model.turns is not None
+        and fewest_trains <= model.turns.max_trains else None)
+    if sec is None or len(codes) < 2:
+        return int(codes[0])
+    scores = sec.predict(X)
+    scores[0] += sec.margin
+    return int(codes[int(np.argmax(scores))])
+
+
+def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
+                     playouts: int = 400, max_trains: int = 12, model=None,
+                     rollout_model=None, progress: bool = False) -> Positions:
+    """Label end-game turns: in each game one seat (seat ``game % players``) plays
+    ``expert`` with ``model`` (a model file; None: the shipped one) against ``tickets``
+    (or, with ``rollout_model``, against ``expert`` with it); at each of its turns once
+    some seat has ``max_trains`` trains or fewer, every candidate of the search gets
+    ``playouts`` playouts on the same sampled worlds (rollouts by ``tickets``, or by
+    ``expert`` with ``rollout_model``). ``value``: each expert candidate's mean value
+    minus that of tickets' choice (NaN where the search did not value it); ``chosen``:
+    the best-valued. The game follows the expert's own moves (the positions it reaches).
+    Same seed, same positions and labels."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+    from ttrsim.policies import decide, make_policy
+
+    follow = load_model(model)
+    if rollout_model is not None:
+        load_model(rollout_model)
+    spec = f"search:playouts={int(playouts)},claims={CLAIMS}"
+    if rollout_model is not None:
+        spec += f",rollout={_expert_spec(rollout_model)}"
+    other = "tickets" if rollout_model is None else _expert_spec(rollout_model)
+    seeds = np.random.SeedSequence([int(seed), int(players), 0xE6]).generate_state(
+        3 * int(games), dtype=np.uint64)
     X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
     n_dec = 0
     t0 = time.process_time()
-    for i in tqdm(range(games), desc=f"positions {board}", disable=not progress):
+    for i in tqdm(range(int(games)), desc=f"end game {board} {players}p", disable=not progress):
         g = Game(board, players, seed=int(seeds[3 * i]))
         me = i % players
         search = make_policy(spec, g.board)
         search.uniform = True                  # every candidate gets the same playouts
-        expert = ExpertPolicy()
+        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()))
         expert.start(g, me, int(seeds[3 * i + 1]))
-        others = {q: make_policy("tickets", g.board) for q in range(players) if q != me}
+        others = {q: make_policy(other, g.board) for q in range(players) if q != me}
         started = set()
-        rng = np.random.SeedSequence(int(seeds[3 * i + 2]))
         k = 0
         while not g.is_over() and g.turn < 1000:
             q = g.current_player
-            if q == me:
-                phase = g.phase
-                codes, feats = expert.candidates(g)
-                k += 1
-                if phase not in LEARNED_PHASES or len(codes) < 2:
-                    g.apply(int(codes[0]))
-                    continue
-                act = decide(search, g, seed=int(rng.generate_state(1, np.uint64)[0]) ^ k)
+            if q != me:
+                g.apply(int(decide(others[q], g, seed=int(seeds[3 * i + 2]) ^ (q + 1),
+                                   start=q not in started)))
+                started.add(q)
+                continue
+            codes, feats = expert.candidates(g)
+            fewest = min(p["trains"] for p in g.state()["players"])
+            k += 1
+            if g.phase == "turn" and fewest <= max_trains and len(codes) > 1:
+                decide(search, g, seed=int(seeds[3 * i + 2]) ^ (k << 8))
                 mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
                 base = mean.get(int(codes[0]))
                 if base is not None:
+                    v = np.array([mean.get(int(c), np.nan) - base for c in codes], np.float32)
                     X.append(feats)
-                    value.append(np.array([mean.get(int(c), np.nan) - base for c in codes],
-                                          dtype=np.float32))
-                    chosen.append((codes == act).astype(np.int8))
+                    value.append(v)
+                    best = np.zeros(len(codes), np.int8)
+                    best[int(np.nanargmax(v))] = 1
+                    chosen.append(best)
                     group.append(np.full(len(codes), n_dec, dtype=np.int64))
                     game_ids.append(np.full(len(codes), i, dtype=np.int64))
                     boards.append(str(board))
                     n_dec += 1
-                if follow is not None:
-                    scores = follow.predict(feats)
-                    scores[0] += follow.tickets_bonus
-                    act = codes[int(np.argmax(scores))]
-            else:
-                act = decide(others[q], g, seed=int(seeds[3 * i + 2]) ^ (q + 1),
-                             start=q not in started)
-                started.add(q)
-            g.apply(int(act))
+            g.apply(expert_move(follow, g.phase, codes, feats, fewest))
     empty = np.zeros((0, len(FEATURES)), np.float32)
     return Positions(np.vstack(X) if X else empty,
                      np.concatenate(value) if value else np.zeros(0, np.float32),
@@ -152,37 +216,12 @@ def generate(board="europe", players: int = 2, games: int = 100, seed: int = 0, 
                      boards, time.process_time() - t0)
 
 
-BONUSES = (0.0, 0.01, 0.02, 0.03, 0.05, 0.08, 0.12)
-
-
-def calibrate(model: dict, path, boards=BOARDS, games: int = 300, seed: int = 0) -> dict:
-    """Set ``model["tickets_bonus"]``, the margin by which another candidate must be
-    predicted better than tickets' own choice, to the one of BONUSES whose policy wins
-    most against ``tickets`` (2 players, ``games`` seat-rotated games per board, seeds
-    apart from ``strength``'s); write the model to ``path``. The values are fitted on
-    positions of search play: one-step gains predicted there do not carry over to a
-    policy that deviates at every turn (without a margin it drew cards blind turn after
-    turn and won 0.07 on USA), so the margin is chosen by play."""
-    shares = {}
-    for b in BONUSES:
-        export(dict(model, tickets_bonus=b), path)
-        shares[b] = float(np.mean([strength(path, board, 2, games, seed=seed + 5000 + j)["win_share"]
-                                   for j, board in enumerate(boards)]))
-    best = max(BONUSES, key=lambda b: (shares[b], -b))
-    model = dict(model, tickets_bonus=best)
-    model["training"] = dict(model["training"], bonus_win_shares={f"{b:g}": shares[b] for b in BONUSES},
-                             bonus_games=games)
-    export(model, path)
-    return model
-
-
-def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
-        learning_rate: float = 0.1, round_info: dict | None = None) -> dict:
+def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
+        learning_rate: float = 0.1, min_leaf: int = 40) -> dict:
     """Fit gradient-boosted regression trees (scikit-learn's GradientBoostingRegressor)
-    to the value of each candidate the search valued, relative to tickets' choice (leaves
-    of at least 40 rows: the values are means of a few dozen playouts, noisy); return the
-    content of a model file (``export`` writes it; ``calibrate`` then sets the margin of
-    tickets' own choice). Deterministic for a seed."""
+    to the labelled candidates' values; return a section of a model file
+    (``{"trees", "base", "margin"}``; ``make_model`` puts sections together).
+    Deterministic for a seed."""
     try:
         from sklearn.ensemble import GradientBoostingRegressor
     except ImportError:
@@ -192,7 +231,7 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
         raise ValueError("no decision to learn from: generate more positions")
     reg = GradientBoostingRegressor(n_estimators=int(trees), max_depth=int(depth),
                                     learning_rate=float(learning_rate), subsample=1.0,
-                                    min_samples_leaf=40, random_state=int(seed))
+                                    min_samples_leaf=int(min_leaf), random_state=int(seed))
     reg.fit(data.X[known], data.value[known])
     feature, threshold, left, right, value, roots = [], [], [], [], [], []
     for est in reg.estimators_[:, 0]:
@@ -205,44 +244,55 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 150, depth: int = 4,
         left += [int(c) + off if not lf else -1 for c, lf in zip(t.children_left, leaf)]
         right += [int(c) + off if not lf else -1 for c, lf in zip(t.children_right, leaf)]
         value += [float(v) * reg.learning_rate for v in t.value[:, 0, 0]]
-    model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
-             "base": 0.0,
-             "trees": {"feature": feature, "threshold": threshold, "left": left,
-                       "right": right, "value": value, "roots": roots},
-             "training": dict(round_info or {}, trees=int(trees), depth=int(depth),
-                              learning_rate=float(learning_rate), seed=int(seed),
-                              rows=int(known.sum()),
-                              decisions=int(len(np.unique(data.group[known]))))}
+    section = {"trees": {"feature": feature, "threshold": threshold, "left": left,
+                         "right": right, "value": value, "roots": roots},
+               "base": 0.0, "margin": 0.0,
+               "fit": {"trees": int(trees), "depth": int(depth), "min_leaf": int(min_leaf),
+                       "learning_rate": float(learning_rate), "seed": int(seed),
+                       "rows": int(known.sum()),
+                       "decisions": int(len(np.unique(data.group[known])))}}
     # the exported trees must rank candidates as the fitted model does
     raw = reg.predict(data.X[known][:200])
-    mine = model_from_dict(model).predict(data.X[known][:200])
+    mine = section_from_dict(section).predict(data.X[known][:200])
     if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6):
         raise RuntimeError("exported trees disagree with scikit-learn's predictions")
+    return section
+
+
+def make_model(setup: dict, turns: dict | None = None, training: dict | None = None) -> dict:
+    """The content of a model file from its sections (``fit``'s results): ``setup``
+    chooses initial tickets, ``turns`` (optional) the moves of a turn."""
+    model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
+             "setup": setup, "turns": turns, "training": dict(training or {})}
+    model_from_dict(model)                      # refuse what could not be loaded
     return model
 
 
+def _section(section):
+    if isinstance(section, dict):
+        return section_from_dict(section)
+    return section
+
+
 def _scores(m, data: Positions) -> np.ndarray:
-    """The policy's scores of every row: the trees, plus the bonus on tickets' choice
+    """A section's scores of every row: the trees, plus its margin on tickets' choice
     (the first row of each decision)."""
     scores = m.predict(data.X) if len(data.X) else np.zeros(0)
     first = np.r_[True, data.group[1:] != data.group[:-1]] if len(data.X) else np.zeros(0, bool)
-    return scores + first * m.tickets_bonus
+    return scores + first * m.margin
 
 
-def gain(model, data: Positions, bonus: float | None = None) -> dict:
-    """On the decisions of ``data``: the search's mean value of the model's pick minus
-    that of tickets' choice (``model_gain``, where the search valued the pick), the same
-    for the best-valued candidate (``oracle_gain``: what a perfect imitation would get;
-    it is biased upward by the noise of the values), and the share of decisions where
-    the search valued the model's pick (``coverage``)."""
-    if bonus is not None:
-        model = dict(model, tickets_bonus=bonus)
-    m = model_from_dict(model) if isinstance(model, dict) else load_model(model)
+def gain(section, data: Positions) -> dict:
+    """On the decisions of ``data``, by the search's values: the model's pick minus
+    tickets' choice (``model_gain``, where the search valued the pick), the best-valued
+    candidate minus tickets' choice (``oracle_gain``: a perfect imitation; biased upward
+    by the values' noise), and the share of decisions where the search valued the pick
+    (``coverage``). ``section``: a section dict (``fit``) or a TreeModel."""
+    m = _section(section)
     scores = _scores(m, data)
     picked, best, covered = [], [], 0
-    for gid in np.unique(data.group):
-        rows = np.flatnonzero(data.group == gid)
-        v = data.value[rows]
+    for rows in _decisions(data):
+        v = data.value[rows] - data.value[rows[0]]
         pick = v[int(np.argmax(scores[rows]))]
         if np.isfinite(pick):
             covered += 1
@@ -254,8 +304,26 @@ def gain(model, data: Positions, bonus: float | None = None) -> dict:
             "coverage": covered / n}
 
 
+def agreement(section, data: Positions) -> float:
+    """Share of the decisions where the model's best candidate is the search's choice."""
+    m = _section(section)
+    if data.decisions == 0:
+        return float("nan")
+    scores = _scores(m, data)
+    hit = sum(int(data.chosen[rows[int(np.argmax(scores[rows]))]] == 1) for rows in _decisions(data))
+    return hit / data.decisions
+
+
+def _decisions(data: Positions):
+    """Row indices of each decision, in order (rows of a decision are consecutive)."""
+    if not len(data.group):
+        return []
+    cuts = np.flatnonzero(data.group[1:] != data.group[:-1]) + 1
+    return np.split(np.arange(len(data.group)), cuts)
+
+
 def export(model: dict, path) -> Path:
-    """Write a model (from ``fit``) as a JSON model file; the same model gives the same
+    """Write a model (``make_model``) as a JSON model file; the same model gives the same
     bytes."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -264,30 +332,15 @@ def export(model: dict, path) -> Path:
     return path
 
 
-def agreement(model, data: Positions) -> float:
-    """Share of the decisions where the model's best candidate is the search's choice
-    (``model``: a model file path or the content of one)."""
-    m = model_from_dict(model) if isinstance(model, dict) else load_model(model)
-    if data.decisions == 0:
-        return float("nan")
-    scores = _scores(m, data)
-    hit = 0
-    for gid in np.unique(data.group):
-        rows = np.flatnonzero(data.group == gid)
-        hit += int(data.chosen[rows[int(np.argmax(scores[rows]))]] == 1)
-    return hit / data.decisions
-
-
 def strength(model, board="europe", players: int = 2, games: int = 1000, seed: int = 0,
-             opponent: str = "tickets") -> dict:
+             opponent: str = "tickets", n_jobs: int = 1) -> dict:
     """``expert`` (with ``model``, a file path; None: the shipped one) in one seat against
     ``opponent`` in the others, seats rotated: its win share with the 95% Wilson interval."""
     from ttrsim.runner import simulate
 
-    spec = "expert" if model is None else f"expert:model={Path(model).resolve()}"
-    specs = [spec] + [f"{opponent}#{k}" for k in range(players - 1)]
+    specs = [_expert_spec(model)] + [f"{opponent}#{k}" for k in range(players - 1)]
     t0 = time.process_time()
-    run = simulate(board, specs, games=games, seed=seed, n_jobs=1, summary=True)
+    run = simulate(board, specs, games=games, seed=seed, n_jobs=n_jobs, summary=True)
     cpu = time.process_time() - t0
     table = run.summary(by="policy")
     row = table.loc[[k for k in table.index if str(k).startswith("expert")][0]]
@@ -296,79 +349,163 @@ def strength(model, board="europe", players: int = 2, games: int = 1000, seed: i
             "high": float(row["win_share_high"]), "cpu_seconds": round(cpu, 2)}
 
 
-def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 4), games: int = 200,
-          games_later: int | None = None, players_later=None, playouts: int = 48,
-          eval_games: int = 400,
-          seed: int = 0, trees: int = 150, depth: int = 4, holdout: float = 0.2,
-          calib_games: int = 300, progress: bool = True) -> list[dict]:
-    """Expert iteration: ``rounds`` rounds of ``generate`` (``games`` per board and player
-    count in ``players``) -> ``fit`` -> ``calibrate`` the margin of tickets' choice by play
-    (``calib_games``) -> ``export`` (``out/expert-round{r}.json``) -> ``agreement`` and
-    ``gain`` on held-out games (every 1/holdout-th; the next games are left out of the
-    fit too) and ``strength``
-    against ``tickets`` (``eval_games`` per board). Round 1 labels with the search over
-    ``tickets`` rollouts, each later round with ``search:rollout=expert`` using the
-    previous round's model, in games where the seat plays that model's choices (the
-    positions the learned policy reaches) (``games_later`` games per board and player count of
-    ``players_later``: its playouts cost more); positions of earlier rounds are kept. Each round's positions are
-    saved (``out/positions-round{r}.npz``) and read back by a later call with the same
-    ``out`` instead of being played again. Same arguments, same model files. Returns one
-    record per round (also written to ``out/rounds.json``)."""
+CHUNKS = {"setup": 50, "endgame": 10}   # positions / games per labelling task
+
+
+def _label_task(kind, board, players, n, seed, kw):
+    if kind == "setup":
+        return generate_setup(board, players, n, seed, **kw)
+    return generate_endgame(board, players, n, seed, **kw)
+
+
+def _indexed(i, args):
+    return i, _label_task(*args)
+
+
+def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = True,
+          **kw) -> Positions:
+    """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)) or
+    ``generate_endgame`` (``kind="endgame"``; (board, players, games)) over ``parts``, in
+    small tasks spread over ``n_jobs`` workers (``kw`` goes to the generator). The same
+    positions and labels whatever ``n_jobs``: each task has its own seed and the tasks
+    are put back in order."""
+    from ttrsim.dispatch import progress_bar, run_tasks
+
+    if kind not in CHUNKS:
+        raise ValueError(f"kind must be one of {sorted(CHUNKS)}, got {kind!r}")
+    for key in ("model", "rollout_model"):
+        if kw.get(key) is not None:
+            kw[key] = str(Path(kw[key]).resolve())
+    size = CHUNKS[kind]
+    tasks = []
+    for j, (board, players, n) in enumerate(parts):
+        for c in range(0, int(n), size):
+            tasks.append((kind, board, int(players), min(size, int(n) - c),
+                          int(seed) * 1_000_003 + j * 10_007 + c, kw))
+    out = {}
+    bar = progress_bar(progress, sum(a[3] for a in tasks),
+                       unit="position" if kind == "setup" else "game", desc=f"labelling {kind}")
+    try:
+        with closing(run_tasks(_indexed, list(enumerate(tasks)), n_jobs, bar=bar,
+                               sizes=[a[3] for a in tasks])) as results:
+            for i, p in results:
+                out[i] = p
+    finally:
+        if bar is not None:
+            bar.close()
+    data = None
+    for i in range(len(tasks)):
+        data = out[i] if data is None else data.concat(out[i])
+    return data
+
+
+MARGINS = (0.0, 0.01, 0.02, 0.04, 0.08, 1.0)   # 1.0: never overturn tickets' move
+
+
+def calibrate(model: dict, path, boards=BOARDS, games: int = 400, seed: int = 0,
+              n_jobs: int = 1) -> dict:
+    """Set the turn section's margin (by which a candidate must be predicted better than
+    tickets' own move) to the one of MARGINS whose policy wins most against ``tickets``
+    (2 players, ``games`` seat-rotated games per board, seeds apart from ``train``'s
+    evaluation); write the model to ``path``. By play, because one-step values fitted on
+    labelled positions need not carry over to a policy that deviates at every turn."""
+    shares = {}
+    for m in MARGINS:
+        export(dict(model, turns=dict(model["turns"], margin=m)), path)
+        shares[m] = float(np.mean([strength(path, board, 2, games, seed=seed + 5000 + j,
+                                            n_jobs=n_jobs)["win_share"]
+                                   for j, board in enumerate(boards)]))
+    best = max(MARGINS, key=lambda m: (shares[m], m))      # ties: the larger margin
+    model = dict(model, turns=dict(model["turns"], margin=best))
+    model["training"] = dict(model["training"], margin_win_shares={f"{m:g}": shares[m] for m in MARGINS},
+                             margin_games=int(games))
+    export(model, path)
+    return model
+
+
+def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: int = 1000,
+          playouts: int = 256, endgame_players=(2, 4), endgame_games: int = 500,
+          endgame_playouts: int = 400, max_trains: int = 12, later: float = 0.5,
+          setup_trees: int = 300, setup_depth: int = 5, turn_trees: int = 100,
+          turn_depth: int = 4, min_leaf: int = 40, calib_games: int = 400,
+          eval_games: int = 2000, holdout: float = 0.2, seed: int = 0, n_jobs: int = 1,
+          progress: bool = True) -> list[dict]:
+    """Expert iteration. Each round: label initial ticket choices (``positions`` per board
+    and player count of ``players``) and fit the ``setup`` section on all of them so
+    far; then label end-game turns (``endgame_games`` per board and player count of
+    ``endgame_players``, the seat playing the new setup section and the previous round's
+    turns) and fit the ``turns`` section (scored once a seat has ``max_trains`` trains or
+    fewer), its margin chosen by play (``calibrate``); write ``out/expert-round{r}.json``;
+    record held-out agreement and gain of both sections and strength against ``tickets``
+    (2 players, ``eval_games`` per board). Round 1 labels with the search over
+    ``tickets`` rollouts against ``tickets``; each later round (``later`` times the
+    positions and games) with ``search:rollout=expert`` using the previous round's model,
+    against that model. Every 1/holdout-th position or game is held out of the fits.
+    Labelled positions are saved (``out/setup-round{r}.npz``, ``out/endgame-round{r}.npz``)
+    and read back by a later call with the same ``out``. Same arguments, same model
+    files, whatever ``n_jobs``. Returns one record per round (also ``out/rounds.json``)."""
     counts = (int(players),) if np.isscalar(players) else tuple(int(n) for n in players)
-    later_counts = None if players_later is None else (
-        (int(players_later),) if np.isscalar(players_later) else tuple(int(n) for n in players_later))
+    end_counts = ((int(endgame_players),) if np.isscalar(endgame_players)
+                  else tuple(int(n) for n in endgame_players))
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    records, data, prev = [], None, None
-    for r in range(1, int(rounds) + 1):
-        fresh = None
-        n_games = games if r == 1 or games_later is None else int(games_later)
-        round_counts = counts if r == 1 or later_counts is None else later_counts
-        saved = out / f"positions-round{r}.npz"
+    k = max(2, int(round(1 / holdout)))
+
+    def parts(ns, n):
+        return [(b, c, n) for b in boards for c in ns
+                if resolve_board(b).min_players <= c <= resolve_board(b).max_players]
+
+    def labelled(name, kind, part_list, **kw):
+        saved = out / f"{name}.npz"
         if saved.exists():
-            fresh = _load_positions(saved)
-        else:
-            for j, board in enumerate(boards):
-                for n in round_counts:
-                    if n > resolve_board(board).max_players:
-                        continue
-                    part = generate(board, n, n_games, seed=seed * 1000 + r * 100 + j * 10 + n,
-                                    playouts=playouts, rollout_model=prev, follow_model=prev,
-                                    progress=progress)
-                    fresh = part if fresh is None else fresh.concat(part)
-            _save_positions(fresh, saved)
-        data = fresh if data is None else data.concat(fresh)
-        # hold out the last games of every round's positions (whole games, not rows)
-        # whole games: every k-th held out for the figures; the next are left out of the
-        # fit too (val_part: kept apart, unused since the margin is calibrated by play;
-        # the shipped model was trained so)
-        k = max(3, int(round(1 / holdout)))
-        held = data.game % k == 0
-        val = data.game % k == 1
-        train_part = _subset(data, ~held & ~val)
-        val_part = _subset(data, val)
-        test_part = _subset(data, held)
+            return _load_positions(saved)
+        p = label(kind, part_list, n_jobs=n_jobs, progress=progress, **kw)
+        _save_positions(p, saved)
+        return p
+
+    records, setup_data, end_data, prev = [], None, None, None
+    for r in range(1, int(rounds) + 1):
+        scale = 1.0 if r == 1 else float(later)
         t0 = time.process_time()
-        labels = f"search:playouts={int(playouts)},claims={CLAIMS}" + (
+        fresh = labelled(f"setup-round{r}", "setup", parts(counts, max(1, round(positions * scale))),
+                         seed=seed * 100 + r, playouts=playouts, rollout_model=prev)
+        setup_data = fresh if setup_data is None else setup_data.concat(fresh)
+        s_train, s_test = _subset(setup_data, setup_data.game % k != 0), _subset(setup_data, setup_data.game % k == 0)
+        setup = fit(s_train, seed=seed, trees=setup_trees, depth=setup_depth, min_leaf=min_leaf)
+        prev_turns = json.loads(Path(prev).read_text())["turns"] if prev else None
+        labels = f"search:playouts={int(playouts)}" + (
             f",rollout=expert:model={Path(prev).name}" if prev else "")
-        info = {"round": r, "labels": labels,
-            "boards": list(boards), "players": list(round_counts), "games_per_board": n_games}
-        model = fit(train_part, seed=seed, trees=trees, depth=depth, round_info=info)
+        info = {"round": r, "labels": labels, "boards": list(boards), "players": list(counts),
+                "endgame_players": list(end_counts), "max_trains": int(max_trains)}
+        follow = export(make_model(setup, prev_turns, info), out / f"expert-round{r}-setup.json")
+        fresh_end = labelled(f"endgame-round{r}", "endgame",
+                             parts(end_counts, max(1, round(endgame_games * scale))),
+                             seed=seed * 100 + 50 + r, playouts=endgame_playouts,
+                             max_trains=max_trains, model=follow, rollout_model=prev)
+        end_data = fresh_end if end_data is None else end_data.concat(fresh_end)
+        e_train, e_test = _subset(end_data, end_data.game % k != 0), _subset(end_data, end_data.game % k == 0)
+        turns = dict(fit(e_train, seed=seed, trees=turn_trees, depth=turn_depth, min_leaf=min_leaf),
+                     max_trains=int(max_trains))
         path = out / f"expert-round{r}.json"
-        model = calibrate(model, path, boards, games=calib_games, seed=seed + r)
-        fit_cpu = time.process_time() - t0
-        rec = {"round": r, "labels": info["labels"], "decisions": data.decisions,
-               "new_decisions": fresh.decisions, "train_decisions": train_part.decisions,
-               "label_cpu_seconds": round(fresh.cpu_seconds, 1),
-               "fit_cpu_seconds": round(fit_cpu, 1),
-               "agreement_holdout": agreement(model, test_part),
-               "agreement_tickets": _tickets_agreement(test_part),
-               **{f"holdout_{k}": v for k, v in gain(model, test_part).items()},
-               "tickets_bonus": model.get("tickets_bonus", 0.0),
+        model = calibrate(make_model(setup, turns, info), path, boards, games=calib_games,
+                          seed=seed + r, n_jobs=n_jobs)
+        rec = {"round": r, "labels": labels,
+               "setup_positions": setup_data.decisions, "endgame_decisions": end_data.decisions,
+               "label_cpu_seconds": round(fresh.cpu_seconds + fresh_end.cpu_seconds, 1),
+               "cpu_seconds": round(time.process_time() - t0, 1),
+               "setup_agreement": agreement(setup, s_test),
+               "setup_agreement_tickets": _tickets_agreement(s_test),
+               **{f"setup_{key}": v for key, v in gain(setup, s_test).items()},
+               "turn_margin": model["turns"]["margin"],
+               "turn_agreement": agreement(model["turns"], e_test),
+               "turn_agreement_tickets": _tickets_agreement(e_test),
+               **{f"turn_{key}": v for key, v in gain(model["turns"], e_test).items()},
+               "margin_win_shares": model["training"]["margin_win_shares"],
                "model": str(path), "strength": []}
         for j, board in enumerate(boards):
             if eval_games > 0:
-                rec["strength"].append(strength(path, board, 2, eval_games, seed=seed + 77 + j))
+                rec["strength"].append(strength(path, board, 2, eval_games, seed=seed + 77 + j,
+                                                n_jobs=n_jobs))
         records.append(rec)
         (out / "rounds.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
         prev = path
@@ -387,15 +524,13 @@ def _load_positions(path: Path) -> Positions:
 
 
 def _tickets_agreement(data: Positions) -> float:
-    """Share of the decisions where the search played ``tickets``' own choice (the
-    baseline any model must beat): the first candidate."""
+    """Share of the decisions where the search's choice is ``tickets``' own (the first
+    candidate): the baseline any model must beat."""
     if data.decisions == 0:
         return float("nan")
-    first = np.r_[True, data.group[1:] != data.group[:-1]]
-    return float(data.chosen[first].sum() / data.decisions)
+    return float(np.mean([data.chosen[rows[0]] == 1 for rows in _decisions(data)]))
 
 
 def _subset(data: Positions, mask: np.ndarray) -> Positions:
     return Positions(data.X[mask], data.value[mask], data.chosen[mask], data.group[mask],
-                     data.game[mask], [],
-                     data.cpu_seconds)
+                     data.game[mask], [], data.cpu_seconds)

@@ -1,17 +1,16 @@
-# The `expert` policy: a learned model picks among the candidate actions the search
-# compares (docs/expert.md).
+# The `expert` policy: learned models decide where the search gains most over
+# `tickets` (docs/expert.md).
 #
-# At a turn the candidates are what `tickets` and `routes` (this seat's own instances,
-# kept for the whole game) would play, the claim worth most now (route points plus the
-# points of the own tickets it joins: what `greedy` mostly plays, at a fraction of its
-# cost), a blind draw and a ticket draw. Each
-# candidate is described by board-independent features of the position and the action,
+# A model file holds up to two tree ensembles over the same board-independent features,
 # computed from what the seat may know only (its hand and tickets, the board, public
-# counts); gradient-boosted trees score every candidate and the best one is played.
-# Ticket choices (initial and drawn) are scored the same way over every legal choice,
-# with features of the plan (the planner of _planning.pxd) joining the tickets held and
-# kept. Second card draws and tunnel payments are `tickets`' own. The same compiled code gives the features to the training pipeline
-# (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
+# counts). `setup` scores every initial keep set, with features of the plan (the planner
+# of _planning.pxd) joining the tickets kept; the best is kept. `turns`, when the file
+# has it, scores the candidates of a turn: what `tickets` and `routes` (this seat's own
+# instances, kept for the whole game) would play, the claim worth most now, a blind draw
+# and a ticket draw. Every other decision (and a turn without a `turns` section) is
+# `tickets`' own, at `tickets`' speed. The same compiled code gives the features to the
+# training pipeline (ExpertPolicy.candidates), so the model sees in play exactly what it
+# was trained on.
 cimport cython
 from libc.stdint cimport int8_t, int32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -36,7 +35,7 @@ from ttrsim._policy import PolicyError
 
 cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
-    N_FEAT = 50               # features per candidate (FEATURES below)
+    N_FEAT = 57               # features per candidate (FEATURES below)
     N_PROP = 3                # proposers: tickets, the best claim, routes
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
 
@@ -57,12 +56,16 @@ FEATURES = (
     # ticket choices (initial and drawn): the plan joining the tickets held and kept
     "keep", "setup", "kept", "kept_points", "kept_long", "plan_trains", "plan_extra",
     "plan_slack", "plan_dropped", "plan_claims", "points_per_train",
+    # turns: the plan joining the seat's tickets with its trains (what is left to do
+    # before the end), the fewest trains of any seat, and whether a claim is on the plan
+    "left_trains", "left_claims", "left_points", "left_dropped", "cards_short",
+    "fewest_trains", "on_plan",
 )
 assert len(FEATURES) == N_FEAT
 
 FORMAT = "ttrsim-expert"
-FORMAT_VERSION = 1
-DEFAULT_MODEL = "expert-v1.json"
+FORMAT_VERSION = 2
+DEFAULT_MODEL = "expert-v2.json"
 
 
 class ModelFileError(ValueError):
@@ -123,6 +126,14 @@ ctypedef struct Node:
     int32_t left              # the left child; the right one is left + 1
 
 
+cdef inline int fewest_trains(const GameState* s) noexcept nogil:
+    cdef int q, n = s.p[0].trains
+    for q in range(1, s.n_players):
+        if s.p[q].trains < n:
+            n = s.p[q].trains
+    return n
+
+
 cdef class TreeModel:
     """Gradient-boosted regression trees in flat arrays: node i tests
     ``x[feature[i]] <= threshold[i]`` (feature -1: a leaf worth value[i]); tree t starts
@@ -132,9 +143,9 @@ cdef class TreeModel:
     cdef Node* nodes
     cdef int32_t* roots
     cdef readonly double base
-    cdef readonly double tickets_bonus  # added to the score of tickets' own choice
-    cdef readonly str path
-    cdef readonly dict meta
+    cdef readonly double margin  # the section's margin: added to tickets' own choice
+    cdef readonly int max_trains        # turns: scored only once a seat has this many trains
+                                        # or fewer (the end game); otherwise tickets' own
 
     def __cinit__(self):
         self.nodes = NULL
@@ -191,47 +202,50 @@ cdef class TreeModel:
         return out
 
 
-def model_from_dict(d, path="<model>"):
-    """A TreeModel from the content of a model file (see docs/expert.md, "Model file");
-    anything missing or inconsistent raises ModelFileError naming `path`."""
-    def bad(why):
-        return ModelFileError(f"expert model file {path}: {why}; reinstall ttrsim or retrain "
-                              "with scripts/train_expert.py")
-    if not isinstance(d, dict) or d.get("format") != FORMAT:
-        raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
-    if d.get("version") != FORMAT_VERSION:
-        raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
-    if list(d.get("features", [])) != list(FEATURES):
-        raise bad("its feature list differs from this ttrsim's features "
-                  f"({len(d.get('features', []))} given, {N_FEAT} expected)")
+SECTIONS = ("setup", "turns")   # a model file's tree ensembles: initial ticket choices, turns
+
+
+cdef class ExpertModel:
+    """The content of a model file: ``setup`` scores initial ticket choices; ``turns``
+    (None when the file has none) scores the candidates of a turn. Every other decision
+    is ``tickets``' own."""
+    cdef readonly TreeModel setup
+    cdef readonly object turns         # TreeModel or None
+    cdef readonly str path
+    cdef readonly dict meta
+
+
+def _trees_from_dict(sec, bad, name):
+    """A TreeModel from one section of a model file ({trees, base, margin})."""
     try:
-        trees = d["trees"]
+        trees = sec["trees"]
         feature = np.asarray(trees["feature"], dtype=np.int64)
         threshold = np.asarray(trees["threshold"], dtype=np.float64)
         left = np.asarray(trees["left"], dtype=np.int64)
         right = np.asarray(trees["right"], dtype=np.int64)
         value = np.asarray(trees["value"], dtype=np.float64)
         roots = np.asarray(trees["roots"], dtype=np.int64)
-        base = float(d["base"])
-        bonus = float(d.get("tickets_bonus", 0.0))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise bad(f"missing or malformed field ({exc!r})") from None
+        base = float(sec["base"])
+        bonus = float(sec.get("margin", 0.0))
+        max_trains = int(sec.get("max_trains", 1000))
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise bad(f"{name}: missing or malformed field ({exc!r})") from None
     n = len(feature)
     if n == 0 or len(roots) == 0 or any(len(a) != n for a in (threshold, left, right, value)):
-        raise bad("the node arrays are empty or of different lengths")
+        raise bad(f"{name}: the node arrays are empty or of different lengths")
     inner = feature >= 0
     if (feature >= N_FEAT).any() or (feature < -1).any():
-        raise bad("a node tests a feature that does not exist")
+        raise bad(f"{name}: a node tests a feature that does not exist")
     if (roots < 0).any() or (roots >= n).any():
-        raise bad("a tree root is outside the node arrays")
+        raise bad(f"{name}: a tree root is outside the node arrays")
     # children must be later nodes of the same file: no cycle, no jump outside
     idx = np.arange(n)
     if ((left[inner] <= idx[inner]) | (left[inner] >= n) | (right[inner] <= idx[inner])
             | (right[inner] >= n)).any():
-        raise bad("a node's children are not later nodes (corrupt tree)")
+        raise bad(f"{name}: a node's children are not later nodes (corrupt tree)")
     if not (np.isfinite(threshold[inner]).all() and np.isfinite(value).all()
             and np.isfinite(base) and np.isfinite(bonus)):
-        raise bad("a threshold or value is not a finite number")
+        raise bad(f"{name}: a threshold or value is not a finite number")
     cdef TreeModel m = TreeModel()
     m.n_trees = len(roots)
     # lay every tree out breadth first with the two children of a node side by side,
@@ -261,10 +275,44 @@ def model_from_dict(d, path="<model>"):
         m.nodes[i].left = new_left.get(node, -1)
     for i in range(m.n_trees):
         m.roots[i] = new_roots[i]
+    if max_trains < 0:
+        raise bad(f"{name}: max_trains must be >= 0")
     m.base = base
-    m.tickets_bonus = bonus
+    m.margin = bonus
+    m.max_trains = max_trains
+    return m
+
+
+def section_from_dict(sec, path="<model>", name="section"):
+    """A TreeModel from one section of a model file ({trees, base, margin}), e.g. what
+    ``ttrsim.training.fit`` returns; ModelFileError naming `path` if malformed."""
+    def bad(why):
+        return ModelFileError(f"expert model file {path}: {why}")
+    return _trees_from_dict(sec, bad, name)
+
+
+def model_from_dict(d, path="<model>"):
+    """An ExpertModel from the content of a model file (docs/expert.md, "The model
+    file"); anything missing or inconsistent raises ModelFileError naming `path`."""
+    def bad(why):
+        return ModelFileError(f"expert model file {path}: {why}; reinstall ttrsim or retrain "
+                              "with scripts/train_expert.py")
+    if not isinstance(d, dict) or d.get("format") != FORMAT:
+        raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
+    if d.get("version") != FORMAT_VERSION:
+        raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
+    if list(d.get("features", [])) != list(FEATURES):
+        raise bad("its feature list differs from this ttrsim's features "
+                  f"({len(d.get('features', []))} given, {N_FEAT} expected)")
+    if not isinstance(d.get("setup"), dict):
+        raise bad("no 'setup' section (the trees that choose initial tickets)")
+    if d.get("turns") is not None and not isinstance(d.get("turns"), dict):
+        raise bad("'turns' must be a section of trees or null")
+    cdef ExpertModel m = ExpertModel()
+    m.setup = _trees_from_dict(d["setup"], bad, "setup")
+    m.turns = _trees_from_dict(d["turns"], bad, "turns") if d.get("turns") is not None else None
     m.path = str(path)
-    m.meta = dict(d.get("training", {}))
+    m.meta = dict(d.get("training", {}) or {})
     return m
 
 
@@ -273,11 +321,11 @@ def default_model_path():
     return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", DEFAULT_MODEL)
 
 
-cdef dict _models = {}                # resolved path -> TreeModel (loaded once per process)
+cdef dict _models = {}                # resolved path -> (mtime, ExpertModel): loaded once per process
 
 
 def load_model(path=None):
-    """The TreeModel of a model file (default: the one shipped with ttrsim), loaded once
+    """The ExpertModel of a model file (default: the one shipped with ttrsim), loaded once
     per process. A missing, unreadable or corrupt file raises ModelFileError naming it."""
     path = os.path.abspath(os.path.expanduser(str(path))) if path else default_model_path()
     try:
@@ -300,12 +348,19 @@ def load_model(path=None):
 
 
 cdef class ExpertPolicy(Policy):
-    """``expert``: gradient-boosted trees, trained to imitate the search, choose among
-    candidate moves like the search's and among every ticket choice (docs/expert.md)."""
+    """``expert``: gradient-boosted trees, fitted to the search's values, choose the
+    initial tickets (and the moves of a turn, if the model has a `turns` section);
+    everything else is ``tickets``' own (docs/expert.md)."""
     cdef readonly str model_path       # "" : the model shipped with ttrsim
-    cdef readonly TreeModel model
+    cdef readonly ExpertModel model
+    cdef TreeModel setup_trees
+    cdef TreeModel turn_trees
+    cdef bint has_turns                 # False: turns are tickets' own
     cdef Policy tk, ro                  # this seat's tickets and routes (proposers),
                                         # kept for the whole game
+    cdef dict tk_params                 # the parameters of tickets (stations, tunnels, ...)
+    cdef double risk                    # tickets' tunnel risk, for the best claim too
+    cdef int tunnels                    # 0: no tunnel claims at all
     cdef int n_cand
     cdef int32_t cand[MAX_XCAND]
     cdef int32_t prop[N_PROP]
@@ -343,19 +398,30 @@ cdef class ExpertPolicy(Policy):
         free(self.bi)
         free(self.memo)
 
-    def __init__(self, model="", spec=None):
+    def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, spec=None):
+        """`model`: a model file ("" : the one shipped with ttrsim). `stations`, `tunnels`,
+        `risk`, `draw`: those of the seat's own `tickets` (every decision the model does
+        not make is its), also obeyed by the other candidates."""
         from ttrsim._policies import RoutesPolicy, TicketsPolicy
 
         Policy.__init__(self, spec or "expert")
         self.model_path = str(model or "")
+        self.tk = TicketsPolicy(stations=stations, tunnels=tunnels, risk=risk, draw=draw,
+                                spec="tickets")
+        self.ro = RoutesPolicy(tunnels=tunnels, risk=risk, spec="routes")
+        self.tk_params = dict(stations=int(stations), tunnels=int(tunnels), risk=float(risk),
+                              draw=int(draw))
+        self.risk = float(risk)
+        self.tunnels = int(tunnels)
         self.model = load_model(self.model_path or None)
-        self.tk = TicketsPolicy(spec="tickets")
-        self.ro = RoutesPolicy(spec="routes")
+        self.setup_trees = self.model.setup
+        self.turn_trees = self.model.turns
+        self.has_turns = self.turn_trees is not None
         self.n_cand = 0
 
     @property
     def params(self):
-        return dict(model=self.model_path)
+        return dict(model=self.model_path, **self.tk_params)
 
     def __reduce__(self):
         from ttrsim._policies import _rebuild
@@ -379,6 +445,14 @@ cdef class ExpertPolicy(Policy):
         self.n_cand += 1
 
     @cython.final
+    cdef int32_t tickets_choice(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        cdef int32_t act = self.tk.choose(b, s, seat, NULL, 0)
+        if act < 0:
+            with gil:
+                self.error = self.tk.take_error() or PolicyError("expert: tickets gave no action")
+        return act
+
+    @cython.final
     cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat,
                              bint always) noexcept nogil:
         """Fill cand[] and x[] (x[] only when there is a choice, or `always`); return -1
@@ -388,10 +462,8 @@ cdef class ExpertPolicy(Policy):
         self.n_cand = 0
         own_components(b, s, seat, self.comp)
         open_tickets(b, s, seat, self.comp, &self.open)
-        act = self.tk.choose(b, s, seat, NULL, 0)
+        act = self.tickets_choice(b, s, seat)
         if act < 0:
-            with gil:
-                self.error = self.tk.take_error() or PolicyError("expert: tickets gave no action")
             return -1
         self.prop[0] = act
         self.prop[1] = -1
@@ -422,6 +494,7 @@ cdef class ExpertPolicy(Policy):
             self.add(act)
         if always or self.n_cand > 1:
             self.features(b, s, seat)
+            self.plan_features(b, s, seat)
         return 0
 
     @cython.final
@@ -526,7 +599,7 @@ cdef class ExpertPolicy(Policy):
     cdef int32_t best_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """The claim the hand pays now that is worth most: route points plus the points of
         the own tickets it joins (longer first on a tie), with the cheapest payment; a
-        tunnel only within `tickets`' default risk. -1: no claim."""
+        tunnel only within `tickets`' risk (none with tunnels=0). -1: no claim."""
         cdef int r, v, best_v = -1, pts
         cdef int most = hand_most(b, &s.p[seat].hand[0])
         cdef int32_t act = -1, best = -1
@@ -534,11 +607,11 @@ cdef class ExpertPolicy(Policy):
         unknown_cards(b, s, seat, pool)
         for r in range(b.n_routes):
             if (b.route_len[r] > s.p[seat].trains or not may_afford(b, &s.p[seat].hand[0], most, r)
-                    or not route_open(b, s, r, seat)):
+                    or not route_open(b, s, r, seat) or (b.route_tunnel[r] and not self.tunnels)):
                 continue
             joins(b, r, self.comp, &self.open, &pts)
             v = 4 * (b.route_points[b.route_len[r]] + pts) + b.route_len[r]
-            if v > best_v and claim_payment(b, s, seat, r, NULL, 0.3, pool, &act) >= 0:
+            if v > best_v and claim_payment(b, s, seat, r, NULL, self.risk, pool, &act) >= 0:
                 best_v = v
                 best = act
         return best
@@ -582,6 +655,40 @@ cdef class ExpertPolicy(Policy):
             e.dropped = dropped[0]
 
     @cython.final
+    cdef void board_info(self, const BoardC* b) noexcept nogil:
+        if self.bi_uid != b.uid or self.bi.b != b:
+            board_info_init(self.bi, b, &self.prm)
+            self.bi_uid = b.uid
+
+    @cython.final
+    cdef void plan_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        """x[50:57] of a turn's candidates: the plan (the planner `tickets` uses) joining
+        the seat's tickets with its trains: trains and claims still needed, planned
+        points still open, points given up, trains still needed beyond the cards in
+        hand; the fewest trains of any seat (how near the end is); whether a claim is on
+        the plan. Own tickets and public routes only."""
+        cdef int k, r, t, dropped = 0
+        cdef int fewest = fewest_trains(s)
+        cdef float* x
+        self.board_info(b)
+        plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, s.p[seat].trains,
+                     &self.plan, &self.ws)
+        for t in range(b.n_tickets):
+            if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
+                dropped += b.ticket_points[t]
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            x[50] = self.plan.trains
+            x[51] = self.plan.claims
+            x[52] = self.plan.points - self.plan.done_points
+            x[53] = dropped
+            x[54] = self.plan.trains - hand_total(s, seat)
+            x[55] = fewest
+            if action_kind(self.cand[k]) == ACT_CLAIM:
+                r = action_a(self.cand[k])
+                x[56] = (self.plan.routes[r >> 6] >> (r & 63)) & 1
+
+    @cython.final
     cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
         """x[k] of ticket choices: the turn features, then the plan joining the tickets
         held and those kept (own tickets, offered tickets and public routes only)."""
@@ -591,9 +698,7 @@ cdef class ExpertPolicy(Policy):
         cdef float* x
         cdef double init = b.trains if b.trains > 0 else 1.0
         self.features(b, s, seat)
-        if self.bi_uid != b.uid or self.bi.b != b:
-            board_info_init(self.bi, b, &self.prm)
-            self.bi_uid = b.uid
+        self.board_info(b)
         self.plan_of(b, s, seat, s.p[seat].tickets, &base_trains, &claims, &dropped)
         for k in range(self.n_cand):
             x = &self.x[k][0]
@@ -624,15 +729,23 @@ cdef class ExpertPolicy(Policy):
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
         cdef int k, best = 0
+        cdef bint at_setup = s.phase == PH_SETUP_TICKETS
+        if not at_setup and not (s.phase == PH_TURN and self.has_turns
+                                 and fewest_trains(s) <= self.turn_trees.max_trains):
+            # drawn tickets, second draws, tunnels, and turns without a turn model
+            return self.tickets_choice(b, s, seat)
         if self.list_candidates(b, s, seat, False) < 0:
             return -1
         if self.n_cand == 1:
             return self.cand[0]
-        # tickets' own choice (the first) keeps a margin: another candidate must be
-        # predicted better by it (the values it was fitted to are noisy means); ties go
-        # to the earlier candidate
-        self.model.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
-        self.scores[0] += self.model.tickets_bonus
+        # tickets' own choice (the first) keeps the section's margin: another candidate
+        # must be predicted better by it; ties go to the earlier candidate
+        if at_setup:
+            self.setup_trees.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
+            self.scores[0] += self.setup_trees.margin
+        else:
+            self.turn_trees.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
+            self.scores[0] += self.turn_trees.margin
         for k in range(1, self.n_cand):
             if self.scores[k] > self.scores[best]:
                 best = k

@@ -40,6 +40,23 @@ cdef enum:
 cdef long long WATCH_NS = 100000000   # analyse_position: progress and Ctrl-C every 0.1 s
 
 
+cdef inline int phase_bit(int phase) noexcept nogil:
+    """The bit of `phases` that names a decision of this phase."""
+    if phase == PH_SETUP_TICKETS:
+        return 1
+    if phase == PH_KEEP_TICKETS:
+        return 2
+    if phase == PH_SECOND_DRAW:
+        return 8
+    if phase == PH_TUNNEL:
+        return 16
+    return 4
+
+
+def is_int_like(x):
+    return isinstance(x, (int, float)) and x == x and float(x) == int(x)
+
+
 cdef class SearchPolicy(Policy):
     """``search``: flat information-set Monte Carlo search with a bandit over a filtered
     set of candidate actions; playouts run a built-in rollout policy in every seat."""
@@ -51,6 +68,7 @@ cdef class SearchPolicy(Policy):
     cdef readonly int claims           # claim candidates at most (longest routes first)
     cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
     cdef readonly int ticket_draws     # 0: a ticket draw is a candidate only as the default
+    cdef readonly int phases           # decisions searched (PHASE_* bits); others: the rollout's
     cdef readonly double scale         # points of margin that map to the utility's full range
     cdef readonly double infer         # weight of the others' routes in dealing their tickets
     cdef readonly double z             # a candidate replaces the rollout policy's own choice
@@ -98,7 +116,7 @@ cdef class SearchPolicy(Policy):
         free(self.vals)
 
     def __init__(self, rollouts, proposers=(), playouts=200, rollout=None, worlds=0, c=0.0,
-                 utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, spec=None):
+                 utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, phases=31, spec=None):
         """`rollouts`: MAX_PLAYERS + 1 (6) distinct compiled instances of the rollout
         policy, one per seat of a playout, the last one playing this seat's real game (its
         choice is the default candidate). `proposers`: up to 3 compiled policies whose
@@ -148,6 +166,11 @@ cdef class SearchPolicy(Policy):
             raise ValueError(f"search: ticket_draws must be 0 or 1 (0: no ticket draw "
                              f"candidates beyond the rollout policy's own choice), got {ticket_draws!r}")
         self.ticket_draws = int(ticket_draws)
+        if not is_int_like(phases) or not 1 <= int(phases) <= 31:
+            raise ValueError(f"search: phases must be a sum of 1 (initial tickets), 2 (drawn "
+                             f"tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
+                             f"(tunnels), from 1 to 31; got {phases!r}")
+        self.phases = int(phases)
         self.scale = 50.0
         if float(z) < 0:
             raise ValueError(f"search: z must be >= 0, got {z}")
@@ -183,7 +206,8 @@ cdef class SearchPolicy(Policy):
     def params(self):
         return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
                     utility=self.utility, claims=self.claims, draws=self.draws, z=self.z,
-                    infer=self.infer, ticket_draws=self.ticket_draws)
+                    infer=self.infer, ticket_draws=self.ticket_draws,
+                    phases=self.phases)
 
     def __reduce__(self):
         return (_rebuild_search, (type(self), self.rollouts, self.proposers, self.params,
@@ -612,6 +636,11 @@ cdef class SearchPolicy(Policy):
             with gil:
                 self.error = PolicyError("search: no legal action (the game is over)")
             return -1
+        if not self.uniform and not (self.phases & phase_bit(s.phase)):
+            # not searched: the rollout policy's own move, as the default candidate would be
+            self.n_cand = 0
+            self.chosen = -1
+            return ref_choose(&self.me, b, s, seat, legal, n_legal)
         self.list_candidates(b, s, seat, legal, n_legal, base)
         if self.n_cand == 0:
             self.add_cand(legal[0])
