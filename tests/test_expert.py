@@ -382,6 +382,9 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     for r in (1, 2):
         a = (tmp_path / "a" / f"expert-round{r}.json").read_bytes()
         assert a == (tmp_path / "b" / f"expert-round{r}.json").read_bytes()
+    # saved positions are reused only for the same arguments: fewer deals label anew
+    again = train(tmp_path / "b", **dict(kw, rounds=1, positions=120, n_jobs=2))
+    assert again[0]["setup_positions"] == 120
     s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
                  opponent="random")
     assert s["win_share"] > 0.9 and s["games"] == 100
