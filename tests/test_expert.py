@@ -361,6 +361,32 @@ def test_setup_section_decides_initial_tickets_and_the_rest_is_tickets(tmp_path)
 
 # --- training ---------------------------------------------------------------------------
 
+def test_turn_trees_decide_only_in_the_end_game(tmp_path):
+    """Turn trees that prefer a blind draw, max_trains=15: every move equals tickets'
+    game until some seat has 15 trains or fewer; at the expert's first turn after that
+    it draws blind."""
+    path, d = _model(tmp_path, "blind", "end.json", setup="is_tickets")
+    d["turns"]["max_trains"] = 15
+    path.write_text(json.dumps(d))
+    kw = dict(games=20, seed=5)
+    a = simulate("europe", [f"expert:model={path}", "tickets"], **kw)
+    b = simulate("europe", ["tickets#x", "tickets"], **kw)
+    ended = 0
+    for i in range(20):
+        ma, mb = a.game(i).moves, b.game(i).moves
+        trains = {0: 45, 1: 45}
+        for k in range(len(ma)):
+            row = ma.iloc[k]
+            if min(trains.values()) > 15:
+                assert row.code == mb.iloc[k].code
+            elif row.policy.startswith("expert") and row.phase == "turn":
+                assert row.kind == "draw_blind"
+                ended += 1
+                break
+            trains[row.seat] = row.trains
+    assert ended >= 15
+
+
 def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train

@@ -9,7 +9,6 @@ FEATURES: tuple[str, ...]
 FORMAT: str
 FORMAT_VERSION: int
 DEFAULT_MODEL: str
-SECTIONS: tuple[str, ...]
 
 class ModelFileError(ValueError): ...
 

@@ -202,9 +202,6 @@ cdef class TreeModel:
         return out
 
 
-SECTIONS = ("setup", "turns")   # a model file's tree ensembles: initial ticket choices, turns
-
-
 cdef class ExpertModel:
     """The content of a model file: ``setup`` scores initial ticket choices; ``turns``
     (None when the file has none) scores the candidates of a turn. Every other decision

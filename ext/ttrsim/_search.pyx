@@ -68,7 +68,7 @@ cdef class SearchPolicy(Policy):
     cdef readonly int claims           # claim candidates at most (longest routes first)
     cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
     cdef readonly int ticket_draws     # 0: a ticket draw is a candidate only as the default
-    cdef readonly int phases           # decisions searched (PHASE_* bits); others: the rollout's
+    cdef readonly int phases           # decisions searched (bits: phase_bit); others: the rollout's
     cdef readonly double scale         # points of margin that map to the utility's full range
     cdef readonly double infer         # weight of the others' routes in dealing their tickets
     cdef readonly double z             # a candidate replaces the rollout policy's own choice
