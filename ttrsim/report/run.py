@@ -374,9 +374,9 @@ def _stronger(sec: Section, run, ctx) -> None:
         base, strong = f"{base} (base)", f"{strong} (strong)"
     names = {"base": base, "base_low": f"{base} low", "base_high": f"{base} high",
              "strong": strong, "strong_low": f"{strong} low", "strong_high": f"{strong} high",
-             "base_kept": f"kept, {base}", "strong_kept": f"kept, {strong}",
-             "base_rank": f"rank, {base}", "strong_rank": f"rank, {strong}",
-             "base_verdict": f"verdict, {base}", "strong_verdict": f"verdict, {strong}"}
+             "base_kept": f"{base} kept", "strong_kept": f"{strong} kept",
+             "base_rank": f"{base} rank", "strong_rank": f"{strong} rank",
+             "base_verdict": f"{base} verdict", "strong_verdict": f"{strong} verdict"}
     sec.text(f"The same {m['games']:,} games (seed {m['seed']}: game g is dealt from the same "
              f"shuffle in both runs; seats {'in rotation' if m['rotate'] else 'fixed'}) played "
              f"again with {', '.join(m['strong_policies'])} in place of "
