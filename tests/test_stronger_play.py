@@ -238,3 +238,13 @@ def test_the_report_refuses_a_comparison_of_another_run(base, tmp_path):
     with pytest.raises(ValueError, match="not of this run .*seed"):
         write_report(base, tmp_path / "r", stronger=c)
     assert not (tmp_path / "r").exists()
+
+
+def test_parts_zero_under_both_plays_are_left_out():
+    # USA has no stations: no station points, no stations built, no station table
+    a = play(["tickets"] * 3, board="usa", games=60)
+    b = play(["expert"] * 3, board="usa", games=60)
+    c = an.compare_play(a, b)
+    assert not {"station_points", "stations_built", "attraction_points"} & set(c.score_parts.metric)
+    assert {"score", "route_points", "ticket_points", "turns"} <= set(c.score_parts.metric)
+    assert c.stations is None and "stations" not in c.tables()

@@ -50,7 +50,7 @@ __all__ = ["PlayComparison", "compare_play", "TOP_ROUTES", "MATERIAL"]
 TOP_ROUTES = 20
 #: Smallest relative change of a quantity without a reference that counts as a change.
 MATERIAL = 0.10
-#: Score parts, per player and game (a part zero in both runs is left out).
+#: Score parts, per player and game (a part or count zero in both runs is left out).
 SCORE_PARTS = ("score", "route_points", "ticket_points", "longest_bonus", "station_points",
                "attraction_points")
 #: Counts per player and game shown with the score parts.
@@ -478,7 +478,7 @@ def compare_play(run, strong, baseline=None, strong_baseline=None, *, top: int =
 
     # score parts and game: each play's mean with its own normal interval
     sp = by_table["score_parts"].assign(metric=lambda d: d.key)
-    zero = (sp.metric.isin(SCORE_PARTS) & (sp.base == 0) & (sp.strong == 0))
+    zero = sp.metric.isin(SCORE_PARTS + COUNTS) & (sp.base == 0) & (sp.strong == 0)
     sp = sp[~zero].reset_index(drop=True)
     for side, se in (("base", "se_base"), ("strong", "se_strong")):
         sp[f"{side}_low"], sp[f"{side}_high"] = _interval(sp[side], sp[se], tq)
