@@ -464,11 +464,11 @@ def plot_fairness(fairness):
 
 def plot_play_scatter(table: pd.DataFrame, base: str, strong: str, quantity: str,
                       title: str | None = None, reference: float | None = None,
-                      label_top: int = 8) -> Figure:
+                      label_top: int = 6) -> Figure:
     """One measure under two plays against each other (a table of ``compare_play``: its
     ``base``/``strong`` values with their intervals as error bars): points off the diagonal
-    changed; rows flagged ``changed`` are red and the ``label_top`` of them farthest from the
-    diagonal are named. ``reference`` draws the value each play's verdict is read against
+    changed; rows flagged ``changed`` are red. ``label_top`` rows are named: the changed ones
+    first, then the others farthest from the diagonal. ``reference`` draws the value each play's verdict is read against
     (e.g. 1/2 for ticket completion) on both axes."""
     fig, ax = new_figure(width=7, height=6.5)
     t = table[np.isfinite(table.base.astype(float)) & np.isfinite(table.strong.astype(float))]
@@ -479,11 +479,15 @@ def plot_play_scatter(table: pd.DataFrame, base: str, strong: str, quantity: str
         ax.errorbar(part.base, part.strong, xerr=_errors(part.base, part.base_low, part.base_high),
                     yerr=_errors(part.strong, part.strong_low, part.strong_high), fmt="o", ms=4,
                     lw=0.8, capsize=0, color=color, label=name)
-    flagged = t[t.changed.astype(bool)]
-    far = flagged.assign(_d=(flagged.strong - flagged.base).abs()).sort_values("_d", ascending=False)
+    # named: the changed rows, then the others farthest from the diagonal
+    far = t.assign(_c=t.changed.astype(bool), _d=(t.strong - t.base).abs()).sort_values(
+        ["_c", "_d"], ascending=False)
+    mid = float(np.nanmean(t.base)) if len(t) else 0.0
     for k, (_, r) in enumerate(far.head(label_top).iterrows()):
+        left = r.base > mid      # labels of points on the right run leftwards, inside the axes
         ax.annotate(str(r["label"]), (r.base, r.strong), textcoords="offset points",
-                    xytext=(6, -10 - 2 * k), fontsize=7, color="tab:red")
+                    xytext=(-6 if left else 6, -10 - 2 * k), ha="right" if left else "left",
+                    fontsize=7, color="tab:red" if r["_c"] else "tab:blue")
     lo = float(np.nanmin(np.r_[t.base_low, t.strong_low, t.base, t.strong])) if len(t) else 0.0
     hi = float(np.nanmax(np.r_[t.base_high, t.strong_high, t.base, t.strong])) if len(t) else 1.0
     pad = 0.03 * (hi - lo or 1.0)
