@@ -485,9 +485,11 @@ def plot_play_scatter(table: pd.DataFrame, base: str, strong: str, quantity: str
     mid = float(np.nanmean(t.base)) if len(t) else 0.0
     for k, (_, r) in enumerate(far.head(label_top).iterrows()):
         left = r.base > mid      # labels of points on the right run leftwards, inside the axes
+        # staggered, with a leader line, so that labels of neighbouring points stay apart
         ax.annotate(str(r["label"]), (r.base, r.strong), textcoords="offset points",
-                    xytext=(-6 if left else 6, -10 - 2 * k), ha="right" if left else "left",
-                    fontsize=7, color="tab:red" if r["_c"] else "tab:blue")
+                    xytext=(-14 if left else 14, -12 - 10 * k), ha="right" if left else "left",
+                    fontsize=7, color="tab:red" if r["_c"] else "tab:blue",
+                    arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5})
     lo = float(np.nanmin(np.r_[t.base_low, t.strong_low, t.base, t.strong])) if len(t) else 0.0
     hi = float(np.nanmax(np.r_[t.base_high, t.strong_high, t.base, t.strong])) if len(t) else 1.0
     pad = 0.03 * (hi - lo or 1.0)
