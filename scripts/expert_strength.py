@@ -15,7 +15,8 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
   vs-search `expert` against `search`, 2 players, per board
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
-with Wilson 95% intervals.
+with Wilson 95% intervals. Every row names the shipped model it measured (the first 12
+hex digits of the model file's SHA-256) and the date.
 
     nice -n 10 python scripts/expert_strength.py --part speed
     nice -n 10 python scripts/expert_strength.py --part cost --part rollout --games 200
@@ -23,6 +24,7 @@ with Wilson 95% intervals.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 import time
@@ -32,6 +34,7 @@ from pathlib import Path
 import numpy as np
 
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+from ttrsim._expert import default_model_path
 from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
@@ -110,7 +113,10 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     data = json.loads(a.json.read_text()) if a.json.exists() else []
 
+    model = hashlib.sha256(Path(default_model_path()).read_bytes()).hexdigest()[:12]
+
     def save(row):
+        row = dict(row, model=model, date=time.strftime("%Y-%m-%d"))
         data.append(row)
         a.json.write_text(json.dumps(data, indent=1) + "\n")
         print(json.dumps(row), flush=True)

@@ -365,14 +365,14 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train
 
-    kw = dict(rounds=2, boards=("europe",), players=(2,), positions=100, playouts=16,
+    kw = dict(rounds=2, boards=("europe",), players=(2,), positions=300, playouts=32,
               endgame_players=(2,), endgame_games=10, endgame_playouts=32, calib_games=30,
-              eval_games=0, setup_trees=20, turn_trees=10, min_leaf=10, seed=1,
+              eval_games=0, setup_trees=30, turn_trees=10, min_leaf=10, seed=1,
               progress=False)
     rec = train(tmp_path / "a", **kw)
     assert [r["round"] for r in rec] == [1, 2]
     assert "rollout=expert" in rec[1]["labels"] and "rollout" not in rec[0]["labels"]
-    assert rec[1]["setup_positions"] == 150 and rec[0]["setup_positions"] == 100
+    assert rec[1]["setup_positions"] == 450 and rec[0]["setup_positions"] == 300
     assert rec[1]["endgame_decisions"] > rec[0]["endgame_decisions"] > 30
     # held-out keep sets: the model's picks are worth more (by the search's values) than
     # tickets' own, and it agrees with the search's best more often than tickets does
@@ -382,6 +382,9 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     for r in (1, 2):
         a = (tmp_path / "a" / f"expert-round{r}.json").read_bytes()
         assert a == (tmp_path / "b" / f"expert-round{r}.json").read_bytes()
+    # saved positions are reused only for the same arguments: fewer deals label anew
+    again = train(tmp_path / "b", **dict(kw, rounds=1, positions=120, n_jobs=2))
+    assert again[0]["setup_positions"] == 120
     s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
                  opponent="random")
     assert s["win_share"] > 0.9 and s["games"] == 100

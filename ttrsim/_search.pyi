@@ -12,6 +12,7 @@ class SearchPolicy(Policy):
     claims: int
     draws: int
     ticket_draws: int
+    phases: int
     scale: float
     infer: float
     z: float
@@ -26,7 +27,7 @@ class SearchPolicy(Policy):
     def __init__(self, rollouts: Sequence[Policy], proposers: Sequence[Policy] = ...,
                  playouts: int = ..., rollout: str | None = ..., worlds: int = ...,
                  c: float = ..., utility: float = ..., claims: int = ..., draws: int = ...,
-                 z: float = ..., infer: float = ..., ticket_draws: int = ...,
+                 z: float = ..., infer: float = ..., ticket_draws: int = ..., phases: int = ...,
                  spec: str | None = ...) -> None: ...
     @property
     def params(self) -> dict[str, Any]: ...

@@ -456,11 +456,16 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                 if resolve_board(b).min_players <= c <= resolve_board(b).max_players]
 
     def labelled(name, kind, part_list, **kw):
+        # reused only when labelled with the same arguments (and the same model files)
+        key = json.dumps([kind, part_list, {k: _file_digest(v) if k.endswith("model") else v
+                                            for k, v in sorted(kw.items())}], default=str)
         saved = out / f"{name}.npz"
         if saved.exists():
-            return _load_positions(saved)
+            p, saved_key = _load_positions(saved, with_key=True)
+            if saved_key == key:
+                return p
         p = label(kind, part_list, n_jobs=n_jobs, progress=progress, **kw)
-        _save_positions(p, saved)
+        _save_positions(p, saved, key)
         return p
 
     records, setup_data, end_data, prev = [], None, None, None
@@ -512,15 +517,23 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
     return records
 
 
-def _save_positions(p: Positions, path: Path) -> None:
+def _save_positions(p: Positions, path: Path, key: str = "") -> None:
     np.savez_compressed(path, X=p.X, value=p.value, chosen=p.chosen, group=p.group, game=p.game,
-                        boards=np.array(p.boards), cpu_seconds=p.cpu_seconds)
+                        boards=np.array(p.boards), cpu_seconds=p.cpu_seconds, key=np.array(key))
 
 
-def _load_positions(path: Path) -> Positions:
+def _load_positions(path: Path, with_key: bool = False):
     with np.load(path) as z:
-        return Positions(z["X"], z["value"], z["chosen"], z["group"], z["game"], list(z["boards"]),
-                         float(z["cpu_seconds"]))
+        p = Positions(z["X"], z["value"], z["chosen"], z["group"], z["game"], list(z["boards"]),
+                      float(z["cpu_seconds"]))
+        key = str(z["key"]) if "key" in z.files else ""
+    return (p, key) if with_key else p
+
+
+def _file_digest(path) -> str | None:
+    import hashlib
+
+    return None if path is None else hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
 def _tickets_agreement(data: Positions) -> float:

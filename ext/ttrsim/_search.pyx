@@ -53,7 +53,7 @@ cdef inline int phase_bit(int phase) noexcept nogil:
     return 4
 
 
-def is_int_like(x):
+def _is_whole(x):
     return isinstance(x, (int, float)) and x == x and float(x) == int(x)
 
 
@@ -166,7 +166,7 @@ cdef class SearchPolicy(Policy):
             raise ValueError(f"search: ticket_draws must be 0 or 1 (0: no ticket draw "
                              f"candidates beyond the rollout policy's own choice), got {ticket_draws!r}")
         self.ticket_draws = int(ticket_draws)
-        if not is_int_like(phases) or not 1 <= int(phases) <= 31:
+        if not _is_whole(phases) or not 1 <= int(phases) <= 31:
             raise ValueError(f"search: phases must be a sum of 1 (initial tickets), 2 (drawn "
                              f"tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
                              f"(tunnels), from 1 to 31; got {phases!r}")
