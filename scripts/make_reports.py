@@ -21,6 +21,13 @@ under ``--runs``, default ``runs/``, which is not kept in the repository):
   These two use their own game counts (``--balance-games``; see BALANCE_GAMES), sized for
   a few minutes on a 2-core machine.
 
+``europe-4p``, ``usa-4p``, ``europe-4p-stations`` and ``europe-4p-tunnels`` are played a
+second time under stronger play: the same games (seed, game count, seat rotation) with
+``expert`` in every seat in place of ``tickets``, keeping each seat's settings
+(``tickets:risk=0`` -> ``expert:risk=0``; the station study's run without stations too).
+``ttrsim.analysis.compare_play`` sets the two plays side by side and the report gets the
+section "Under stronger play" (see STRONG).
+
     python scripts/make_reports.py                  # everything, 1,000,000 games each
     python scripts/make_reports.py --games 20000    # a quick look
     python scripts/make_reports.py --only usa-4p
@@ -34,6 +41,7 @@ import time
 from pathlib import Path
 
 import ttrsim
+from ttrsim.analysis import compare_play
 from ttrsim.report import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,31 +64,64 @@ STUDIES = {
 }
 # studies whose policies are too slow for --games: their own game count
 FIXED_GAMES = {"europe-2p-search": 1000}
+# studies played again under stronger play: this policy in place of tickets, seat by seat
+STRONG = {"europe-4p": "expert", "usa-4p": "expert", "europe-4p-stations": "expert",
+          "europe-4p-tunnels": "expert"}
+BASELINE = {"europe-4p-stations": ["tickets:stations=0"] + ["tickets"] * 3}
+
+
+def policies_of(players) -> list[str]:
+    """The policy of every seat: a player count means the default policy in each."""
+    return ["tickets"] * players if isinstance(players, int) else list(players)
+
+
+def stronger(policies: list[str], policy: str) -> list[str]:
+    """``policy`` in place of tickets in every seat, keeping the seat's settings
+    (``tickets:risk=0`` -> ``expert:risk=0``)."""
+    out = []
+    for spec in policies:
+        name, sep, rest = spec.partition(":")
+        if name != "tickets":
+            raise ValueError(f"no stronger counterpart of {spec!r}")
+        out.append(policy + sep + rest)
+    return out
+
+
+def play(board, players, games: int, out: Path, jobs: int, fresh: bool):
+    """One run of the study's seed, written to ``out`` (afresh unless ``fresh`` is False)."""
+    if fresh and out.exists():
+        shutil.rmtree(out)
+    return ttrsim.simulate(board, players, games=games, seed=SEED, n_jobs=jobs, out=out,
+                           batch_size=10_000 if games >= 100_000 else None, progress=True)
 
 
 def run_study(name: str, games: int, runs: Path, jobs: int, fresh: bool):
     board, players, title = STUDIES[name]
     games = FIXED_GAMES.get(name, games)
-    out = runs / name
-    if fresh and out.exists():
-        shutil.rmtree(out)
     t = time.perf_counter()
-    run = ttrsim.simulate(board, players, games=games, seed=SEED, n_jobs=jobs, out=out,
-                          batch_size=10_000 if games >= 100_000 else None, progress=True)
-    baseline = None
-    if name == "europe-4p-stations":
-        base_out = runs / f"{name}-no-stations"
-        if fresh and base_out.exists():
-            shutil.rmtree(base_out)
-        baseline = ttrsim.simulate(board, ["tickets:stations=0"] + ["tickets"] * 3, games=games,
-                                   seed=SEED, n_jobs=jobs, out=base_out,
-                                   batch_size=10_000 if games >= 100_000 else None, progress=True)
+    run = play(board, players, games, runs / name, jobs, fresh)
+    baseline = strong = strong_baseline = comparison = None
+    if name in BASELINE:
+        baseline = play(board, BASELINE[name], games, runs / f"{name}-no-stations", jobs, fresh)
+    if name in STRONG:
+        # the same games (seed, count, rotation) under stronger play, seat by seat
+        policy = STRONG[name]
+        strong = play(board, stronger(policies_of(players), policy), games,
+                      runs / f"{name}-{policy}", jobs, fresh)
+        if name in BASELINE:
+            strong_baseline = play(board, stronger(BASELINE[name], policy), games,
+                                   runs / f"{name}-{policy}-no-stations", jobs, fresh)
     played = time.perf_counter() - t
-    index = write_report(run, ROOT / "reports" / name, title=f"{title}, {games:,} games",
-                         baseline=baseline)
+    if strong is not None:
+        comparison = compare_play(run, strong, baseline, strong_baseline)
+        print(comparison.summary().split("\n", 1)[0])
+    index = write_report(run, ROOT / "reports" / name, title=f"{title}, {games:,} games"
+                         + (f" (and the same games under {STRONG[name]})" if strong else ""),
+                         baseline=baseline, stronger=comparison)
     if name == "europe-2p-search":
         write_strategy(run, ROOT / "reports" / name)
-    print(f"{name}: {games:,} games in {played:.0f} s, report {index.relative_to(ROOT)} "
+    print(f"{name}: {games:,} games per run in {played:.0f} s"
+          + (" (both plays)" if strong else "") + f", report {index.relative_to(ROOT)} "
           f"({time.perf_counter() - t - played:.0f} s)")
 
 

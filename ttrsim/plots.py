@@ -460,3 +460,65 @@ def plot_fairness(fairness):
     right.set_title("Spread between tickets, 95% bootstrap intervals", fontsize=9)
     right.legend(fontsize=7)
     return fig
+
+
+def plot_play_scatter(table: pd.DataFrame, base: str, strong: str, quantity: str,
+                      title: str | None = None, reference: float | None = None,
+                      label_top: int = 6) -> Figure:
+    """One measure under two plays against each other (a table of ``compare_play``: its
+    ``base``/``strong`` values with their intervals as error bars): points off the diagonal
+    changed; rows flagged ``changed`` are red. ``label_top`` rows are named: the changed ones
+    first, then the others farthest from the diagonal. ``reference`` draws the value each play's verdict is read against
+    (e.g. 1/2 for ticket completion) on both axes."""
+    fig, ax = new_figure(width=7, height=6.5)
+    t = table[np.isfinite(table.base.astype(float)) & np.isfinite(table.strong.astype(float))]
+    for flag, color, name in ((False, "tab:blue", "same conclusion"), (True, "tab:red", "changed")):
+        part = t[t.changed.astype(bool) == flag]
+        if part.empty:
+            continue
+        ax.errorbar(part.base, part.strong, xerr=_errors(part.base, part.base_low, part.base_high),
+                    yerr=_errors(part.strong, part.strong_low, part.strong_high), fmt="o", ms=4,
+                    lw=0.8, capsize=0, color=color, label=name)
+    # named: the changed rows, then the others farthest from the diagonal
+    far = t.assign(_c=t.changed.astype(bool), _d=(t.strong - t.base).abs()).sort_values(
+        ["_c", "_d"], ascending=False)
+    mid = float(np.nanmean(t.base)) if len(t) else 0.0
+    for k, (_, r) in enumerate(far.head(label_top).iterrows()):
+        left = r.base > mid      # labels of points on the right run leftwards, inside the axes
+        # staggered, with a leader line, so that labels of neighbouring points stay apart
+        ax.annotate(str(r["label"]), (r.base, r.strong), textcoords="offset points",
+                    xytext=(-14 if left else 14, -12 - 10 * k), ha="right" if left else "left",
+                    fontsize=7, color="tab:red" if r["_c"] else "tab:blue",
+                    arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5})
+    lo = float(np.nanmin(np.r_[t.base_low, t.strong_low, t.base, t.strong])) if len(t) else 0.0
+    hi = float(np.nanmax(np.r_[t.base_high, t.strong_high, t.base, t.strong])) if len(t) else 1.0
+    pad = 0.03 * (hi - lo or 1.0)
+    ax.plot([lo - pad, hi + pad], [lo - pad, hi + pad], "--", color="gray", lw=0.8,
+            label="same value")
+    if reference is not None and lo - pad <= reference <= hi + pad:
+        ax.axvline(reference, color="black", lw=0.6, ls=":")
+        ax.axhline(reference, color="black", lw=0.6, ls=":", label=f"reference {reference:g}")
+    ax.set_xlim(lo - pad, hi + pad)
+    ax.set_ylim(lo - pad, hi + pad)
+    ax.set_xlabel(f"{quantity}, {base}")
+    ax.set_ylabel(f"{quantity}, {strong}")
+    ax.set_title(title or f"{quantity}: {strong} against {base} (95% intervals)")
+    ax.legend(fontsize=8)
+    return fig
+
+
+def plot_play_bars(table: pd.DataFrame, base: str, strong: str, title: str | None = None,
+                   xlabel: str = "points per player and game") -> Figure:
+    """Each row of a ``compare_play`` table (e.g. the score parts) under both plays, as
+    horizontal bars with their 95% intervals; rows flagged ``changed`` are marked (*)."""
+    t = table.iloc[::-1]
+    labels = [f"{lab}{' (*)' if c else ''}" for lab, c in zip(t["label"], t.changed.astype(bool))]
+    t = t.assign(_label=labels).set_index("_label")
+    series = [(base, t[["base", "base_low", "base_high"]].set_axis(["v", "v_low", "v_high"], axis=1)),
+              (strong, t[["strong", "strong_low", "strong_high"]].set_axis(["v", "v_low", "v_high"],
+                                                                          axis=1))]
+    fig, ax = new_figure(width=8, height=max(3.0, 0.45 * len(t) + 1.2))
+    _bars(ax, labels, series, "v", horizontal=True)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title or f"{base} and {strong}, 95% intervals; (*): changed")
+    return fig

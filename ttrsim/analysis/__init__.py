@@ -7,7 +7,7 @@ normal intervals, as columns ``<name>_low`` and ``<name>_high`` (default confide
 See ``docs/analysis.md`` for a guide.
 
 ``ttrsim.analysis.studies`` (re-exported here) plays new games on common random numbers:
-``compare``, ``route_importance``, ``ticket_fairness``.
+``compare``, ``route_importance``, ``ticket_fairness``, ``compare_play``.
 """
 from ttrsim.analysis.inputs import MissingTable
 from ttrsim.analysis.routes import binned_quantile, route_claims
@@ -23,14 +23,17 @@ from ttrsim.stats import (
 )
 from ttrsim.analysis.tickets import ticket_balance, ticket_completion
 from ttrsim.analysis.tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
-from ttrsim.analysis.studies import (Comparison, Fairness, RouteImportance, compare,
-                                     route_importance, ticket_difficulty, ticket_fairness)
+from ttrsim.analysis.studies import (Comparison, Fairness, PlayComparison, RouteImportance,
+                                     compare, compare_play, route_importance,
+                                     ticket_difficulty, ticket_fairness)
 
 __all__ = [
     "Comparison",
     "Fairness",
+    "PlayComparison",
     "RouteImportance",
     "compare",
+    "compare_play",
     "route_importance",
     "ticket_difficulty",
     "ticket_fairness",

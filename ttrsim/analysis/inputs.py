@@ -65,6 +65,22 @@ def manifest_of(obj) -> dict:
     return dict(getattr(obj, "manifest", None) or {})
 
 
+#: Manifest keys two runs must share for game ``g`` of one to be game ``g`` of the other
+#: (same deal and shuffles), with the words naming them in an error.
+GAME_IDENTITY = {"board": "board", "board_checksum": "board checksum", "players": "player count",
+                 "games": "game count", "seed": "seed", "rotate": "seat layout (rotation)",
+                 "max_turns": "turn limit"}
+
+
+def identity_differences(run, other, run_name: str, other_name: str) -> list[str]:
+    """What keeps ``run`` and ``other`` from playing the same games: one phrase per
+    :data:`GAME_IDENTITY` key whose manifest values differ (a key missing from either
+    manifest is not compared), e.g. ``"seed 1 in the baseline, 2 in the run"``."""
+    m, o = manifest_of(run), manifest_of(other)
+    return [f"{word} {o[k]!r} in {other_name}, {m[k]!r} in {run_name}"
+            for k, word in GAME_IDENTITY.items() if k in m and k in o and m[k] != o[k]]
+
+
 def keys(by) -> list[str]:
     """Normalise a ``by`` argument (None, a column name or a sequence of names)."""
     if by is None:

@@ -11,8 +11,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from .inputs import (EVENT, MissingTable, attach, board_of, count_games, games_of, keys,
-                      manifest_of, require, source)
+from .inputs import (EVENT, MissingTable, attach, board_of, count_games, games_of,
+                      identity_differences, keys, manifest_of, require, source)
 from ttrsim.stats import (
     DEFAULT_CONFIDENCE,
     DEFAULT_RESAMPLES,
@@ -54,26 +54,32 @@ def _treated(joined: pd.DataFrame, seat, run_without) -> pd.Series:
     )
 
 
-# Manifest keys two paired runs must share (their policies may differ: a seat without
-# stations), with the words naming them in an error.
-_PAIRED_IDENTITY = {"board": "board", "board_checksum": "board checksum", "players": "player count",
-                    "games": "game count", "seed": "seed", "rotate": "seat layout (rotation)",
-                    "max_turns": "turn limit"}
-
-
 def check_paired_runs(run, baseline) -> None:
     """Refuse two runs that are not paired: the run and its baseline must share board,
     player count, game count, seed, seat layout and turn limit (their manifests say so;
     a key missing from either manifest is not compared). Raises a ValueError naming
     every difference on one line."""
-    m, b = manifest_of(run), manifest_of(baseline)
-    diff = [f"{word} {b[k]!r} in the baseline, {m[k]!r} in the run"
-            for k, word in _PAIRED_IDENTITY.items()
-            if k in m and k in b and m[k] != b[k]]
+    diff = identity_differences(run, baseline, "the run", "the baseline")
     if diff:
         raise ValueError("the baseline is not a paired run of this one (" + "; ".join(diff) +
                          "): simulate the baseline with the same board, players, games, seed "
                          "and seat layout, changing only the stations of a seat")
+
+
+def station_games(with_stations, without_stations, seat=None) -> pd.DataFrame:
+    """The treated seats' rows of two paired runs (:func:`station_value`'s arguments),
+    joined on ``(game, seat)``: the games columns of each run with the suffixes ``_with``
+    and ``_without``. Refuses runs that are not paired (:func:`check_paired_runs`)."""
+    w = _event_games(with_stations, "with")
+    wo = _event_games(without_stations, "without")
+    check_paired_runs(with_stations, without_stations)
+    cols = _PAIRED + (["policy"] if "policy" in w.columns and "policy" in wo.columns else [])
+    joined = w[["game", "seat", *cols]].merge(
+        wo[["game", "seat", *cols]], on=["game", "seat"], suffixes=("_with", "_without")
+    )
+    if joined.empty:
+        raise ValueError("the two runs have no game in common")
+    return joined[_treated(joined, seat, without_stations)]
 
 
 def station_value(
@@ -117,16 +123,7 @@ def station_value(
       Building pays on average when ``gross_points_per_station`` exceeds it, i.e. when
       ``points_per_station`` is positive.
     """
-    w = _event_games(with_stations, "with")
-    wo = _event_games(without_stations, "without")
-    check_paired_runs(with_stations, without_stations)
-    cols = _PAIRED + (["policy"] if "policy" in w.columns and "policy" in wo.columns else [])
-    joined = w[["game", "seat", *cols]].merge(
-        wo[["game", "seat", *cols]], on=["game", "seat"], suffixes=("_with", "_without")
-    )
-    if joined.empty:
-        raise ValueError("the two runs have no game in common")
-    joined = joined[_treated(joined, seat, without_stations)]
+    joined = station_games(with_stations, without_stations, seat)
     rng = as_generator(seed)
 
     seats = sorted(joined.seat.unique())

@@ -30,6 +30,7 @@ figure { margin: 1em 0; } figure img { max-width: 100%; }
 figcaption, p.caption { font-size: 0.9em; color: #555; }
 p.skipped { color: #a33; }
 p.note { background: #fff4d6; padding: 4px 8px; border-left: 3px solid #d9a400; }
+table.data tr.flag td { background: #ffe1e1; font-weight: bold; }
 """
 
 
@@ -71,7 +72,9 @@ class Section:
             f"<figcaption>{html.escape(caption)} ({path.name})</figcaption></figure>"
         )
 
-    def table(self, name: str, df: pd.DataFrame, caption: str, columns=None, max_rows: int = MAX_ROWS) -> None:
+    def table(self, name: str, df: pd.DataFrame, caption: str, columns=None, max_rows: int = MAX_ROWS,
+              highlight=None) -> None:
+        """``highlight``: one boolean per row of ``df``; those rows are drawn highlighted."""
         path = self.out_dir / f"{name}.csv"
         df.to_csv(path, index=False)
         shown = df[[c for c in columns if c in df.columns]] if columns else df
@@ -81,10 +84,22 @@ class Section:
         else:
             note = f" Full table: {path.name}."
         body = shown.to_html(index=False, border=0, classes="data", na_rep="–", float_format=fmt)
+        if highlight is not None:
+            body = _highlight_rows(body, np.asarray(highlight, dtype=bool)[:len(shown)])
         self.parts.append(f"<p class='caption'>{html.escape(caption + note)}</p>{body}")
 
     def html(self) -> str:
         return f'<section id="{self.slug}"><h2>{html.escape(self.heading)}</h2>\n' + "\n".join(self.parts) + "</section>"
+
+
+def _highlight_rows(body: str, flags) -> str:
+    """The rows of an HTML table body whose flag is set get the class ``flag``."""
+    head, sep, rows = body.partition("<tbody>")
+    chunks = rows.split("<tr>")
+    out = [chunks[0]]
+    for i, chunk in enumerate(chunks[1:]):
+        out.append(("<tr class='flag'>" if i < len(flags) and flags[i] else "<tr>") + chunk)
+    return head + sep + "".join(out)
 
 
 def manifest_table(sec: Section, manifest: dict, name: str = "manifest") -> None:

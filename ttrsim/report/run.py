@@ -322,6 +322,128 @@ def _stations(sec: Section, run, ctx) -> None:
     sec.figure("station_value", plots.plot_station_value(value), "Station value by player count.")
 
 
+# the columns of a compare_play table shown after its own identity columns
+_PLAY_VALUES = ["base", "base_low", "base_high", "strong", "strong_low", "strong_high", "difference",
+                "low", "high", "q_value", "base_verdict", "strong_verdict", "changed", "why"]
+_PLAY_TABLES = {
+    "score_parts": ("Score parts and game", ["label"],
+                    "Mean per player and game (game length: turns per game); each play's normal "
+                    "95% interval."),
+    "seats": ("Seat advantage", ["label"],
+              "Win share (Wilson interval; reference: the fair share), mean score and score "
+              "minus the mean of the other seats (bootstrap intervals; reference 0) per seat."),
+    "policies": ("Policies", ["label"],
+                 "Win share (reference: the policy's fair share of the seats) and mean score per "
+                 "policy, each play's normal 95% interval."),
+    "stations": ("Station value", ["label"],
+                 "The paired station study of each play (with minus without stations for the "
+                 "seat that may not build them, bootstrap intervals): per game, and points per "
+                 "station built (reference 0)."),
+    "tickets": ("Ticket completion per ticket", ["name", "base_kept", "strong_kept"],
+                "Completed / kept (Wilson intervals; reference 1/2: above it keeping the ticket "
+                "adds points on average, below it costs them)."),
+    "routes": ("Most contested routes", ["label", "base_rank", "strong_rank"],
+               "Claim rate (share of games; Wilson intervals) of the routes among the most "
+               "claimed under either play, with their rank under each."),
+}
+
+
+def _check_stronger(run, stronger) -> None:
+    """Refuse a comparison made from another run than the report's (before anything is
+    written)."""
+    m, c = manifest_of(run), stronger.manifest
+    pairs = [("board", "board"), ("board_checksum", "board_checksum"), ("games", "games"),
+             ("seed", "seed"), ("players", "players"), ("policies", "base_policies")]
+    diff = [f"{k} {c.get(ck)!r} in the comparison, {m[k]!r} in the run" for k, ck in pairs
+            if k in m and c.get(ck) is not None and m[k] != c.get(ck)]
+    if diff:
+        raise ValueError("the comparison under stronger play is not of this run (" + "; ".join(diff)
+                         + "): pass compare_play(run, strong_run) of this very run")
+
+
+def _stronger(sec: Section, run, ctx) -> None:
+    cmp = ctx["stronger"]
+    if cmp is None:
+        sec.text("This section needs a run of the same games (board, players, games, seed, seat "
+                 "rotation) under stronger play, e.g. expert in place of tickets seat by seat: "
+                 "write_report(..., stronger=ttrsim.analysis.compare_play(run, strong_run)).")
+        return
+    m = cmp.manifest
+    base, strong = m["base_label"], m["strong_label"]
+    if base == strong:
+        base, strong = f"{base} (base)", f"{strong} (strong)"
+    names = {"base": base, "base_low": f"{base} low", "base_high": f"{base} high",
+             "strong": strong, "strong_low": f"{strong} low", "strong_high": f"{strong} high",
+             "base_kept": f"{base} kept", "strong_kept": f"{strong} kept",
+             "base_rank": f"{base} rank", "strong_rank": f"{strong} rank",
+             "base_verdict": f"{base} verdict", "strong_verdict": f"{strong} verdict"}
+    sec.text(f"The same {m['games']:,} games (seed {m['seed']}: game g is dealt from the same "
+             f"shuffle in both runs; seats {'in rotation' if m['rotate'] else 'fixed'}) played "
+             f"again with {', '.join(m['strong_policies'])} in place of "
+             f"{', '.join(m['base_policies'])}, seat by seat"
+             + ("" if m.get("strong_baseline_policies") is None else
+                f"; the station study's run without stations likewise "
+                f"({', '.join(m['strong_baseline_policies'])})") + ".")
+    sec.text("Each play's value carries the 95% interval of this report's own table (Wilson for "
+             "rates, percentile bootstrap for seat and station means, a normal interval for the "
+             "score parts and policy means). The difference (strong minus base) has a 95% interval "
+             "paired by game (delta method on per-game sums, Student t) and a Benjamini-Hochberg "
+             "q-value within its table (over every ticket, every route).")
+    sec.text("Highlighted rows: the conclusion changes. A row with a reference value gets a "
+             "verdict under each play, 'above' or 'below' when its 95% interval lies wholly on "
+             "one side, else 'unclear'; it changes when the verdicts differ (a significant effect "
+             "flips sign, or is significant under one play only). A route changes when it is "
+             f"among the {m['top_routes']} most claimed under one play only. A quantity with no "
+             f"reference (score parts, game length, stations built) changes when the difference "
+             f"is significant (q < {m['alpha']}) and at least {m['material']:.0%} of the base "
+             "value. A seat's mean score is shown for reading only: its conclusion is the score "
+             "against the other seats.")
+    tables = cmp.tables()
+    counts = pd.DataFrame([{"measure": _PLAY_TABLES[k][0], "rows": len(t),
+                            "differ (q < alpha)": int(t.significant.sum()),
+                            "conclusions changed": int(t.changed.sum())}
+                           for k, t in tables.items() if len(t)])
+    sec.table("stronger_counts", counts, "Rows, significant differences and changed conclusions "
+              "per measure.")
+    changed = cmp.changed()
+    if len(changed):
+        sec.note(f"{len(changed)} conclusions change under {strong}: " + "; ".join(
+            f"{lab} ({why})" for lab, why in zip(changed.label.head(12), changed.why.head(12)))
+            + ("; ..." if len(changed) > 12 else "") + ".")
+    else:
+        sec.text(f"No conclusion changes under {strong}.")
+    order = ["score_parts", "seats", "policies", "stations", "tickets", "routes"]
+    for key in order:
+        t = tables.get(key)
+        if t is None or not len(t):
+            continue
+        heading, ident, caption = _PLAY_TABLES[key]
+        if key == "tickets":      # the changed tickets first, then by the difference
+            t = t.assign(_o=t.difference.abs()).sort_values(["changed", "_o"], ascending=False,
+                                                            kind="stable").drop(columns="_o")
+        shown = t.rename(columns=names)
+        cols = [names.get(c, c) for c in ident + _PLAY_VALUES]
+        sec.table(f"stronger_{key}", shown.reset_index(drop=True), f"{heading}. {caption}", cols,
+                  max_rows=120, highlight=t.changed.to_numpy())
+        if key == "score_parts":
+            points = t[t.metric.isin(["score", "route_points", "ticket_points", "longest_bonus",
+                                      "station_points", "attraction_points"])]
+            sec.figure("stronger_score_parts", plots.plot_play_bars(points, base, strong),
+                       f"Score parts per player under {base} and {strong}; (*): changed.")
+        if key == "tickets":
+            sec.figure("stronger_tickets",
+                       plots.plot_play_scatter(t, base, strong, "ticket completion", reference=0.5),
+                       f"Completion of each ticket (completed / kept) under {strong} against "
+                       f"{base}, Wilson intervals; red: the verdict against 1/2 changes.")
+        if key == "routes":
+            sec.figure("stronger_routes",
+                       plots.plot_play_scatter(t, base, strong, "claim rate"),
+                       f"Claim rate of the most contested routes under {strong} against {base}; "
+                       f"red: in the top {m['top_routes']} under one play only.")
+    manifest = pd.DataFrame({"key": list(m), "value": [_readable(v) for v in m.values()]})
+    sec.table("stronger_manifest", manifest, "Manifest of the comparison.", max_rows=60)
+
+
 SECTIONS = [
     ("methods", "Methods", _methods),
     ("seats", "Seat advantage", _seats),
@@ -332,22 +454,30 @@ SECTIONS = [
     ("routes", "Routes", _routes),
     ("tunnels", "Tunnels", _tunnels),
     ("stations", "Stations", _stations),
+    ("stronger", "Under stronger play", _stronger),
 ]
 
-def write_report(run, out_dir, title: str | None = None, *, baseline=None, seed=0) -> Path:
+def write_report(run, out_dir, title: str | None = None, *, baseline=None, stronger=None,
+                 seed=0) -> Path:
     """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV).
 
     ``run`` is a per-event or summary-mode run. ``baseline``, optional, is a paired run of
     the same board, players, games, seed and seat layout in which a seat may not build
     stations (another run is refused before anything is written); it adds the station value.
+    ``stronger``, optional, is ``ttrsim.analysis.compare_play(run, strong_run, ...)``: the
+    same games under stronger play, which adds the section "Under stronger play" (a
+    comparison of another run is refused before anything is written).
     ``seed`` seeds the bootstrap intervals. Returns the path of ``index.html``.
     """
     if baseline is not None:        # before anything is written
         check_paired_runs(run, baseline)
+    if stronger is not None:
+        _check_stronger(run, stronger)
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_of(run)
-    ctx = {"manifest": manifest, "board": getattr(run, "board", None), "baseline": baseline, "seed": seed}
+    ctx = {"manifest": manifest, "board": getattr(run, "board", None), "baseline": baseline,
+           "stronger": stronger, "seed": seed}
     board_name = _manifest_value(manifest, "board", default=getattr(ctx["board"], "name", "board"))
     title = title or f"ttrsim report: {board_name}, {_manifest_value(manifest, 'games', default='?')} games"
     sections = []

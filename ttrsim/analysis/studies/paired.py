@@ -148,7 +148,8 @@ def align(meta_b, Yb, Xb, meta_v, Yv, Xv):
 
 def paired_stats(n: int, S, M, confidence: float = 0.95) -> pd.DataFrame:
     """Estimates, paired interval, p-value and unpaired half-width of each metric from the
-    sums of :func:`paired_moments` over ``n`` games (see the module docstring)."""
+    sums of :func:`paired_moments` over ``n`` games (see the module docstring); ``se_base``
+    and ``se_variant`` are the standard errors of each side's own estimate."""
     from scipy import stats as sps
 
     S = np.asarray(S, dtype=np.int64)
@@ -178,7 +179,9 @@ def paired_stats(n: int, S, M, confidence: float = 0.95) -> pd.DataFrame:
     low = np.where(valid, diff - tq * se, np.nan)
     high = np.where(valid, diff + tq * se, np.nan)
     return pd.DataFrame({"base": base, "variant": var, "difference": diff, "low": low,
-                         "high": high, "p_value": p, "se_paired": se, "se_unpaired": se_u})
+                         "high": high, "p_value": p, "se_paired": se, "se_unpaired": se_u,
+                         "se_base": np.sqrt(np.clip(v_b, 0, None) / n),
+                         "se_variant": np.sqrt(np.clip(v_v, 0, None) / n)})
 
 
 def paired_configs(base, variant, players=4, policies=None, games=10_000, seed=0,

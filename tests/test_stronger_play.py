@@ -1,0 +1,250 @@
+"""A run's headline measures under stronger play (``ttrsim.analysis.compare_play``) and the
+report section "Under stronger play".
+
+Hand-made runs where the answer is known: a run against itself (zero differences, nothing
+flagged), a copy in which one ticket is never completed, one route never claimed or the
+treated seat builds no station (exactly that row flagged), runs that do not play the same
+games (refused, the message naming what differs)."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ttrsim
+from ttrsim import analysis as an
+from ttrsim.report import write_report
+
+GAMES = 300
+SEED = 11
+
+
+def play(policies, seed=SEED, games=GAMES, board="europe", rotate=True):
+    return ttrsim.simulate(board, policies, games=games, seed=seed, rotate=rotate)
+
+
+@pytest.fixture(scope="module")
+def base():
+    return play(["tickets"] * 4)
+
+
+@pytest.fixture(scope="module")
+def no_stations():
+    return play(["tickets:stations=0"] + ["tickets"] * 3)
+
+
+@pytest.fixture(scope="module")
+def strong():
+    return play(["expert"] * 4)
+
+
+@pytest.fixture(scope="module")
+def strong_no_stations():
+    return play(["expert:stations=0"] + ["expert"] * 3)
+
+
+def edited(run, policies=None, **tables):
+    """A copy of ``run`` with some tables replaced (and the manifest's policies)."""
+    manifest = dict(run.manifest)
+    if policies is not None:
+        manifest["policies"] = list(policies)
+    return ttrsim.Run(manifest, run.board, {**run.tables(), **tables})
+
+
+def test_a_run_against_itself_differs_in_nothing(base, no_stations):
+    # the same games played twice by the same policies: every difference is exactly 0 and
+    # no conclusion changes (catches a side read from the wrong run, a pairing off by a
+    # game or a seat, a verdict or rank that is not a function of the values alone)
+    again = play(["tickets"] * 4)
+    again_no = play(["tickets:stations=0"] + ["tickets"] * 3)
+    c = an.compare_play(base, again, no_stations, again_no)
+    assert set(c.tables()) == {"tickets", "seats", "policies", "stations", "routes", "score_parts"}
+    for name, t in c.tables().items():
+        if not len(t):
+            continue
+        ok = np.isfinite(t.difference.astype(float))
+        assert ok.any(), name
+        assert (t.difference[ok] == 0).all(), name
+        assert np.allclose(t.base[ok], t.strong[ok]), name
+        assert (t.base_verdict == t.strong_verdict).all(), name
+        assert not t.changed.any(), name
+    assert c.changed().empty
+    assert c.policies.empty            # every seat plays one policy
+    assert len(c.routes) == 20         # the same top 20 under both
+    assert (c.routes.base_rank == c.routes.strong_rank).all()
+
+
+def test_difference_is_strong_minus_base_row_by_row(base, strong, no_stations, strong_no_stations):
+    # the paired difference and each side's value come from different code (per-game sums
+    # against the report's own tables): they must agree row by row, which catches a ticket
+    # or route matched to the wrong id and a seat or station metric read from the other play
+    c = an.compare_play(base, strong, no_stations, strong_no_stations)
+    assert c.policies.empty
+    for name, t in c.tables().items():
+        if not len(t):
+            continue
+        ok = np.isfinite(t.difference.astype(float)) & np.isfinite(t.strong - t.base)
+        assert np.allclose(t.difference[ok], (t.strong - t.base)[ok], atol=1e-9), name
+        inside = (t.low[ok] <= t.difference[ok] + 1e-12) & (t.difference[ok] <= t.high[ok] + 1e-12)
+        assert inside.all(), name
+    tc = an.ticket_completion(strong).set_index("ticket")
+    t = c.tickets.set_index("ticket")
+    assert np.allclose(t.strong, tc.completion_rate.reindex(t.index), equal_nan=True)
+    assert (t.strong_kept == tc.kept.reindex(t.index).fillna(0)).all()
+    assert c.manifest["base_label"] == "tickets" and c.manifest["strong_label"] == "expert"
+    assert c.manifest["games"] == GAMES and c.manifest["seed"] == SEED
+
+
+def test_a_ticket_never_completed_is_flagged(base):
+    # the strong copy completes no Paris - Wien (kept as often): that ticket alone changes
+    # verdict, from above 1/2 to below (catches the ticket index map, the verdict's
+    # direction and the BH over tickets making a certain difference insignificant)
+    board = base.board
+    tid = int(next(board.ticket_id[i] for i in range(board.n_tickets)
+                   if board.ticket_name(i).startswith(("Paris - Wien", "Wien - Paris"))))
+    tickets = base.tickets.copy()
+    tickets.loc[tickets.ticket == tid, "completed"] = False
+    c = an.compare_play(base, edited(base, tickets=tickets))
+    t = c.tickets.set_index("ticket")
+    assert t.loc[tid, "strong"] == 0
+    assert t.loc[tid, "base_verdict"] == "above" and t.loc[tid, "strong_verdict"] == "below"
+    assert t.loc[tid, "changed"] and t.loc[tid, "significant"]
+    assert t.loc[tid, "why"] == "above 0.5 -> below"
+    assert list(t.index[t.changed]) == [tid]
+    others = t.drop(index=tid)
+    assert (others.difference.dropna() == 0).all()
+    assert c.changed().label.tolist() == [t.loc[tid, "label"]]
+
+
+def test_a_route_out_of_the_top_20_is_flagged(base):
+    # the most claimed route never claimed in the strong copy: it leaves the top 20 and
+    # is the one route flagged; the 21st route enters the top 20 and is flagged too
+    claims = an.route_claims(base).sort_values("claim_rate", ascending=False, kind="stable")
+    first, twenty_first = int(claims.route.iloc[0]), int(claims.route.iloc[20])
+    if claims.claim_rate.iloc[19] == claims.claim_rate.iloc[20]:
+        pytest.skip("a tie at rank 20")
+    routes = base.routes[base.routes.route != first]
+    c = an.compare_play(base, edited(base, routes=routes))
+    r = c.routes.set_index("route")
+    assert r.loc[first, "changed"] and r.loc[first, "base_rank"] == 1
+    assert r.loc[first, "strong"] == 0 and r.loc[first, "strong_rank"] > 20
+    assert r.loc[twenty_first, "changed"] and r.loc[twenty_first, "strong_rank"] == 20
+    assert set(r.index[r.changed]) == {first, twenty_first}
+
+
+def test_a_seat_that_builds_no_station_is_flagged(base, no_stations):
+    # the strong "with stations" run is the run without stations (its seat builds none):
+    # every station effect is exactly 0, so the score gain that is clearly positive under
+    # the base play becomes unclear -- flagged; points per station has no value (0 / 0)
+    with_none = edited(no_stations, policies=base.manifest["policies"],
+                       games=no_stations.games.assign(policy="tickets"))
+    c = an.compare_play(base, with_none, no_stations, no_stations)
+    s = c.stations.set_index("metric")
+    assert s.loc["stations_built", "strong"] == 0
+    assert s.loc["score_diff", "strong"] == 0
+    assert s.loc["score_diff", "base_verdict"] == "above"
+    assert s.loc["score_diff", "strong_verdict"] == "unclear"
+    assert s.loc["score_diff", "changed"]
+    assert not np.isfinite(s.loc["points_per_station", "strong"])
+    assert not s.loc["points_per_station", "changed"]
+
+
+def test_a_material_change_of_a_score_part_is_flagged(base):
+    # route points 20% higher for every seat in the strong copy: the route points row is
+    # flagged (significant, above 10%); the other parts are untouched
+    games = base.games.assign(route_points=(base.games.route_points * 1.2).round().astype(int))
+    c = an.compare_play(base, edited(base, games=games))
+    sp = c.score_parts.set_index("metric")
+    assert sp.loc["route_points", "changed"]
+    assert sp.loc["route_points", "why"].startswith("+20%")
+    assert not sp.drop(index="route_points").changed.any()
+
+
+def test_policies_are_paired_slot_by_slot():
+    # the tunnel study: each tunnel attitude against its expert counterpart
+    specs = ["tickets:risk=0", "tickets", "tickets:tunnels=0"]
+    a = play(specs, board="europe", games=150)
+    b = play([s.replace("tickets", "expert") for s in specs], board="europe", games=150)
+    c = an.compare_play(a, b)
+    p = c.policies
+    assert list(p.base_policy.unique()) == specs
+    assert list(p.strong_policy.unique()) == ["expert:risk=0", "expert", "expert:tunnels=0"]
+    win = p[p.metric == "win_rate"]
+    assert np.allclose(win.reference, 1 / 3)
+    games = a.games
+    share = games.assign(w=games.win.astype(float)).groupby("policy").w.mean()
+    assert np.allclose(win.base.to_numpy(), share.reindex(specs).to_numpy())
+
+
+@pytest.mark.parametrize("change, words", [
+    (dict(seed=SEED + 1), "seed 12 in the strong run, 11 in the base run"),
+    (dict(games=GAMES - 1), "game count 299 in the strong run, 300 in the base run"),
+    (dict(board="usa"), "board 'usa' in the strong run, 'europe' in the base run"),
+    (dict(rotate=False), "seat layout (rotation) False in the strong run, True in the base run"),
+])
+def test_runs_of_other_games_are_refused(base, change, words):
+    other = play(["expert"] * 4, **change)      # one difference (a board: and its checksum)
+    with pytest.raises(ValueError) as err:
+        an.compare_play(base, other)
+    msg = str(err.value)
+    assert msg.startswith("the two runs do not play the same games (")
+    assert words in msg
+    assert "simulate the strong run with the base run's board, players, games, seed and seat " \
+           "rotation" in msg
+    assert msg.count(" in the strong run, ") == 1 + ("board" in change)   # + its checksum
+
+
+def test_other_settings_and_lone_baselines_are_refused(base, no_stations):
+    other = play(["expert:risk=0"] + ["expert"] * 3)
+    with pytest.raises(ValueError, match=r"policy settings of slot 0: 'expert:risk=0' in the "
+                                         r"strong run, 'tickets' in the base run"):
+        an.compare_play(base, other)
+    with pytest.raises(ValueError, match="station baselines of both plays"):
+        an.compare_play(base, base, no_stations)
+
+
+def test_summary_runs_are_refused():
+    a = ttrsim.simulate("europe", 4, games=40, seed=1, summary=True)
+    with pytest.raises(an.MissingTable, match="per-event runs"):
+        an.compare_play(a, a)
+
+
+def test_the_report_holds_the_section(base, tmp_path):
+    tickets = base.tickets.copy()
+    tid = int(tickets.ticket.iloc[0])
+    tickets.loc[tickets.ticket == tid, "completed"] = False
+    c = an.compare_play(base, edited(base, tickets=tickets))
+    page = write_report(base, tmp_path / "r", stronger=c).read_text()
+    section = page[page.index('<section id="stronger">'):]
+    assert "<h2>Under stronger play</h2>" in section
+    assert "Skipped" not in section
+    assert section.count("<tr class='flag'>") == int(c.tickets.changed.sum()) >= 1
+    assert "conclusions change" in section
+    for name in ("stronger_tickets.csv", "stronger_tickets.png", "stronger_routes.png",
+                 "stronger_score_parts.png", "stronger_seats.csv"):
+        assert (tmp_path / "r" / name).exists(), name
+    shown = pd.read_csv(tmp_path / "r" / "stronger_tickets.csv")
+    assert bool(shown.changed.iloc[0])              # the changed tickets come first
+    # without a comparison the section says why it is missing
+    plain = write_report(base, tmp_path / "p").read_text()
+    plain = plain[plain.index('<section id="stronger">'):]
+    assert "This section needs a run of the same games" in plain
+    assert "class='flag'" not in plain
+
+
+def test_the_report_refuses_a_comparison_of_another_run(base, tmp_path):
+    other = play(["tickets"] * 4, seed=SEED + 5)
+    c = an.compare_play(other, other)
+    with pytest.raises(ValueError, match="not of this run .*seed"):
+        write_report(base, tmp_path / "r", stronger=c)
+    assert not (tmp_path / "r").exists()
+
+
+def test_parts_zero_under_both_plays_are_left_out():
+    # USA has no stations: no station points, no stations built, no station table
+    a = play(["tickets"] * 3, board="usa", games=60)
+    b = play(["expert"] * 3, board="usa", games=60)
+    c = an.compare_play(a, b)
+    assert not {"station_points", "stations_built", "attraction_points"} & set(c.score_parts.metric)
+    assert {"score", "route_points", "ticket_points", "turns"} <= set(c.score_parts.metric)
+    assert c.stations is None and "stations" not in c.tables()
