@@ -34,7 +34,7 @@ def record_game(board="europe", players=2, seed: int = 0, *, game: int = 0, rota
 
     ``players`` is a player count (``tickets`` in every seat) or one policy spec per seat
     slot, as ``ttrsim.simulate`` takes them. ``game`` and ``rotate`` seat the policies as
-    game ``game`` of a run (slot k plays seat (k + game) % players with ``rotate``).
+    game ``game`` of a run (seat s is played by slot (s + game) % players with ``rotate``).
     ``names`` overrides the policies' names (a run's labels); ``tables`` is a function that
     returns the run's rows of this game (used by ``Run.game``)."""
     board = resolve_board(board)

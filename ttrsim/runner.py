@@ -53,7 +53,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     batch_size : games per call into the core (default: games / 100 within 1,000..10,000,
         smaller for slow policies, chosen from their measured cost so that a batch plays
         in a few seconds: the progress bar moves and Ctrl-C keeps every finished batch).
-    rotate : seat the policies in rotation (policy k plays seat (k + game) % players), so
+    rotate : seat the policies in rotation (seat s is played by policy (s + game) % players), so
         each sits in each seat equally often.
     summary : keep counts aggregated in the core instead of per-event tables; memory stays
         flat whatever the number of games.

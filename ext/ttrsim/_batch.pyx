@@ -343,7 +343,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     """Play ``len(seeds)`` complete games, game i from ``seeds[i]``, in one call.
 
     ``policies`` holds one distinct ``Policy`` per slot; the policy of slot k plays seat k,
-    or seat (k + game) % n_players with ``rotate`` (game = first_game + i, so every
+    or seat (k - game) mod n_players with ``rotate`` (seat s: slot (s + game) % n_players) (game = first_game + i, so every
     slot sits in every seat equally often over consecutive games). Returns a dict of
     numpy arrays: per game and seat the score parts (``SCORE_COLS``), ``slot``; per game
     ``turns``, ``all_passed``, ``truncated``; event rows (``claims``, ``tunnels``,
