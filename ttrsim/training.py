@@ -117,13 +117,7 @@ def generate_setup(board="europe", players: int = 2, positions: int = 100, seed:
         chosen.append(best)
         group.append(np.full(len(codes), i, dtype=np.int64))
         boards.append(str(board))
-    empty = np.zeros((0, len(FEATURES)), np.float32)
-    return Positions(np.vstack(X) if X else empty,
-                     np.concatenate(value) if value else np.zeros(0, np.float32),
-                     np.concatenate(chosen) if chosen else np.zeros(0, np.int8),
-                     np.concatenate(group) if group else np.zeros(0, np.int64),
-                     np.concatenate(group) if group else np.zeros(0, np.int64),
-                     boards, time.process_time() - t0)
+    return _positions(X, value, chosen, group, group, boards, time.process_time() - t0)
 
 
 CLAIMS = 4          # generate_endgame's search also values the 4 longest claims the hand pays
@@ -207,13 +201,7 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
                     boards.append(str(board))
                     n_dec += 1
             g.apply(expert_move(follow, g.phase, codes, feats, fewest))
-    empty = np.zeros((0, len(FEATURES)), np.float32)
-    return Positions(np.vstack(X) if X else empty,
-                     np.concatenate(value) if value else np.zeros(0, np.float32),
-                     np.concatenate(chosen) if chosen else np.zeros(0, np.int8),
-                     np.concatenate(group) if group else np.zeros(0, np.int64),
-                     np.concatenate(game_ids) if game_ids else np.zeros(0, np.int64),
-                     boards, time.process_time() - t0)
+    return _positions(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
 
 
 def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
@@ -515,6 +503,15 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
         (out / "rounds.json").write_text(json.dumps(records, indent=1) + "\n", encoding="utf-8")
         prev = path
     return records
+
+
+def _positions(X, value, chosen, group, game, boards, cpu) -> Positions:
+    """Positions from per-decision lists of arrays (empty arrays when there is none)."""
+    def cat(parts, dtype):
+        return np.concatenate(parts) if parts else np.zeros(0, dtype)
+    return Positions(np.vstack(X) if X else np.zeros((0, len(FEATURES)), np.float32),
+                     cat(value, np.float32), cat(chosen, np.int8), cat(group, np.int64),
+                     cat(game, np.int64), boards, cpu)
 
 
 def _save_positions(p: Positions, path: Path, key: str = "") -> None:
