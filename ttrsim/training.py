@@ -71,6 +71,17 @@ def _expert_spec(model) -> str:
     return "expert" if model is None else f"expert:model={Path(model).resolve()}"
 
 
+def _labelling_specs(search: str, rollout_model) -> tuple[str, str]:
+    """The labelling search's spec (its rollouts by ``expert`` with ``rollout_model``,
+    else ``tickets``) and the other seats' spec (the same policy); a bad model file is
+    refused now rather than in a game."""
+    if rollout_model is None:
+        return search, "tickets"
+    load_model(rollout_model)
+    other = _expert_spec(rollout_model)
+    return f"{search},rollout={other}", other
+
+
 def generate_setup(board="europe", players: int = 2, positions: int = 100, seed: int = 0, *,
                    playouts: int = 256, rollout_model=None, progress: bool = False) -> Positions:
     """Label initial ticket choices: ``positions`` fresh deals, in each the choice of one
@@ -86,12 +97,7 @@ def generate_setup(board="europe", players: int = 2, positions: int = 100, seed:
     from ttrsim._expert import ExpertPolicy
     from ttrsim.policies import decide, make_policy
 
-    if rollout_model is not None:
-        load_model(rollout_model)              # a clear error now rather than in a game
-    spec = f"search:playouts={int(playouts)}"
-    if rollout_model is not None:
-        spec += f",rollout={_expert_spec(rollout_model)}"
-    other = "tickets" if rollout_model is None else _expert_spec(rollout_model)
+    spec, other = _labelling_specs(f"search:playouts={int(playouts)}", rollout_model)
     seeds = np.random.SeedSequence([int(seed), int(players), 0x5E7]).generate_state(
         3 * int(positions), dtype=np.uint64)
     X, value, chosen, group, boards = [], [], [], [], []
@@ -154,12 +160,8 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     from ttrsim.policies import decide, make_policy
 
     follow = load_model(model)
-    if rollout_model is not None:
-        load_model(rollout_model)
-    spec = f"search:playouts={int(playouts)},claims={CLAIMS}"
-    if rollout_model is not None:
-        spec += f",rollout={_expert_spec(rollout_model)}"
-    other = "tickets" if rollout_model is None else _expert_spec(rollout_model)
+    spec, other = _labelling_specs(f"search:playouts={int(playouts)},claims={CLAIMS}",
+                                   rollout_model)
     seeds = np.random.SeedSequence([int(seed), int(players), 0xE6]).generate_state(
         3 * int(games), dtype=np.uint64)
     X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
