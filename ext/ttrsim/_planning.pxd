@@ -156,3 +156,5 @@ cdef int claim_payment(const BoardC* b, const GameState* s, int seat, int route,
                        int32_t* act) noexcept nogil
 cdef int station_payment(const BoardC* b, const GameState* s, int seat, int city,
                          const int* keep, int32_t* act) noexcept nogil
+cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int n_legal,
+                        int16_t* order, int32_t* pay) noexcept nogil

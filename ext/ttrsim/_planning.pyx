@@ -11,7 +11,8 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport claimed_routes, hand_total, make_action, route_open
+from ttrsim._engine cimport (action_a, action_b, action_c, action_kind, claimed_routes,
+                             hand_total, make_action, route_open)
 
 cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds_left
 
@@ -799,3 +800,32 @@ cdef int station_payment(const BoardC* b, const GameState* s, int seat, int city
         best = card_cost(hand, keep, WILD, n)
         act[0] = make_action(ACT_STATION, city, WILD, n)
     return best
+
+
+cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int n_legal,
+                        int16_t* order, int32_t* pay) noexcept nogil:
+    """The routes the legal claims take, in order of first appearance (into `order`; their
+    count is returned), and for each route r one payment pay[r]: the fewest wild cards,
+    then the colour the hand has fewest of (it keeps the larger sets)."""
+    cdef int i, r, n_routes = 0
+    cdef int32_t act, best
+    for r in range(MAX_ROUTES):
+        pay[r] = -1
+    for i in range(n_legal):
+        act = legal[i]
+        if action_kind(act) != ACT_CLAIM:
+            continue
+        r = action_a(act)
+        if pay[r] < 0:
+            order[n_routes] = r
+            n_routes += 1
+            pay[r] = act
+            continue
+        best = pay[r]
+        if action_c(act) < action_c(best):
+            pay[r] = act
+        elif action_c(act) == action_c(best) and action_b(act) != WILD and action_b(best) != WILD:
+            # same wild cards: keep the colour with less left over
+            if s.p[seat].hand[action_b(act)] < s.p[seat].hand[action_b(best)]:
+                pay[r] = act
+    return n_routes

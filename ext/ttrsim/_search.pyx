@@ -24,6 +24,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
                              legal_actions, make_action, sample_legal, score_game,
                              ticket_class)
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
+from ttrsim._planning cimport claim_payments
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
 from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 
@@ -707,35 +708,6 @@ def analyse_position(SearchPolicy policy, game, uint64_t seed=0, progress=None):
         policy.aborted = False
         raise policy.take_error()
     return policy.last_decision()
-
-
-cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int n_legal,
-                        int16_t* order, int32_t* pay) noexcept nogil:
-    """The routes the legal claims take, in order of first appearance (into `order`; their
-    count is returned), and for each route r one payment pay[r]: the fewest wild cards,
-    then the colour the hand has fewest of (it keeps the larger sets)."""
-    cdef int i, r, n_routes = 0
-    cdef int32_t act, best
-    for r in range(MAX_ROUTES):
-        pay[r] = -1
-    for i in range(n_legal):
-        act = legal[i]
-        if action_kind(act) != ACT_CLAIM:
-            continue
-        r = action_a(act)
-        if pay[r] < 0:
-            order[n_routes] = r
-            n_routes += 1
-            pay[r] = act
-            continue
-        best = pay[r]
-        if action_c(act) < action_c(best):
-            pay[r] = act
-        elif action_c(act) == action_c(best) and action_b(act) != WILD and action_b(best) != WILD:
-            # same wild cards: keep the colour with less left over
-            if s.p[seat].hand[action_b(act)] < s.p[seat].hand[action_b(best)]:
-                pay[r] = act
-    return n_routes
 
 
 cdef inline void sample_world(const BoardC* b, GameState* w, int seat, uint64_t seed,
