@@ -10,7 +10,8 @@ import ttrsim
 from helpers import midgame
 from ttrsim import Game
 from ttrsim._batch import game_seeds, play_batch
-from ttrsim._expert import FEATURES, ExpertPolicy, ModelFileError, load_model
+from ttrsim._expert import (DEFAULT_MODEL, FEATURES, FORMAT_VERSION, ExpertPolicy,
+                            ModelFileError, load_model)
 from ttrsim._policies import decide
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy, policy_table
@@ -44,7 +45,7 @@ def _section_most_kept():
 def _model(tmp_path, feature, name="m.json", setup=None, turns=True):
     """A model file whose sections prefer candidates with `feature` > 0.5 (the setup
     section prefers `setup` instead, when given; no turn section if not `turns`)."""
-    d = {"format": "ttrsim-expert", "version": 2, "features": list(FEATURES),
+    d = {"format": "ttrsim-expert", "version": FORMAT_VERSION, "features": list(FEATURES),
          "setup": (_section_most_kept() if setup == "most_kept" else _section(setup or feature)),
          "turns": _section(feature) if turns else None}
     path = tmp_path / name
@@ -72,7 +73,7 @@ def _random_model(tmp_path, seed, name="random.json"):
         return {"base": 0.0, "margin": float(rng.uniform(0, 0.5)),
                 "trees": {"feature": feature, "threshold": threshold, "left": left,
                           "right": right, "value": value, "roots": roots}}
-    d = {"format": "ttrsim-expert", "version": 2, "features": list(FEATURES),
+    d = {"format": "ttrsim-expert", "version": FORMAT_VERSION, "features": list(FEATURES),
          "setup": section(), "turns": section()}
     path = tmp_path / name
     path.write_text(json.dumps(d))
@@ -230,6 +231,83 @@ def test_features_describe_the_candidate_actions():
     assert rows > 300 and on_plan > 10
 
 
+def _longest_claim_routes(g, k=4, tunnels=True):
+    """The routes of the k longest claims the hand pays, as the search proposes them: the
+    routes of the legal claims in order of first appearance, longest first (stable)."""
+    routes = []
+    for a in g.legal_actions():
+        if a.kind == "claim" and a.route not in routes:
+            routes.append(a.route)
+    routes.sort(key=lambda r: -int(g.board.route_len[r]))
+    if not tunnels:
+        routes = [r for r in routes if not g.board.route_tunnel[r]]
+    return routes[:k]
+
+
+def test_end_game_candidates_are_the_searchs_turn_candidates():
+    """In end-game turns of every board: the candidates hold a face-up card of each colour
+    on offer (once each), claims of the four longest routes the hand pays, a blind draw
+    and a ticket draw when legal; `longest_claim` is the longest of those routes; a
+    face-up candidate's `colour_missing` is at most the plan's `plan_short`; the rounds
+    left are 0 in the final round. And the labelling search (uniform, claims=4) values
+    nearly every candidate (the training labels cover them)."""
+    from ttrsim.actions import Action
+
+    checked = covered = total = final = 0
+    for board, n, seed in (("usa", 2, 1), ("europe", 2, 2), ("newyork", 2, 3),
+                           ("europe", 4, 4), ("usa", 3, 5)):
+        for turns in range(40, 400, 7):
+            g = midgame(board, n, seed, turns)
+            if g.is_over():
+                break
+            if g.phase != "turn":
+                continue
+            seat = g.current_player
+            for tunnels in (1, 0):
+                e = make_policy(f"expert:tunnels={tunnels}", g.board)
+                e.start(g, seat, 3)
+                codes, X = e.candidates(g)
+                acts = [Action.decode(int(c), g.board) for c in codes]
+                legal = set(int(c) for c in g.legal_action_codes())
+                assert all(int(c) in legal for c in codes)
+                assert len(set(map(int, codes))) == len(codes)
+                st = g.state()
+                offer = [st["faceup"][a.slot] for a in acts if a.kind == "draw_faceup"]
+                assert len(offer) == len(set(offer))
+                assert set(offer) == {st["faceup"][a.slot] for a in g.legal_actions()
+                                      if a.kind == "draw_faceup"}
+                longest = _longest_claim_routes(g, tunnels=bool(tunnels))
+                assert set(longest) <= {a.route for a in acts if a.kind == "claim"}
+                assert (X[:, F["longest_claim"]] == (max(int(g.board.route_len[r]) for r in longest)
+                                                     if longest else 0)).all()
+                if not tunnels:
+                    assert not any(a.kind == "claim" and g.board.route_tunnel[a.route]
+                                   for a in acts)
+                for kind in ("draw_blind", "draw_tickets"):
+                    if any(a.kind == kind for a in g.legal_actions()):
+                        assert any(a.kind == kind for a in acts)
+                fu = X[:, F["faceup"]] == 1
+                assert (X[fu, F["colour_missing"]] >= 0).all()
+                assert (X[fu, F["colour_missing"]] <= X[fu, F["plan_short"]]).all()
+                assert (X[~fu, F["colour_missing"]] == 0).all()
+                assert (X[:, F["rounds_left"]] >= 0).all()
+                if st["last_round"]:
+                    assert (X[:, F["rounds_left"]] == 0).all()
+                    final += 1
+                checked += 1
+            s = make_policy("search:playouts=4,claims=4", g.board)
+            s.uniform = True
+            decide(s, g, seed=5)
+            valued = {int(c) for c, k, *_ in s.last_decision()[0] if k}
+            e = make_policy("expert", g.board)
+            e.start(g, seat, 3)
+            codes, _ = e.candidates(g)
+            covered += sum(int(c) in valued for c in codes)
+            total += len(codes)
+    assert checked >= 40 and final >= 1
+    assert covered >= 0.95 * total
+
+
 # --- hidden information ----------------------------------------------------------------
 
 
@@ -240,7 +318,7 @@ def test_expert_ignores_hidden_information(board, n, seed):
     face up, deck order, the others' tickets, the ticket deck) changes neither the
     candidates, their features nor the decision."""
     changed = 0
-    for turns in (0, 3, 9, 16, 24, 32):
+    for turns in (0, 3, 9, 16, 24, 32, 44, 56):
         g = midgame(board, n, seed, turns)
         if g.is_over():
             continue
@@ -332,7 +410,7 @@ def test_model_file_sections_are_checked(tmp_path):
 
 def test_shipped_model_loads_and_is_trained():
     m = load_model()
-    assert m.setup.n_trees_ >= 10 and m.path.endswith("expert-v2.json")
+    assert m.setup.n_trees_ >= 10 and m.path.endswith(DEFAULT_MODEL)
     assert m.meta["round"] >= 2 and "rollout=expert" in m.meta["labels"]
 
 
@@ -414,6 +492,30 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
                  opponent="random")
     assert s["win_share"] > 0.9 and s["games"] == 100
+
+
+def test_fit_ranks_within_decisions_whatever_each_decisions_reference():
+    """fit learns each row relative to its decision's mean: adding a different constant
+    to every value of each decision (another reference move) gives the same trees; a
+    wrong centring (over all rows, or none) would not."""
+    pytest.importorskip("sklearn")
+    from ttrsim.training import Positions, fit
+
+    rng = np.random.default_rng(0)
+    n_dec, per = 300, 4
+    X = rng.normal(size=(n_dec * per, len(FEATURES))).astype(np.float32)
+    group = np.repeat(np.arange(n_dec), per)
+    value = (X[:, 4] + 0.1 * rng.normal(size=len(X))).astype(np.float32)
+    value[5] = np.nan                              # a row the search did not value
+    shifted = (value + rng.normal(scale=5.0, size=n_dec)[group]).astype(np.float32)
+
+    def trees(v):
+        p = Positions(X, v, np.zeros(len(X), np.int8), group, group)
+        t = fit(p, trees=5, depth=3, min_leaf=5)["trees"]
+        return t["feature"], np.round(t["value"], 4).tolist()
+    a, b = trees(value), trees(shifted)
+    assert a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-3)
+    assert set(a[0]) - {-1} == {4}                 # it found the feature that ranks
 
 
 def test_compiled_choice_matches_python_scores(tmp_path):

@@ -6,24 +6,26 @@
 # counts). `setup` scores every initial keep set, with features of the plan (the planner
 # of _planning.pxd) joining the tickets kept; the best is kept. `turns`, when the file
 # has it, scores the candidates of a turn: what `tickets` and `routes` (this seat's own
-# instances, kept for the whole game) would play, the claim worth most now, a blind draw
-# and a ticket draw. Every other decision (and a turn without a `turns` section) is
+# instances, kept for the whole game) would play, the claim worth most now, the longest
+# claims the hand pays, a blind draw, a face-up card of each colour on offer and a ticket
+# draw (the search's own turn candidates, where it finds most of its gain). Every other decision (and a turn without a `turns` section) is
 # `tickets`' own, at `tickets`' speed. The same compiled code gives the features to the
 # training pipeline (ExpertPolicy.candidates), so the model sees in play exactly what it
 # was trained on.
 cimport cython
-from libc.stdint cimport int8_t, int32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
-                             hand_total, is_legal, make_action, route_open)
+                             hand_total, is_legal, legal_actions, make_action, route_open)
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
-from ttrsim._planning cimport (BoardInfo, Plan, PlanParams, UNIT, Workspace, board_info_init,
-                               claim_payment, hand_most, may_afford, own_components,
-                               plan_tickets, unknown_cards)
+from ttrsim._planning cimport (BoardInfo, Needs, Plan, PlanParams, UNIT, Workspace,
+                               board_info_init, claim_payment, claim_payments, hand_most,
+                               may_afford, own_components, plan_needs, plan_tickets,
+                               rounds_left, unknown_cards)
 
 import json
 import os
@@ -35,7 +37,8 @@ from ttrsim._policy import PolicyError
 
 cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
-    N_FEAT = 57               # features per candidate (FEATURES below)
+    N_FEAT = 61               # features per candidate (FEATURES below)
+    N_LONGEST = 4             # longest claims among a turn's candidates (as search:claims=4)
     N_PROP = 3                # proposers: tickets, the best claim, routes
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
 
@@ -60,12 +63,15 @@ FEATURES = (
     # before the end), the fewest trains of any seat, and whether a claim is on the plan
     "left_trains", "left_claims", "left_points", "left_dropped", "cards_short",
     "fewest_trains", "on_plan",
+    # turns: the longest claim the hand pays, the cards of a face-up candidate's colour the
+    # plan still misses, the cards the plan still misses in all, the rounds left (estimate)
+    "longest_claim", "colour_missing", "plan_short", "rounds_left",
 )
 assert len(FEATURES) == N_FEAT
 
 FORMAT = "ttrsim-expert"
-FORMAT_VERSION = 2
-DEFAULT_MODEL = "expert-v2.json"
+FORMAT_VERSION = 3
+DEFAULT_MODEL = "expert-v3.json"
 
 
 class ModelFileError(ValueError):
@@ -371,6 +377,9 @@ cdef class ExpertPolicy(Policy):
     cdef Plan plan
     cdef SetupMemo* memo                # plans on the empty board (MEMO_BITS entries)
     cdef int8_t comp[MAX_CITIES]        # components of the seat's own network, this decision
+    cdef int longest                    # the longest claim the hand pays, this decision
+    cdef Needs nd                       # the cards the plan still needs, this decision
+    cdef int32_t* legal                 # legal actions of a turn the model decides (malloc)
     cdef OpenTickets open               # its tickets not joined yet, this decision
 
     def __cinit__(self, *args, **kwargs):
@@ -380,7 +389,8 @@ cdef class ExpertPolicy(Policy):
             raise MemoryError()
         self.bi_uid = 0
         self.memo = <SetupMemo*>calloc(1 << MEMO_BITS, sizeof(SetupMemo))
-        if self.memo == NULL:
+        self.legal = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
+        if self.memo == NULL or self.legal == NULL:
             raise MemoryError()
         # the planning policies' default weights (_policies.pyx)
         self.prm.stations = 1
@@ -394,6 +404,7 @@ cdef class ExpertPolicy(Policy):
     def __dealloc__(self):
         free(self.bi)
         free(self.memo)
+        free(self.legal)
 
     def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, spec=None):
         """`model`: a model file ("" : the one shipped with ttrsim). `stations`, `tunnels`,
@@ -451,11 +462,12 @@ cdef class ExpertPolicy(Policy):
 
     @cython.final
     cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat,
-                             bint always) noexcept nogil:
+                             const int32_t* legal, int n_legal, bint always) noexcept nogil:
         """Fill cand[] and x[] (x[] only when there is a choice, or `always`); return -1
         when a proposer failed (self.error says why)."""
         cdef int32_t act
-        cdef int mask
+        cdef int mask, i, k
+        cdef bint seen[N_CARD_TYPES]
         self.n_cand = 0
         own_components(b, s, seat, self.comp)
         open_tickets(b, s, seat, self.comp, &self.open)
@@ -489,10 +501,56 @@ cdef class ExpertPolicy(Policy):
         act = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
         if is_legal(b, s, act):
             self.add(act)
+        self.add_longest_claims(b, s, seat, legal, n_legal)
+        # a face-up card of each colour on offer (the first slot showing it)
+        for i in range(N_CARD_TYPES):
+            seen[i] = False
+        for i in range(n_legal):
+            if action_kind(legal[i]) == ACT_DRAW_FACEUP:
+                k = s.faceup[action_a(legal[i])]
+                if k >= 0 and not seen[k]:
+                    seen[k] = True
+                    self.add(legal[i])
         if always or self.n_cand > 1:
             self.features(b, s, seat)
             self.plan_features(b, s, seat)
         return 0
+
+    @cython.final
+    cdef void add_longest_claims(self, const BoardC* b, const GameState* s, int seat,
+                                 const int32_t* legal, int n_legal) noexcept nogil:
+        """Claims of the N_LONGEST longest routes the hand pays, as the search proposes
+        them (a route already among the candidates counts but is not added twice; one
+        payment each: claim_payments'), tunnels only if the seat claims tunnels at all;
+        self.longest: the longest of those routes (0: no claim)."""
+        cdef int16_t order[MAX_ROUTES]
+        cdef int32_t pay[MAX_ROUTES]
+        cdef int i, j, k, tmp, n_claims = 0
+        cdef bint have
+        cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
+        self.longest = 0
+        # longest routes first (insertion sort; stable on the route index)
+        for i in range(1, n_routes):
+            tmp = order[i]
+            j = i - 1
+            while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
+                order[j + 1] = order[j]
+                j -= 1
+            order[j + 1] = tmp
+        for i in range(n_routes):
+            if n_claims >= N_LONGEST:
+                break
+            if b.route_tunnel[order[i]] and not self.tunnels:
+                continue
+            if b.route_len[order[i]] > self.longest:
+                self.longest = b.route_len[order[i]]
+            have = False
+            for k in range(self.n_cand):
+                if action_kind(self.cand[k]) == ACT_CLAIM and action_a(self.cand[k]) == order[i]:
+                    have = True
+            if not have:
+                self.add(pay[order[i]])
+            n_claims += 1
 
     @cython.final
     cdef void features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -664,12 +722,14 @@ cdef class ExpertPolicy(Policy):
         points still open, points given up, trains still needed beyond the cards in
         hand; the fewest trains of any seat (how near the end is); whether a claim is on
         the plan. Own tickets and public routes only."""
-        cdef int k, r, t, dropped = 0
+        cdef int k, r, t, typ, dropped = 0
         cdef int fewest = fewest_trains(s)
+        cdef double rounds = rounds_left(b, s)
         cdef float* x
         self.board_info(b)
         plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, s.p[seat].trains,
                      &self.plan, &self.ws)
+        plan_needs(b, s, seat, &self.plan, 0, &self.nd)
         for t in range(b.n_tickets):
             if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
                 dropped += b.ticket_points[t]
@@ -684,6 +744,13 @@ cdef class ExpertPolicy(Policy):
             if action_kind(self.cand[k]) == ACT_CLAIM:
                 r = action_a(self.cand[k])
                 x[56] = (self.plan.routes[r >> 6] >> (r & 63)) & 1
+            elif action_kind(self.cand[k]) == ACT_DRAW_FACEUP:
+                typ = s.faceup[action_a(self.cand[k])]
+                if typ >= 0:
+                    x[58] = self.nd.short if typ == WILD else self.nd.missing[typ]
+            x[57] = self.longest
+            x[59] = self.nd.short
+            x[60] = rounds
 
     @cython.final
     cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -731,7 +798,10 @@ cdef class ExpertPolicy(Policy):
                                  and fewest_trains(s) <= self.turn_trees.max_trains):
             # drawn tickets, second draws, tunnels, and turns without a turn model
             return self.tickets_choice(b, s, seat)
-        if self.list_candidates(b, s, seat, False) < 0:
+        if legal == NULL:               # the loops pass none (needs_legal is False)
+            n_legal = legal_actions(b, s, self.legal)
+            legal = self.legal
+        if self.list_candidates(b, s, seat, legal, n_legal, False) < 0:
             return -1
         if self.n_cand == 1:
             return self.cand[0]
@@ -762,9 +832,11 @@ cdef class ExpertPolicy(Policy):
         ``start`` first); the game is not changed."""
         cdef GameState s
         cdef CompiledBoard cb = _copy(game, &s)
+        cdef int n_legal
         if s.phase == PH_OVER:
             raise ValueError("the game is over")
-        if self.list_candidates(&cb.c, &s, s.current, True) < 0:
+        n_legal = legal_actions(&cb.c, &s, self.legal)
+        if self.list_candidates(&cb.c, &s, s.current, self.legal, n_legal, True) < 0:
             raise self.take_error()
         codes = np.array([self.cand[k] for k in range(self.n_cand)], dtype=np.int32)
         X = np.array([[self.x[k][f] for f in range(N_FEAT)] for k in range(self.n_cand)],
