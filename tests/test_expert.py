@@ -545,3 +545,24 @@ def test_compiled_choice_matches_python_scores(tmp_path):
                 checked += want != codes[0]
             assert decide(make_policy(spec, g.board), g, seed=9) == want
     assert checked >= 5
+
+
+def test_run_manifest_names_the_expert_models_it_played(tmp_path):
+    """The same spec plays other games with another model file, so a run's manifest names
+    every expert model it played (shipped or model=PATH, nested in a search's rollout
+    too) with its digest; a run without expert has none."""
+    import hashlib
+
+    from ttrsim._expert import default_model_path
+
+    shipped = default_model_path()
+    digest = hashlib.sha256(open(shipped, "rb").read()).hexdigest()[:12]
+    assert simulate("usa", ["expert", "tickets"], games=4, seed=1).manifest["expert_models"] \
+        == {shipped: digest}
+    assert "expert_models" not in simulate("usa", ["tickets", "greedy"], games=4, seed=1).manifest
+    blind, d = _model(tmp_path, "blind")
+    other = hashlib.sha256(open(blind, "rb").read()).hexdigest()[:12]
+    run = simulate("usa", [f"expert:stations=0,model={blind}", "search:playouts=2,rollout=expert"],
+                   games=2, seed=1)
+    assert run.manifest["expert_models"] == {str(blind): other, shipped: digest}
+    assert other != digest

@@ -19,7 +19,7 @@ from ttrsim._batch import DEFAULT_MAX_TURNS, game_seeds, play_batch
 from ttrsim._validate import check_int
 from ttrsim._version import __version__
 from ttrsim.game import compile_board, resolve_board
-from ttrsim.policies import make_policy, policy_name, seat_specs
+from ttrsim.policies import expert_models, make_policy, policy_name, seat_specs
 
 __all__ = ["RunConfig", "make_config", "config_from_manifest", "play", "default_batch_size",
            "versions", "DEFAULT_MAX_TURNS", "IDENTITY"]
@@ -142,6 +142,7 @@ class RunConfig:
             "summary": self.summary,
             "max_turns": self.max_turns,
             **({"variant": self.board.variant} if getattr(self.board, "variant", None) else {}),
+            **({"expert_models": models} if (models := expert_models(self.names)) else {}),
             "seed_derivation": "numpy SeedSequence(seed) -> run key; game g: SplitMix64 output g",
             "versions": versions(),
         }

@@ -25,7 +25,7 @@ from ttrsim._expert import ExpertPolicy
 from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
-           "seat_specs",
+           "seat_specs", "expert_models",
            "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
 
 
@@ -339,6 +339,35 @@ class _Guarded:
 def _listing(actions, limit: int = 20) -> str:
     text = "; ".join(f"{a.code}: {a}" for a in actions[:limit])
     return text + (f" (and {len(actions) - limit} more)" if len(actions) > limit else "")
+
+
+def expert_models(specs) -> dict:
+    """The ``expert`` model files a list of policy specs plays, as {path: the first 12
+    hex digits of its SHA-256} ("missing" for a file that cannot be read): the shipped
+    model for ``expert`` without ``model=``, the named file otherwise, nested specs
+    (``search:rollout=expert``) included. Empty when no spec plays ``expert``. A run's
+    manifest carries it: the same spec plays other games with another model."""
+    import hashlib
+    from pathlib import Path
+
+    from ttrsim._expert import default_model_path
+
+    out = {}
+    for spec in specs:
+        if not isinstance(spec, str):
+            continue
+        body = split_label(spec)[0]
+        for m in re.finditer(r"(?<![\w.-])expert(?![\w.-])(:[^#]*)?", body):
+            params = m.group(1) or ""
+            if m.start() > 0:          # nested: its parameters end at the next comma
+                params = params.split(",")[0]
+            found = re.search(r"model=([^,]+)", params)
+            path = str(Path(found.group(1)).resolve()) if found else default_model_path()
+            try:
+                out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+            except OSError:
+                out[path] = "missing"
+    return out
 
 
 def policy_name(spec, board=None) -> str:
