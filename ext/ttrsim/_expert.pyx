@@ -8,10 +8,10 @@
 # has it, scores the candidates of a turn: what `tickets` and `routes` (this seat's own
 # instances, kept for the whole game) would play, the claim worth most now, the longest
 # claims the hand pays, a blind draw, a face-up card of each colour on offer and a ticket
-# draw (the search's own turn candidates, where it finds most of its gain). Every other decision (and a turn without a `turns` section) is
-# `tickets`' own, at `tickets`' speed. The same compiled code gives the features to the
-# training pipeline (ExpertPolicy.candidates), so the model sees in play exactly what it
-# was trained on.
+# draw (the search's own turn candidates, among which it finds its end-game gain). Every
+# other decision (and a turn without a `turns` section) is `tickets`' own, at `tickets`'
+# speed. The same compiled code gives the features to the training pipeline
+# (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
@@ -717,11 +717,14 @@ cdef class ExpertPolicy(Policy):
 
     @cython.final
     cdef void plan_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        """x[50:57] of a turn's candidates: the plan (the planner `tickets` uses) joining
+        """x[50:61] of a turn's candidates: the plan (the planner `tickets` uses) joining
         the seat's tickets with its trains: trains and claims still needed, planned
         points still open, points given up, trains still needed beyond the cards in
         hand; the fewest trains of any seat (how near the end is); whether a claim is on
-        the plan. Own tickets and public routes only."""
+        the plan; the longest claim the hand pays; for a face-up card the cards of its
+        colour the plan still misses (a wild card: all it misses); the cards it misses;
+        the rounds left (rounds_left: trains placed so far and public hand sizes). Own
+        tickets and hand and public information only."""
         cdef int k, r, t, typ, dropped = 0
         cdef int fewest = fewest_trains(s)
         cdef double rounds = rounds_left(b, s)
