@@ -23,7 +23,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._planning cimport (BoardInfo, Needs, Plan, PlanParams, UNIT, Workspace,
-                               board_info_init, claim_payment, claim_payments, hand_most,
+                               board_info_init, claim_payment, hand_most, longest_claims,
                                may_afford, own_components, plan_needs, plan_tickets,
                                rounds_left, unknown_cards)
 
@@ -525,18 +525,10 @@ cdef class ExpertPolicy(Policy):
         self.longest: the longest of those routes (0: no claim)."""
         cdef int16_t order[MAX_ROUTES]
         cdef int32_t pay[MAX_ROUTES]
-        cdef int i, j, k, tmp, n_claims = 0
+        cdef int i, k, n_claims = 0
         cdef bint have
-        cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
+        cdef int n_routes = longest_claims(b, s, seat, legal, n_legal, order, pay)
         self.longest = 0
-        # longest routes first (insertion sort; stable on the route index)
-        for i in range(1, n_routes):
-            tmp = order[i]
-            j = i - 1
-            while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = tmp
         for i in range(n_routes):
             if n_claims >= N_LONGEST:
                 break

@@ -158,3 +158,5 @@ cdef int station_payment(const BoardC* b, const GameState* s, int seat, int city
                          const int* keep, int32_t* act) noexcept nogil
 cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int n_legal,
                         int16_t* order, int32_t* pay) noexcept nogil
+cdef int longest_claims(const BoardC* b, const GameState* s, int seat, const int32_t* legal,
+                        int n_legal, int16_t* order, int32_t* pay) noexcept nogil

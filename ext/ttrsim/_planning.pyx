@@ -829,3 +829,20 @@ cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int 
             if s.p[seat].hand[action_b(act)] < s.p[seat].hand[action_b(best)]:
                 pay[r] = act
     return n_routes
+
+
+cdef int longest_claims(const BoardC* b, const GameState* s, int seat, const int32_t* legal,
+                        int n_legal, int16_t* order, int32_t* pay) noexcept nogil:
+    """claim_payments with `order` sorted longest route first (stable: ties keep their
+    order of first appearance); the count of routes is returned."""
+    cdef int i, j
+    cdef int16_t tmp
+    cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
+    for i in range(1, n_routes):          # insertion sort: a few dozen routes at most
+        tmp = order[i]
+        j = i - 1
+        while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = tmp
+    return n_routes

@@ -24,7 +24,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
                              legal_actions, make_action, sample_legal, score_game,
                              ticket_class)
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
-from ttrsim._planning cimport claim_payments
+from ttrsim._planning cimport longest_claims
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
 from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 
@@ -364,16 +364,8 @@ cdef class SearchPolicy(Policy):
         candidates counts but is not added twice), one payment each (claim_payments)."""
         cdef int16_t order[MAX_ROUTES]
         cdef int32_t pay[MAX_ROUTES]
-        cdef int i, j, tmp, n_claims = 0
-        cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
-        # longest routes first (insertion sort; stable on the route index)
-        for i in range(1, n_routes):
-            tmp = order[i]
-            j = i - 1
-            while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
-                order[j + 1] = order[j]
-                j -= 1
-            order[j + 1] = tmp
+        cdef int i, n_claims = 0
+        cdef int n_routes = longest_claims(b, s, seat, legal, n_legal, order, pay)
         for i in range(n_routes):
             if n_claims >= self.claims:
                 break
