@@ -128,6 +128,7 @@ cdef int shortest_from(const BoardInfo* bi, const int32_t* w, uint64_t sources, 
 cdef int add_route(const BoardInfo* bi, const PlanParams* prm, const GameState* s, int seat,
                    int r, int32_t* w, Plan* out) noexcept nogil
 cdef void sort_longest_first(const BoardInfo* bi, int16_t* order, int n) noexcept nogil
+cdef void routes_longest_first(const BoardC* b, int16_t* order, int n) noexcept nogil
 cdef int least_worth(const BoardC* b, const Workspace* ws, int n) noexcept nogil
 cdef int repair_plan(const BoardInfo* bi, const PlanParams* prm, const GameState* s,
                      int seat, const uint64_t* tickets, const Plan* prev, int budget,

@@ -382,6 +382,19 @@ cdef void sort_longest_first(const BoardInfo* bi, int16_t* order, int n) noexcep
         order[j + 1] = tmp
 
 
+cdef void routes_longest_first(const BoardC* b, int16_t* order, int n) noexcept nogil:
+    """Order routes longest first: insertion sort (stable: a few dozen routes at most)."""
+    cdef int i, j
+    cdef int16_t tmp
+    for i in range(1, n):
+        tmp = order[i]
+        j = i - 1
+        while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
+            order[j + 1] = order[j]
+            j -= 1
+        order[j + 1] = tmp
+
+
 cdef int least_worth(const BoardC* b, const Workspace* ws, int n) noexcept nogil:
     """The ticket to give up when a plan is over its budget: among ws.order[0..n-1] still
     on and adding trains (ws.added), the one with the fewest points per train it adds
@@ -651,9 +664,8 @@ cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* 
     wants `tunnel_spare` more cards of its colour to cover the revealed cards."""
     cdef const int16_t* hand = &s.p[seat].hand[0]
     cdef int16_t gray[MAX_ROUTES]
-    cdef int n_gray = 0, w, r, q, g, c, best, surplus, i, j, L, spare_w
+    cdef int n_gray = 0, w, r, q, g, c, best, surplus, i, L, spare_w
     cdef uint64_t bits
-    cdef int16_t tmp
     memset(nd.want, 0, sizeof(nd.want))
     for w in range(2):
         bits = plan.routes[w]
@@ -680,13 +692,7 @@ cdef void plan_needs(const BoardC* b, const GameState* s, int seat, const Plan* 
             if b.route_tunnel[r]:
                 nd.want[c] += tunnel_spare
             nd.want[WILD] += b.route_ferry[r]
-    for i in range(1, n_gray):
-        tmp = gray[i]
-        j = i - 1
-        while j >= 0 and b.route_len[gray[j]] < b.route_len[tmp]:
-            gray[j + 1] = gray[j]
-            j -= 1
-        gray[j + 1] = tmp
+    routes_longest_first(b, gray, n_gray)
     for i in range(n_gray):
         r = gray[i]
         L = b.route_len[r] - b.route_ferry[r]
@@ -835,14 +841,6 @@ cdef int longest_claims(const BoardC* b, const GameState* s, int seat, const int
                         int n_legal, int16_t* order, int32_t* pay) noexcept nogil:
     """claim_payments with `order` sorted longest route first (stable: ties keep their
     order of first appearance); the count of routes is returned."""
-    cdef int i, j
-    cdef int16_t tmp
     cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
-    for i in range(1, n_routes):          # insertion sort: a few dozen routes at most
-        tmp = order[i]
-        j = i - 1
-        while j >= 0 and b.route_len[order[j]] < b.route_len[tmp]:
-            order[j + 1] = order[j]
-            j -= 1
-        order[j + 1] = tmp
+    routes_longest_first(b, order, n_routes)
     return n_routes
