@@ -353,20 +353,26 @@ def expert_models(specs) -> dict:
     from ttrsim._expert import default_model_path
 
     out = {}
-    for spec in specs:
-        if not isinstance(spec, str):
-            continue
-        body = split_label(spec)[0]
-        for m in re.finditer(r"(?<![\w.-])expert(?![\w.-])(:[^#]*)?", body):
-            params = m.group(1) or ""
-            if m.start() > 0:          # nested: its parameters end at the next comma
-                params = params.split(",")[0]
-            found = re.search(r"model=([^,]+)", params)
-            path = str(Path(found.group(1)).resolve()) if found else default_model_path()
+
+    def visit(spec: str) -> None:
+        try:
+            name, params = parse_spec(spec)
+        except ValueError:             # a Python policy, or a parameter that is no spec
+            return
+        if name == "expert":
+            path = str(Path(params["model"]).resolve()) if params.get("model") \
+                else default_model_path()
             try:
                 out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
             except OSError:
                 out[path] = "missing"
+        for value in params.values():  # nested specs, e.g. a search's rollout=expert
+            if isinstance(value, str) and value:
+                visit(value)
+
+    for spec in specs:
+        if isinstance(spec, str):
+            visit(spec)
     return out
 
 
