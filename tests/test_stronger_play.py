@@ -93,6 +93,10 @@ def test_difference_is_strong_minus_base_row_by_row(base, strong, no_stations, s
     assert (t.strong_kept == tc.kept.reindex(t.index).fillna(0)).all()
     assert c.manifest["base_label"] == "tickets" and c.manifest["strong_label"] == "expert"
     assert c.manifest["games"] == GAMES and c.manifest["seed"] == SEED
+    # the model file behind the `expert` seats is named, so the figures can be traced
+    assert c.manifest["expert_models"] == strong.manifest["expert_models"]
+    assert len(c.manifest["expert_models"]) == 1
+    assert an.compare_play(base, edited(base)).manifest["expert_models"] is None
 
 
 def test_a_ticket_never_completed_is_flagged(base):

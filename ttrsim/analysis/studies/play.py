@@ -335,6 +335,11 @@ def _interval(est, se, q):
     return est - q * se, est + q * se
 
 
+def _models(manifest) -> dict:
+    """The expert model files a run's manifest names (none for None)."""
+    return dict((manifest or {}).get("expert_models") or {})
+
+
 def compare_play(run, strong, baseline=None, strong_baseline=None, *, top: int = TOP_ROUTES,
                  alpha: float = 0.05, material: float = MATERIAL,
                  confidence: float = DEFAULT_CONFIDENCE, n_resamples: int = DEFAULT_RESAMPLES,
@@ -497,6 +502,9 @@ def compare_play(run, strong, baseline=None, strong_baseline=None, *, top: int =
         "base_baseline_policies": None if baseline is None else list(manifest_of(baseline)["policies"]),
         "strong_baseline_policies": (None if strong_baseline is None
                                      else list(manifest_of(strong_baseline)["policies"])),
+        # the model files behind every `expert` seat (path: digest), of all four runs
+        "expert_models": {**_models(m), **_models(ms), **_models(manifest_of(baseline)),
+                          **_models(manifest_of(strong_baseline))} or None,
         "top_routes": top, "alpha": alpha, "material": material, "confidence": confidence,
         "n_resamples": n_resamples, "bootstrap_seed": seed if isinstance(seed, int) else None,
         "versions": versions(),
