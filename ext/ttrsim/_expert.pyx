@@ -41,6 +41,7 @@ cdef enum:
     N_LONGEST = 4             # longest claims among a turn's candidates (as search:claims=4)
     N_PROP = 3                # proposers: tickets, the best claim, routes
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
+    CHECK = 4                 # trees between two checks of which rows can still win
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -148,6 +149,8 @@ cdef class TreeModel:
     cdef int n_trees
     cdef Node* nodes
     cdef int32_t* roots
+    cdef double* above                # above[t]: the most trees t.. can add (their top leaves)
+    cdef double* below                # below[t]: the least
     cdef readonly double base
     cdef readonly double margin  # the section's margin: added to tickets' own choice
     cdef readonly int max_trains        # turns: scored only once a seat has this many trains
@@ -156,10 +159,14 @@ cdef class TreeModel:
     def __cinit__(self):
         self.nodes = NULL
         self.roots = NULL
+        self.above = NULL
+        self.below = NULL
 
     def __dealloc__(self):
         free(self.nodes)
         free(self.roots)
+        free(self.above)
+        free(self.below)
 
     @property
     def n_trees_(self):
@@ -184,16 +191,61 @@ cdef class TreeModel:
             total += self.tree(t, x)
         return total
 
-    cdef void score_all(self, const float* x, int stride, int n, double* out) noexcept nogil:
-        """score() of n rows (row k at x + k * stride), tree by tree: a tree's nodes are
-        read once for all the rows (the model does not fit in the first-level cache).
-        The same sums, in the same order, as score()."""
-        cdef int t, k
+    cdef int best(self, const float* x, int stride, int n, double* out) noexcept nogil:
+        """The row (of n; row k at x + k * stride) with the highest score, the section's
+        margin added to row 0's; ties go to the earlier row. Exactly the argmax of the
+        rows' scores, found sooner: tree by tree over the rows still in the running (a
+        tree's nodes are read once for all of them), and every CHECK trees a row whose
+        sum so far plus the most the remaining trees can add stays below another's sum so
+        far plus the least they can add cannot win and is no longer scored. out[]: the
+        rows' sums so far."""
+        cdef int live[MAX_XCAND]
+        cdef int n_live = n, t = 0, end, j, k, keep, win
+        cdef double floor, top
         for k in range(n):
             out[k] = self.base
-        for t in range(self.n_trees):
-            for k in range(n):
-                out[k] += self.tree(t, x + k * stride)
+            live[k] = k
+        while t < self.n_trees:
+            end = t + CHECK if t + CHECK < self.n_trees else self.n_trees
+            while t < end:
+                for j in range(n_live):
+                    k = live[j]
+                    out[k] += self.tree(t, x + k * stride)
+                t += 1
+            if t == self.n_trees:
+                break
+            floor = -1e300
+            for j in range(n_live):
+                k = live[j]
+                top = out[k] + (self.margin if k == 0 else 0.0) + self.below[t]
+                if top > floor:
+                    floor = top
+            keep = 0
+            for j in range(n_live):
+                k = live[j]
+                # the slack covers the rounding of sums taken in another order
+                if out[k] + (self.margin if k == 0 else 0.0) + self.above[t] + 1e-9 >= floor:
+                    live[keep] = k
+                    keep += 1
+            n_live = keep
+            if n_live == 1:
+                return live[0]
+        if live[0] == 0:
+            out[0] += self.margin
+        win = live[0]
+        for j in range(1, n_live):
+            if out[live[j]] > out[win]:
+                win = live[j]
+        return win
+
+    def pick(self, X):
+        """The row of a feature matrix that play chooses: the highest score, the margin
+        added to row 0's, ties to the earlier row (at most 32 rows)."""
+        cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
+        cdef double out[MAX_XCAND]
+        if xv.shape[1] != N_FEAT or not 0 < xv.shape[0] <= MAX_XCAND:
+            raise ValueError(f"expected 1 to {MAX_XCAND} rows of {N_FEAT} features")
+        return self.best(&xv[0, 0], N_FEAT, xv.shape[0], out)
 
     def predict(self, X):
         """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
@@ -278,6 +330,18 @@ def _trees_from_dict(sec, bad, name):
         m.nodes[i].left = new_left.get(node, -1)
     for i in range(m.n_trees):
         m.roots[i] = new_roots[i]
+    # the most and least each tree can add (its top and bottom leaves), summed from the end
+    m.above = <double*>malloc((m.n_trees + 1) * sizeof(double))
+    m.below = <double*>malloc((m.n_trees + 1) * sizeof(double))
+    if m.above == NULL or m.below == NULL:
+        raise MemoryError()
+    m.above[m.n_trees] = m.below[m.n_trees] = 0.0
+    bounds = new_roots + [n]
+    for i in range(m.n_trees - 1, -1, -1):
+        leaves = [m.nodes[j].threshold for j in range(bounds[i], bounds[i + 1])
+                  if m.nodes[j].feature < 0]
+        m.above[i] = m.above[i + 1] + max(leaves)
+        m.below[i] = m.below[i + 1] + min(leaves)
     if max_trains < 0:
         raise bad(f"{name}: max_trains must be >= 0")
     m.base = base
@@ -803,14 +867,9 @@ cdef class ExpertPolicy(Policy):
         # tickets' own choice (the first) keeps the section's margin: another candidate
         # must be predicted better by it; ties go to the earlier candidate
         if at_setup:
-            self.setup_trees.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
-            self.scores[0] += self.setup_trees.margin
+            best = self.setup_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         else:
-            self.turn_trees.score_all(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
-            self.scores[0] += self.turn_trees.margin
-        for k in range(1, self.n_cand):
-            if self.scores[k] > self.scores[best]:
-                best = k
+            best = self.turn_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         return self.cand[best]
 
     # --- for training and tests (Python) ----------------------------------------------
