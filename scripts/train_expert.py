@@ -5,8 +5,8 @@ choice with the search (the same playouts on the same sampled worlds for every k
 set), fit the ``setup`` trees to those values; (2) play games with the expert (the new
 setup trees, the previous round's turn trees) against ``tickets`` and value every
 candidate of its end-game turns with the search (once a seat has --max-trains trains or
-fewer), fit the ``turns`` trees and choose their margin over tickets' own move by play;
-write ``OUT/expert-round{r}.json`` and measure held-out agreement and value gained, and
+fewer), fit the ``turns`` trees and choose their margin over tickets' own move by play
+(in the last round with their reach, --reaches, over --final-calib-games games); write ``OUT/expert-round{r}.json`` and measure held-out agreement and value gained, and
 the win share against ``tickets`` (2 players, seats rotated). Round 1 labels with
 ``search`` (tickets rollouts) against ``tickets``; round r > 1 with
 ``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
@@ -14,7 +14,7 @@ whatever --jobs. ``OUT/rounds.json`` records every round.
 
     python scripts/train_expert.py --out models --jobs 2 --install   # the shipped model
     python scripts/train_expert.py --out /tmp/m --positions 50 --endgame-games 10 \
-        --calib-games 50 --eval-games 100                            # a few minutes
+        --calib-games 50 --final-calib-games 50 --eval-games 100     # a few minutes
 """
 from __future__ import annotations
 
@@ -57,6 +57,12 @@ def main(argv=None) -> int:
     ap.add_argument("--calib-games", type=int, default=400,
                     help="2-player games per board and margin when the turn trees' margin "
                          "is chosen by play (default 400)")
+    ap.add_argument("--final-calib-games", type=int, default=5000,
+                    help="the same in the last round, per board, margin and reach (default 5000)")
+    ap.add_argument("--reaches", default="12,16,20,24",
+                    help="trains counts from which the last round's turn trees may decide, "
+                         "chosen with the margin by play (default 12,16,20,24; --max-trains "
+                         "is always among them)")
     ap.add_argument("--eval-games", type=int, default=2000,
                     help="2-player games per board against tickets after each round (0: none)")
     ap.add_argument("--seed", type=int, default=0)
@@ -66,17 +72,24 @@ def main(argv=None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
     for name in ("rounds", "positions", "playouts", "endgame_games", "endgame_playouts",
-                 "calib_games"):
+                 "calib_games", "final_calib_games"):
         if getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
     if a.max_trains < 0 or a.eval_games < 0 or not 0 < a.later <= 1:
         ap.error("--max-trains and --eval-games must be >= 0 and --later within (0, 1]")
+    try:
+        reaches = tuple(int(n) for n in a.reaches.split(","))
+    except ValueError:
+        ap.error(f"--reaches must be comma-separated trains counts, got {a.reaches!r}")
+    if min(reaches) < 0:
+        ap.error("--reaches must be trains counts >= 0")
     records = train(a.out, rounds=a.rounds, boards=tuple(a.boards.split(",")),
                     players=tuple(int(n) for n in a.players.split(",")),
                     positions=a.positions, playouts=a.playouts,
                     endgame_players=tuple(int(n) for n in a.endgame_players.split(",")),
                     endgame_games=a.endgame_games, endgame_playouts=a.endgame_playouts,
                     max_trains=a.max_trains, later=a.later, calib_games=a.calib_games,
+                    final_calib_games=a.final_calib_games, reaches=reaches,
                     eval_games=a.eval_games, seed=a.seed, n_jobs=a.jobs,
                     progress=not a.quiet)
     print(json.dumps(records, indent=1))

@@ -407,22 +407,49 @@ MARGINS = (0.0, 0.01, 0.02, 0.04, 0.08, 1.0)   # 1.0: never overturn tickets' mo
 
 
 def calibrate(model: dict, path, boards=BOARDS, games: int = 400, seed: int = 0,
-              n_jobs: int = 1) -> dict:
+              n_jobs: int = 1, reaches=None, players=(2,)) -> dict:
     """Set the turn section's margin (by which a candidate must be predicted better than
-    tickets' own move) to the one of MARGINS whose policy wins most against ``tickets``
-    (2 players, ``games`` seat-rotated games per board, seeds apart from ``train``'s
-    evaluation); write the model to ``path``. By play, because one-step values fitted on
-    labelled positions need not carry over to a policy that deviates at every turn."""
-    shares = {}
-    for m in MARGINS:
-        export(dict(model, turns=dict(model["turns"], margin=m)), path)
-        shares[m] = float(np.mean([strength(path, board, 2, games, seed=seed + 5000 + j,
-                                            n_jobs=n_jobs)["win_share"]
-                                   for j, board in enumerate(boards)]))
-    best = max(MARGINS, key=lambda m: (shares[m], m))      # ties: the larger margin
-    model = dict(model, turns=dict(model["turns"], margin=best))
-    model["training"] = dict(model["training"], margin_win_shares={f"{m:g}": shares[m] for m in MARGINS},
-                             margin_games=int(games))
+    tickets' own move) and its reach (``max_trains``: the trees decide once some seat has
+    this many trains or fewer) to the pair of MARGINS and ``reaches`` (default: the
+    section's own reach only) whose policy plays best against ``tickets``: one seat
+    against tickets in the others, ``games`` seat-rotated games per board and player
+    count of ``players``, seeds apart from ``train``'s evaluation; the score is the mean
+    over player counts of the mean win share over boards above the fair share (1 /
+    players; with 2 players only, the mean win share). Write the model to
+    ``path``. By play, because one-step values fitted on labelled positions need not
+    carry over to a policy that deviates at every turn, nor to turns earlier than those
+    labelled."""
+    own = int(model["turns"]["max_trains"])
+    reaches = (own,) if reaches is None else tuple(sorted({int(r) for r in reaches}))
+    counts = tuple(int(n) for n in players)
+    if not reaches or min(reaches) < 0:
+        raise ValueError("reaches must be trains counts >= 0")
+    if not counts or min(counts) < 2:
+        raise ValueError("players must be player counts >= 2")
+    shares, score = {}, {}
+    for reach in reaches:
+        for m in MARGINS:
+            export(dict(model, turns=dict(model["turns"], margin=m, max_trains=reach)), path)
+            for n in counts:
+                shares[reach, m, n] = float(np.mean([
+                    strength(path, board, n, games, seed=seed + 5000 + j + 100 * (n - 2),
+                             n_jobs=n_jobs)["win_share"]
+                    for j, board in enumerate(boards)
+                    if resolve_board(board).min_players <= n <= resolve_board(board).max_players]))
+            score[reach, m] = (shares[reach, m, 2] if counts == (2,) else
+                               float(np.mean([shares[reach, m, n] - 1 / n for n in counts])))
+    # ties: the larger margin, then the reach labelled, then the shorter
+    reach, best = max(score, key=lambda k: (score[k], k[1], k[0] == own, -k[0]))
+    model = dict(model, turns=dict(model["turns"], margin=best, max_trains=reach))
+    if reaches == (own,) and counts == (2,):
+        info = dict(model["training"], margin_win_shares={f"{m:g}": score[own, m] for m in MARGINS},
+                    margin_games=int(games))
+    else:
+        info = dict(model["training"], calibration={
+            "players": list(counts), "games": int(games), "labelled_max_trains": own,
+            "scores": {f"{r}/{m:g}": score[r, m] for r, m in score},
+            "win_shares": {f"{r}/{m:g}/{n}": shares[r, m, n] for r, m, n in shares}})
+    model["training"] = info
     export(model, path)
     return model
 
@@ -432,6 +459,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
           endgame_playouts: int = 400, max_trains: int = 12, later: float = 0.5,
           setup_trees: int = 300, setup_depth: int = 5, turn_trees: int = 100,
           turn_depth: int = 4, min_leaf: int = 40, calib_games: int = 400,
+          final_calib_games: int = 5000, reaches=(12, 16, 20, 24), calib_players=(2, 4),
           eval_games: int = 2000, holdout: float = 0.2, seed: int = 0, n_jobs: int = 1,
           progress: bool = True) -> list[dict]:
     """Expert iteration. Each round: label initial ticket choices (``positions`` per board
@@ -439,7 +467,10 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
     far; then label end-game turns (``endgame_games`` per board and player count of
     ``endgame_players``, the seat playing the new setup section and the previous round's
     turns) and fit the ``turns`` section (scored once a seat has ``max_trains`` trains or
-    fewer), its margin chosen by play (``calibrate``); write ``out/expert-round{r}.json``;
+    fewer), its margin chosen by play (``calibrate``, ``calib_games`` per board and
+    margin at 2 players; in the last round also its reach, among ``reaches``, over
+    ``final_calib_games`` per board, player count of ``calib_players`` and setting);
+    write ``out/expert-round{r}.json``;
     record held-out agreement and gain of both sections and strength against ``tickets``
     (2 players, ``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts against ``tickets``; each later round (``later`` times the
@@ -496,8 +527,14 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
         turns = dict(fit(e_train, seed=seed, trees=turn_trees, depth=turn_depth, min_leaf=min_leaf),
                      max_trains=int(max_trains))
         path = out / f"expert-round{r}.json"
-        model = calibrate(make_model(setup, turns, info), path, boards, games=calib_games,
-                          seed=seed + r, n_jobs=n_jobs)
+        last = r == int(rounds)
+        # the delivered model's margin and reach from many games: differences of 0.01 in
+        # win share decide them (earlier rounds' models only label the next round)
+        model = calibrate(make_model(setup, turns, info), path, boards,
+                          games=final_calib_games if last else calib_games, seed=seed + r,
+                          n_jobs=n_jobs,
+                          reaches=(*reaches, max_trains) if last else None,
+                          players=calib_players if last else (2,))
         rec = {"round": r, "labels": labels,
                "setup_positions": setup_data.decisions, "endgame_decisions": end_data.decisions,
                "label_cpu_seconds": round(fresh.cpu_seconds + fresh_end.cpu_seconds, 1),
@@ -506,10 +543,12 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                "setup_agreement_tickets": _tickets_agreement(s_test),
                **{f"setup_{key}": v for key, v in gain(setup, s_test).items()},
                "turn_margin": model["turns"]["margin"],
+               "turn_max_trains": model["turns"]["max_trains"],
                "turn_agreement": agreement(model["turns"], e_test),
                "turn_agreement_tickets": _tickets_agreement(e_test),
                **{f"turn_{key}": v for key, v in gain(model["turns"], e_test).items()},
-               "margin_win_shares": model["training"]["margin_win_shares"],
+               **({k: model["training"][k] for k in ("margin_win_shares", "calibration")
+                   if k in model["training"]}),
                "model": str(path), "strength": []}
         for j, board in enumerate(boards):
             if eval_games > 0:
