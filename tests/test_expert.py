@@ -471,10 +471,22 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
 
     kw = dict(rounds=2, boards=("europe",), players=(2,), positions=300, playouts=32,
               endgame_players=(2,), endgame_games=10, endgame_playouts=32, calib_games=30,
-              eval_games=0, setup_trees=30, turn_trees=10, min_leaf=10, seed=1,
-              progress=False)
+              final_calib_games=40, reaches=(20,), eval_games=0, setup_trees=30,
+              turn_trees=10, min_leaf=10, seed=1, progress=False)
     rec = train(tmp_path / "a", **kw)
     assert [r["round"] for r in rec] == [1, 2]
+    # the last round chooses the turn trees' reach with their margin, by play at 2 and 4
+    # players: the model written is the best-playing pair of those tried (the labelled
+    # reach, 12, among them); the first round keeps the labelled reach
+    assert rec[0]["turn_max_trains"] == 12 and "calibration" not in rec[0]
+    assert rec[1]["calibration"]["players"] == [2, 4]
+    tried = rec[1]["calibration"]["scores"]
+    assert len(tried) == 2 * 6 and {k.split("/")[0] for k in tried} == {"12", "20"}
+    chosen = f"{rec[1]['turn_max_trains']}/{rec[1]['turn_margin']:g}"
+    assert tried[chosen] == max(tried.values())
+    written = json.loads((tmp_path / "a" / "expert-round2.json").read_text())["turns"]
+    assert (written["max_trains"], written["margin"]) == (rec[1]["turn_max_trains"],
+                                                          rec[1]["turn_margin"])
     assert "rollout=expert" in rec[1]["labels"] and "rollout" not in rec[0]["labels"]
     assert rec[1]["setup_positions"] == 450 and rec[0]["setup_positions"] == 300
     assert rec[1]["endgame_decisions"] > rec[0]["endgame_decisions"] > 30
@@ -545,6 +557,54 @@ def test_compiled_choice_matches_python_scores(tmp_path):
                 checked += want != codes[0]
             assert decide(make_policy(spec, g.board), g, seed=9) == want
     assert checked >= 5
+
+
+
+def test_play_picks_the_argmax_of_the_scores_ties_included():
+    """The compiled pick (which stops scoring rows that can no longer win) is exactly the
+    first argmax of predict() with the margin on row 0, on trees of uneven shapes whose
+    leaves take few values (so that ties and near ties are common), for many sets of
+    rows: a bound without the margin, a wrong sign or a tie sent to the later row fails."""
+    from ttrsim._expert import section_from_dict
+
+    rng = np.random.default_rng(7)
+    checked = 0
+    for trial in range(40):
+        feature, threshold, left, right, value, roots = [], [], [], [], [], []
+        for _ in range(int(rng.integers(1, 60))):
+            roots.append(len(feature))
+            todo = [0]                              # depth of each node still to lay out
+            nodes = []
+            while todo:
+                d = todo.pop(0)
+                inner = d < 5 and rng.random() < 0.7
+                nodes.append(inner)
+                if inner:
+                    todo += [d + 1, d + 1]
+            off, nxt = roots[-1], roots[-1] + 1
+            for i, inner in enumerate(nodes):       # breadth first: children in order
+                feature.append(int(rng.integers(6)) if inner else -1)
+                threshold.append(float(rng.integers(3)) if inner else 0.0)
+                left.append(nxt if inner else -1)
+                right.append(nxt + 1 if inner else -1)
+                nxt += 2 if inner else 0
+                value.append(0.0 if inner else float(rng.integers(-2, 3)) * 0.01)
+        margin = float(rng.choice([0.0, 0.01, 0.02, 0.005]))
+        m = section_from_dict({"base": 0.1, "margin": margin,
+                               "trees": {"feature": feature, "threshold": threshold,
+                                         "left": left, "right": right, "value": value,
+                                         "roots": roots}})
+        for _ in range(50):
+            n = int(rng.integers(1, 12))
+            X = np.zeros((n, len(FEATURES)), np.float32)
+            X[:, :6] = rng.integers(0, 4, size=(n, 6))
+            if n > 2:
+                X[2] = X[1]                         # a tie
+            scores = m.predict(X)
+            scores[0] += margin
+            assert m.pick(X) == int(np.argmax(scores)), (trial, scores)
+            checked += n > 1 and int(np.argmax(scores)) != 0
+    assert checked > 300
 
 
 def test_run_manifest_names_the_expert_models_it_played(tmp_path):
