@@ -6,8 +6,10 @@ set), fit the ``setup`` trees to those values; (2) play games with the expert (t
 setup trees, the previous round's turn trees) against ``tickets`` and value every
 candidate of its end-game turns with the search (once a seat has --max-trains trains or
 fewer), fit the ``turns`` trees and choose their margin over tickets' own move by play
-(in the last round with their reach, --reaches, over --final-calib-games games); write ``OUT/expert-round{r}.json`` and measure held-out agreement and value gained, and
-the win share against ``tickets`` (2 players, seats rotated). Round 1 labels with
+(in the last round with their reach, --reaches, over --final-calib-games games per
+board, setting and player count, at 2 and 4 players); write ``OUT/expert-round{r}.json``
+and measure held-out agreement and value gained, and the win share against ``tickets``
+(2 players, seats rotated). Round 1 labels with
 ``search`` (tickets rollouts) against ``tickets``; round r > 1 with
 ``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
 whatever --jobs. ``OUT/rounds.json`` records every round.
