@@ -851,7 +851,7 @@ cdef class ExpertPolicy(Policy):
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
-        cdef int k, best = 0
+        cdef int best
         cdef bint at_setup = s.phase == PH_SETUP_TICKETS
         if not at_setup and not (s.phase == PH_TURN and self.has_turns
                                  and fewest_trains(s) <= self.turn_trees.max_trains):
