@@ -7,16 +7,20 @@ setup trees, the previous round's turn trees) against ``tickets`` and value ever
 candidate of its end-game turns with the search (once a seat has --max-trains trains or
 fewer), fit the ``turns`` trees and choose their margin over tickets' own move by play
 (in the last round with their reach, --reaches, over --final-calib-games games per
-board, setting and player count, at 2 and 4 players); write ``OUT/expert-round{r}.json``
-and measure held-out agreement and value gained, and the win share against ``tickets``
-(2 players, seats rotated). Round 1 labels with
+board, setting and player count, at 2 and 4 players); write ``OUT/expert-round{r}.json``.
+With --midgame-games N the last round then labels the turns of whole games too (N per
+board and player count, from --midgame-trains trains on, over tickets rollouts), fits
+the turn trees again on every labelled turn and chooses their reach and margin again
+(also among --midgame-reaches); off by default (docs/expert.md: it did not play better
+reliably). Each round measures held-out agreement and value gained, and the win share
+against ``tickets`` (2 players, seats rotated). Round 1 labels with
 ``search`` (tickets rollouts) against ``tickets``; round r > 1 with
 ``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
 whatever --jobs. ``OUT/rounds.json`` records every round.
 
     python scripts/train_expert.py --out models --jobs 2 --install   # the shipped model
     python scripts/train_expert.py --out /tmp/m --positions 50 --endgame-games 10 \
-        --calib-games 50 --final-calib-games 50 --eval-games 100     # a few minutes
+        --calib-games 50 --final-calib-games 50 --midgame-games 4 --eval-games 100  # minutes
 """
 from __future__ import annotations
 
@@ -27,6 +31,16 @@ import sys
 from pathlib import Path
 
 from ttrsim.training import BOARDS, train
+
+
+def _counts(ap, flag, text):
+    try:
+        counts = tuple(int(n) for n in text.split(","))
+    except ValueError:
+        ap.error(f"{flag} must be comma-separated trains counts, got {text!r}")
+    if min(counts) < 0:
+        ap.error(f"{flag} must be trains counts >= 0")
+    return counts
 
 
 def main(argv=None) -> int:
@@ -65,6 +79,15 @@ def main(argv=None) -> int:
                     help="trains counts from which the last round's turn trees may decide, "
                          "chosen with the margin by play (default 12,16,20,24; --max-trains "
                          "is always among them)")
+    ap.add_argument("--midgame-games", type=int, default=0,
+                    help="games per board and player count whose turns are labelled from "
+                         "--midgame-trains on in the last round (default 0: none; "
+                         "docs/expert.md measures 170)")
+    ap.add_argument("--midgame-trains", type=int, default=30,
+                    help="those games' turns are labelled once a seat has this many trains "
+                         "or fewer (default 30)")
+    ap.add_argument("--midgame-reaches", default="16,30,45",
+                    help="reaches also tried after that pass (default 16,30,45)")
     ap.add_argument("--eval-games", type=int, default=2000,
                     help="2-player games per board against tickets after each round (0: none)")
     ap.add_argument("--seed", type=int, default=0)
@@ -77,14 +100,12 @@ def main(argv=None) -> int:
                  "calib_games", "final_calib_games"):
         if getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
-    if a.max_trains < 0 or a.eval_games < 0 or not 0 < a.later <= 1:
-        ap.error("--max-trains and --eval-games must be >= 0 and --later within (0, 1]")
-    try:
-        reaches = tuple(int(n) for n in a.reaches.split(","))
-    except ValueError:
-        ap.error(f"--reaches must be comma-separated trains counts, got {a.reaches!r}")
-    if min(reaches) < 0:
-        ap.error("--reaches must be trains counts >= 0")
+    if min(a.max_trains, a.eval_games, a.midgame_games, a.midgame_trains) < 0 \
+            or not 0 < a.later <= 1:
+        ap.error("--max-trains, --eval-games, --midgame-games and --midgame-trains must be "
+                 ">= 0 and --later within (0, 1]")
+    reaches = _counts(ap, "--reaches", a.reaches)
+    midgame_reaches = _counts(ap, "--midgame-reaches", a.midgame_reaches)
     records = train(a.out, rounds=a.rounds, boards=tuple(a.boards.split(",")),
                     players=tuple(int(n) for n in a.players.split(",")),
                     positions=a.positions, playouts=a.playouts,
@@ -92,6 +113,8 @@ def main(argv=None) -> int:
                     endgame_games=a.endgame_games, endgame_playouts=a.endgame_playouts,
                     max_trains=a.max_trains, later=a.later, calib_games=a.calib_games,
                     final_calib_games=a.final_calib_games, reaches=reaches,
+                    midgame_games=a.midgame_games, midgame_trains=a.midgame_trains,
+                    midgame_reaches=midgame_reaches,
                     eval_games=a.eval_games, seed=a.seed, n_jobs=a.jobs,
                     progress=not a.quiet)
     print(json.dumps(records, indent=1))

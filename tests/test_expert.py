@@ -471,17 +471,22 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
 
     kw = dict(rounds=2, boards=("europe",), players=(2,), positions=300, playouts=32,
               endgame_players=(2,), endgame_games=10, endgame_playouts=32, calib_games=30,
-              final_calib_games=40, reaches=(20,), eval_games=0, setup_trees=30,
+              final_calib_games=40, reaches=(20,), midgame_games=3, midgame_trains=20,
+              midgame_reaches=(45,), eval_games=0, setup_trees=30,
               turn_trees=10, min_leaf=10, seed=1, progress=False)
     rec = train(tmp_path / "a", **kw)
     assert [r["round"] for r in rec] == [1, 2]
-    # the last round chooses the turn trees' reach with their margin, by play at 2 and 4
-    # players: the model written is the best-playing pair of those tried (the labelled
-    # reach, 12, among them); the first round keeps the labelled reach
+    # the last round labels whole games' turns from 20 trains on too, fits the turn trees
+    # on every labelled turn and chooses their reach with their margin, by play at 2 and
+    # 4 players: the model written is the best-playing pair of those tried (the reach
+    # labelled, 20, among them); the first round keeps the labelled reach (12)
     assert rec[0]["turn_max_trains"] == 12 and "calibration" not in rec[0]
+    assert "midgame_decisions" not in rec[0] and rec[1]["midgame_decisions"] > 10
+    assert (tmp_path / "a" / "midgame-round2.npz").exists()
     assert rec[1]["calibration"]["players"] == [2, 4]
+    assert rec[1]["calibration"]["labelled_max_trains"] == 20
     tried = rec[1]["calibration"]["scores"]
-    assert len(tried) == 2 * 6 and {k.split("/")[0] for k in tried} == {"12", "20"}
+    assert len(tried) == 2 * 6 and {k.split("/")[0] for k in tried} == {"20", "45"}
     chosen = f"{rec[1]['turn_max_trains']}/{rec[1]['turn_margin']:g}"
     assert tried[chosen] == max(tried.values())
     written = json.loads((tmp_path / "a" / "expert-round2.json").read_text())["turns"]

@@ -460,6 +460,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
           setup_trees: int = 300, setup_depth: int = 5, turn_trees: int = 100,
           turn_depth: int = 4, min_leaf: int = 40, calib_games: int = 400,
           final_calib_games: int = 5000, reaches=(12, 16, 20, 24), calib_players=(2, 4),
+          midgame_games: int = 0, midgame_trains: int = 30, midgame_reaches=(16, 30, 45),
           eval_games: int = 2000, holdout: float = 0.2, seed: int = 0, n_jobs: int = 1,
           progress: bool = True) -> list[dict]:
     """Expert iteration. Each round: label initial ticket choices (``positions`` per board
@@ -470,15 +471,22 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
     fewer), its margin chosen by play (``calibrate``, ``calib_games`` per board and
     margin at 2 players; in the last round also its reach, among ``reaches``, over
     ``final_calib_games`` per board, player count of ``calib_players`` and setting);
-    write ``out/expert-round{r}.json``;
+    write ``out/expert-round{r}.json``. With ``midgame_games`` > 0 (default 0: off;
+    docs/expert.md measures it), the last round then labels whole games too:
+    ``midgame_games`` games per board and player count of ``endgame_players`` where one
+    seat plays its calibrated model against ``tickets``, every turn once a seat has
+    ``midgame_trains`` trains or fewer (the search over ``tickets`` rollouts: ``expert``
+    rollouts of whole games would cost several times more); the turn trees are fitted
+    again on every labelled turn, their reach and margin chosen again (among
+    ``reaches``, ``midgame_reaches`` and ``midgame_trains``) into the delivered model;
     record held-out agreement and gain of both sections and strength against ``tickets``
     (2 players, ``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts against ``tickets``; each later round (``later`` times the
     positions and games) with ``search:rollout=expert`` using the previous round's model,
     against that model. Every 1/holdout-th position or game is held out of the fits.
-    Labelled positions are saved (``out/setup-round{r}.npz``, ``out/endgame-round{r}.npz``)
-    and read back by a later call with the same ``out``. Same arguments, same model
-    files, whatever ``n_jobs``. Returns one record per round (also ``out/rounds.json``)."""
+    Labelled positions are saved (``out/setup-round{r}.npz``, ``out/endgame-round{r}.npz``,
+    ``out/midgame-round{r}.npz``) and read back by a later call with the same ``out``.
+    Same arguments, same model files, whatever ``n_jobs``. Returns one record per round (also ``out/rounds.json``)."""
     counts = (int(players),) if np.isscalar(players) else tuple(int(n) for n in players)
     end_counts = ((int(endgame_players),) if np.isscalar(endgame_players)
                   else tuple(int(n) for n in endgame_players))
@@ -535,6 +543,28 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                           n_jobs=n_jobs,
                           reaches=(*reaches, max_trains) if last else None,
                           players=calib_players if last else (2,))
+        mid = {}
+        if last and midgame_games > 0:
+            # labels of the middle game too, so that the trees may decide there: those
+            # fitted on end-game turns only lost when they decided from 24 trains or more
+            fresh_mid = labelled(f"midgame-round{r}", "endgame",
+                                 parts(end_counts, int(midgame_games)), seed=seed * 100 + 90 + r,
+                                 playouts=endgame_playouts, max_trains=midgame_trains,
+                                 model=path, rollout_model=None)
+            m_train = _subset(fresh_mid, fresh_mid.game % k != 0)
+            m_test = _subset(fresh_mid, fresh_mid.game % k == 0)
+            before = gain(model["turns"], m_test)["model_gain"]
+            turns = dict(fit(e_train.concat(m_train), seed=seed, trees=turn_trees,
+                             depth=turn_depth, min_leaf=min_leaf),
+                         max_trains=int(midgame_trains))
+            model = calibrate(make_model(setup, turns, dict(info, midgame_trains=int(midgame_trains))),
+                              path, boards, games=final_calib_games, seed=seed + r,
+                              n_jobs=n_jobs, reaches=(*reaches, *midgame_reaches, midgame_trains),
+                              players=calib_players)
+            mid = {"midgame_decisions": fresh_mid.decisions,
+                   "midgame_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
+                   "midgame_turn_gain_before": before,
+                   **{f"midgame_turn_{key}": v for key, v in gain(model["turns"], m_test).items()}}
         rec = {"round": r, "labels": labels,
                "setup_positions": setup_data.decisions, "endgame_decisions": end_data.decisions,
                "label_cpu_seconds": round(fresh.cpu_seconds + fresh_end.cpu_seconds, 1),
@@ -549,7 +579,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                **{f"turn_{key}": v for key, v in gain(model["turns"], e_test).items()},
                **({k: model["training"][k] for k in ("margin_win_shares", "calibration")
                    if k in model["training"]}),
-               "model": str(path), "strength": []}
+               **mid, "model": str(path), "strength": []}
         for j, board in enumerate(boards):
             if eval_games > 0:
                 rec["strength"].append(strength(path, board, 2, eval_games, seed=seed + 77 + j,
