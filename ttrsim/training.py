@@ -486,7 +486,8 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
     against that model. Every 1/holdout-th position or game is held out of the fits.
     Labelled positions are saved (``out/setup-round{r}.npz``, ``out/endgame-round{r}.npz``,
     ``out/midgame-round{r}.npz``) and read back by a later call with the same ``out``.
-    Same arguments, same model files, whatever ``n_jobs``. Returns one record per round (also ``out/rounds.json``)."""
+    Same arguments, same model files, whatever ``n_jobs``. Returns one record per round
+    (also ``out/rounds.json``)."""
     counts = (int(players),) if np.isscalar(players) else tuple(int(n) for n in players)
     end_counts = ((int(endgame_players),) if np.isscalar(endgame_players)
                   else tuple(int(n) for n in endgame_players))
@@ -557,9 +558,10 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
             turns = dict(fit(e_train.concat(m_train), seed=seed, trees=turn_trees,
                              depth=turn_depth, min_leaf=min_leaf),
                          max_trains=int(midgame_trains))
-            model = calibrate(make_model(setup, turns, dict(info, midgame_trains=int(midgame_trains))),
-                              path, boards, games=final_calib_games, seed=seed + r,
-                              n_jobs=n_jobs, reaches=(*reaches, *midgame_reaches, midgame_trains),
+            info = dict(info, midgame_trains=int(midgame_trains))
+            model = calibrate(make_model(setup, turns, info), path, boards,
+                              games=final_calib_games, seed=seed + r, n_jobs=n_jobs,
+                              reaches=(*reaches, *midgame_reaches, midgame_trains),
                               players=calib_players)
             mid = {"midgame_decisions": fresh_mid.decisions,
                    "midgame_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
