@@ -13,6 +13,7 @@
 # speed. The same compiled code gives the features to the training pipeline
 # (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
 cimport cython
+from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
@@ -128,9 +129,9 @@ cdef inline int joins(const BoardC* b, int r, const int8_t* comp, const OpenTick
 
 
 ctypedef struct Node:
-    double threshold          # a leaf: its value
-    int32_t feature           # -1: a leaf
-    int32_t left              # the left child; the right one is left + 1
+    double threshold          # a leaf: +inf, so that every row stays there
+    int32_t feature           # a leaf: 0 (any feature: it is never above +inf)
+    int32_t left              # the left child, the right one is left + 1; a leaf: itself
 
 
 cdef inline int fewest_trains(const GameState* s) noexcept nogil:
@@ -143,12 +144,17 @@ cdef inline int fewest_trains(const GameState* s) noexcept nogil:
 
 cdef class TreeModel:
     """Gradient-boosted regression trees in flat arrays: node i tests
-    ``x[feature[i]] <= threshold[i]`` (feature -1: a leaf worth value[i]); tree t starts
-    at node roots[t]. The score of a candidate is base + the sum of its leaves."""
+    ``x[feature[i]] <= threshold[i]``; tree t starts at node roots[t] and has leaves
+    depth[t] steps down at most; a leaf leads to itself and is worth value[i]. The score
+    of a candidate is base + the sum of its leaves. Every walk of a tree takes the same
+    depth[t] steps, so that the walks of several candidates through one tree run side
+    by side (independent loads the processor overlaps) instead of one after the other."""
     cdef int n_nodes
     cdef int n_trees
     cdef Node* nodes
+    cdef double* value
     cdef int32_t* roots
+    cdef int32_t* depth
     cdef double* above                # above[t]: the most trees t.. can add (their top leaves)
     cdef double* below                # below[t]: the least
     cdef readonly double base
@@ -158,13 +164,17 @@ cdef class TreeModel:
 
     def __cinit__(self):
         self.nodes = NULL
+        self.value = NULL
         self.roots = NULL
+        self.depth = NULL
         self.above = NULL
         self.below = NULL
 
     def __dealloc__(self):
         free(self.nodes)
+        free(self.value)
         free(self.roots)
+        free(self.depth)
         free(self.above)
         free(self.below)
 
@@ -177,12 +187,14 @@ cdef class TreeModel:
         return self.n_nodes
 
     cdef inline double tree(self, int t, const float* x) noexcept nogil:
-        cdef const Node* nd = &self.nodes[self.roots[t]]
-        while nd.feature >= 0:
+        cdef int i = self.roots[t], d
+        cdef const Node* nd
+        for d in range(self.depth[t]):
             # sklearn's trees compare the float32 feature with a float64 threshold;
             # the right child follows the left one
-            nd = &self.nodes[nd.left + (<double>x[nd.feature] > nd.threshold)]
-        return nd.threshold             # a leaf keeps its value there
+            nd = &self.nodes[i]
+            i = nd.left + (<double>x[nd.feature] > nd.threshold)
+        return self.value[i]
 
     cdef double score(self, const float* x) noexcept nogil:
         cdef double total = self.base
@@ -194,23 +206,46 @@ cdef class TreeModel:
     cdef int best(self, const float* x, int stride, int n, double* out) noexcept nogil:
         """The row (of n; row k at x + k * stride) with the highest score, the section's
         margin added to row 0's; ties go to the earlier row. Exactly the argmax of the
-        rows' scores, found sooner: tree by tree over the rows still in the running (a
-        tree's nodes are read once for all of them), and every CHECK trees a row whose
+        rows' scores, found sooner: CHECK trees at a time over the rows still in the
+        running, all those walks side by side, and after every CHECK trees a row whose
         sum so far plus the most the remaining trees can add stays below another's sum so
         far plus the least they can add cannot win and is no longer scored. out[]: the
         rows' sums so far."""
         cdef int live[MAX_XCAND]
-        cdef int n_live = n, t = 0, end, j, k, keep, win
+        cdef int at[CHECK * MAX_XCAND]      # the node each (tree, row) walk is at
+        cdef const float* row[MAX_XCAND]
+        cdef int n_live = n, t = 0, end, j, k, keep, win, d, deepest, w, n_walks
         cdef double floor, top
+        cdef const Node* nd
         for k in range(n):
             out[k] = self.base
             live[k] = k
         while t < self.n_trees:
             end = t + CHECK if t + CHECK < self.n_trees else self.n_trees
-            while t < end:
+            # the walks of CHECK trees by every live row, side by side; a walk past its
+            # leaf stays on it, so all take the deepest tree's steps
+            deepest = 0
+            n_walks = 0
+            for k in range(t, end):
+                if self.depth[k] > deepest:
+                    deepest = self.depth[k]
                 for j in range(n_live):
-                    k = live[j]
-                    out[k] += self.tree(t, x + k * stride)
+                    at[n_walks] = self.roots[k]
+                    n_walks += 1
+            for j in range(n_live):
+                row[j] = x + live[j] * stride
+            for d in range(deepest):
+                w = 0
+                while w < n_walks:
+                    for j in range(n_live):
+                        nd = &self.nodes[at[w]]
+                        at[w] = nd.left + (<double>row[j][nd.feature] > nd.threshold)
+                        w += 1
+            w = 0
+            while t < end:                  # the rows' sums in tree order, as in score()
+                for j in range(n_live):
+                    out[live[j]] += self.value[at[w]]
+                    w += 1
                 t += 1
             if t == self.n_trees:
                 break
@@ -305,31 +340,46 @@ def _trees_from_dict(sec, bad, name):
     m.n_trees = len(roots)
     # lay every tree out breadth first with the two children of a node side by side,
     # so that a step is nodes[left + (x > threshold)]: no branch to mispredict
-    order, new_left, new_roots = [], {}, []
+    order, new_left, new_roots, depths = [], {}, [], []
     for r in roots:
         new_roots.append(len(order))
-        queue = [int(r)]
+        queue = [(int(r), 0)]
         order.append(int(r))
+        deepest = 0
         while queue:
-            node = queue.pop(0)
+            node, d = queue.pop(0)
+            deepest = max(deepest, d)
             if feature[node] >= 0:
                 new_left[node] = len(order)
                 order += [int(left[node]), int(right[node])]
-                queue += [int(left[node]), int(right[node])]
+                queue += [(int(left[node]), d + 1), (int(right[node]), d + 1)]
+        depths.append(deepest)
     n = len(order)
     m.n_nodes = n
     m.nodes = <Node*>malloc(n * sizeof(Node))
+    m.value = <double*>malloc(n * sizeof(double))
     m.roots = <int32_t*>malloc(m.n_trees * sizeof(int32_t))
-    if m.nodes == NULL or m.roots == NULL:
+    m.depth = <int32_t*>malloc(m.n_trees * sizeof(int32_t))
+    if m.nodes == NULL or m.value == NULL or m.roots == NULL or m.depth == NULL:
         raise MemoryError()
     cdef int i
+    is_leaf = []
     for i in range(n):
         node = order[i]
-        m.nodes[i].feature = feature[node]
-        m.nodes[i].threshold = threshold[node] if feature[node] >= 0 else value[node]
-        m.nodes[i].left = new_left.get(node, -1)
+        is_leaf.append(feature[node] < 0)
+        if feature[node] >= 0:
+            m.nodes[i].feature = feature[node]
+            m.nodes[i].threshold = threshold[node]
+            m.nodes[i].left = new_left[node]
+            m.value[i] = 0.0
+        else:                           # a leaf: every row stays on it
+            m.nodes[i].feature = 0
+            m.nodes[i].threshold = INFINITY
+            m.nodes[i].left = i
+            m.value[i] = value[node]
     for i in range(m.n_trees):
         m.roots[i] = new_roots[i]
+        m.depth[i] = depths[i]
     # the most and least each tree can add (its top and bottom leaves), summed from the end
     m.above = <double*>malloc((m.n_trees + 1) * sizeof(double))
     m.below = <double*>malloc((m.n_trees + 1) * sizeof(double))
@@ -338,8 +388,7 @@ def _trees_from_dict(sec, bad, name):
     m.above[m.n_trees] = m.below[m.n_trees] = 0.0
     bounds = new_roots + [n]
     for i in range(m.n_trees - 1, -1, -1):
-        leaves = [m.nodes[j].threshold for j in range(bounds[i], bounds[i + 1])
-                  if m.nodes[j].feature < 0]
+        leaves = [m.value[j] for j in range(bounds[i], bounds[i + 1]) if is_leaf[j]]
         m.above[i] = m.above[i + 1] + max(leaves)
         m.below[i] = m.below[i + 1] + min(leaves)
     if max_trains < 0:
