@@ -437,6 +437,28 @@ def test_setup_section_decides_initial_tickets_and_the_rest_is_tickets(tmp_path)
             assert act.kind == "keep" and bin(act.mask).count("1") == len(offered)
 
 
+def test_reach_moves_where_the_turn_trees_take_over(tmp_path):
+    """``expert:reach=R`` plays exactly the games of a model file whose turn section has
+    ``max_trains`` R, whatever the file's own reach (the parameter ignored, or the file's
+    reach still tested, would differ); without it the file's reach holds."""
+    src = json.loads(_random_model(tmp_path, 11).read_text())
+    files = {}
+    for r in (12, 45):
+        files[r] = tmp_path / f"reach{r}.json"
+        files[r].write_text(json.dumps(dict(src, turns=dict(src["turns"], max_trains=r))))
+    kw = dict(games=24, seed=3)
+
+    def scores(spec):
+        return simulate("europe", [spec, "tickets"], **kw).games["score"].to_numpy()
+    late, early = scores(f"expert:model={files[12]}"), scores(f"expert:model={files[45]}")
+    assert not np.array_equal(late, early)          # the reach matters to these trees
+    np.testing.assert_array_equal(scores(f"expert:model={files[45]},reach=12"), late)
+    np.testing.assert_array_equal(scores(f"expert:model={files[12]},reach=45"), early)
+    np.testing.assert_array_equal(scores(f"expert:model={files[12]},reach=-1"), late)
+    with pytest.raises(ValueError, match="reach"):
+        make_policy("expert:reach=-2", "europe")
+
+
 # --- training ---------------------------------------------------------------------------
 
 def test_turn_trees_decide_only_in_the_end_game(tmp_path):

@@ -126,9 +126,11 @@ REGISTRY: dict[str, PolicyInfo] = {
     "expert": PolicyInfo(
         ExpertPolicy,
         "learned from the search: gradient-boosted trees over board-independent features "
-        "choose the initial tickets and the moves of the end game (once a seat is down to "
-        "its last trains); every other decision is tickets' own (docs/expert.md)",
+        "choose the initial tickets and the move of every turn; second draws, tunnels and "
+        "later tickets are tickets' own (docs/expert.md)",
         {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim"),
+         "reach": (-1, "the turn trees decide once some seat has this many trains or fewer "
+                       "(-1: the model's own, every turn); smaller is faster and weaker"),
          "stations": (1, "0: never build a station (its tickets' own parameter)"),
          "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
 }

@@ -472,6 +472,8 @@ cdef class ExpertPolicy(Policy):
     cdef TreeModel setup_trees
     cdef TreeModel turn_trees
     cdef bint has_turns                 # False: turns are tickets' own
+    cdef int reach                      # the turn trees decide once a seat has this many
+    cdef int reach_param                #   trains or fewer (-1 given: the model's own)
     cdef Policy tk, ro                  # this seat's tickets and routes (proposers),
                                         # kept for the whole game
     cdef dict tk_params                 # the parameters of tickets (stations, tunnels, ...)
@@ -519,10 +521,13 @@ cdef class ExpertPolicy(Policy):
         free(self.memo)
         free(self.legal)
 
-    def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, spec=None):
+    def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, reach=-1,
+                 spec=None):
         """`model`: a model file ("" : the one shipped with ttrsim). `stations`, `tunnels`,
         `risk`, `draw`: those of the seat's own `tickets` (every decision the model does
-        not make is its), also obeyed by the other candidates."""
+        not make is its), also obeyed by the other candidates. `reach`: the turn trees
+        decide once some seat has this many trains or fewer (-1: the model's own
+        `max_trains`; fewer is faster and weaker, docs/expert.md)."""
         from ttrsim._policies import RoutesPolicy, TicketsPolicy
 
         Policy.__init__(self, spec or "expert")
@@ -538,11 +543,17 @@ cdef class ExpertPolicy(Policy):
         self.setup_trees = self.model.setup
         self.turn_trees = self.model.turns
         self.has_turns = self.turn_trees is not None
+        if int(reach) < -1:
+            raise ValueError(f"expert: reach must be a trains count >= 0 (or -1: the "
+                             f"model's own), got {reach}")
+        self.reach_param = int(reach)
+        self.reach = (int(reach) if reach >= 0 else
+                      self.turn_trees.max_trains if self.has_turns else 0)
         self.n_cand = 0
 
     @property
     def params(self):
-        return dict(model=self.model_path, **self.tk_params)
+        return dict(model=self.model_path, reach=self.reach_param, **self.tk_params)
 
     def __reduce__(self):
         from ttrsim._policies import _rebuild
@@ -903,7 +914,7 @@ cdef class ExpertPolicy(Policy):
         cdef int best
         cdef bint at_setup = s.phase == PH_SETUP_TICKETS
         if not at_setup and not (s.phase == PH_TURN and self.has_turns
-                                 and fewest_trains(s) <= self.turn_trees.max_trains):
+                                 and fewest_trains(s) <= self.reach):
             # drawn tickets, second draws, tunnels, and turns without a turn model
             return self.tickets_choice(b, s, seat)
         if legal == NULL:               # the loops pass none (needs_legal is False)
