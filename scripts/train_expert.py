@@ -8,11 +8,12 @@ candidate of its end-game turns with the search (once a seat has --max-trains tr
 fewer), fit the ``turns`` trees and choose their margin over tickets' own move by play
 (in the last round with their reach, --reaches, over --final-calib-games games per
 board, setting and player count, at 2 and 4 players); write ``OUT/expert-round{r}.json``.
-With --midgame-games N the last round then labels the turns of whole games too (N per
-board and player count, from --midgame-trains trains on, over tickets rollouts), fits
-the turn trees again on every labelled turn and chooses their reach and margin again
-(also among --midgame-reaches); off by default (docs/expert.md: it did not play better
-reliably). Each round measures held-out agreement and value gained, and the win share
+The last round then labels the turns of whole games too (--midgame-games per board and
+player count, from --midgame-trains trains on, --midgame-playouts playouts per candidate
+over tickets rollouts; 0 games: none), fits the turn trees again on every labelled turn
+(--midgame-trees histogram trees of depth --midgame-depth) and chooses their reach and
+margin again (among --midgame-reaches and --midgame-trains). Each round measures
+held-out agreement and value gained, and the win share
 against ``tickets`` (2 players, seats rotated). Round 1 labels with
 ``search`` (tickets rollouts) against ``tickets``; round r > 1 with
 ``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
@@ -20,7 +21,8 @@ whatever --jobs. ``OUT/rounds.json`` records every round.
 
     python scripts/train_expert.py --out models --jobs 2 --install   # the shipped model
     python scripts/train_expert.py --out /tmp/m --positions 50 --endgame-games 10 \
-        --calib-games 50 --final-calib-games 50 --midgame-games 4 --eval-games 100  # minutes
+        --calib-games 50 --final-calib-games 50 --midgame-games 4 --midgame-trees 30 \
+        --midgame-min-leaf 40 --eval-games 100  # minutes
 """
 from __future__ import annotations
 
@@ -79,15 +81,22 @@ def main(argv=None) -> int:
                     help="trains counts from which the last round's turn trees may decide, "
                          "chosen with the margin by play (default 12,16,20,24; --max-trains "
                          "is always among them)")
-    ap.add_argument("--midgame-games", type=int, default=0,
+    ap.add_argument("--midgame-games", type=int, default=2500,
                     help="games per board and player count whose turns are labelled from "
-                         "--midgame-trains on in the last round (default 0: none; "
-                         "docs/expert.md measures 170)")
+                         "--midgame-trains on in the last round (default 2500; 0: none)")
     ap.add_argument("--midgame-trains", type=int, default=30,
                     help="those games' turns are labelled once a seat has this many trains "
                          "or fewer (default 30)")
-    ap.add_argument("--midgame-reaches", default="16,30,45",
-                    help="reaches also tried after that pass (default 16,30,45)")
+    ap.add_argument("--midgame-playouts", type=int, default=16,
+                    help="playouts per candidate of those turns (default 16)")
+    ap.add_argument("--midgame-trees", type=int, default=150,
+                    help="trees of the turn model fitted after that pass (default 150)")
+    ap.add_argument("--midgame-depth", type=int, default=6,
+                    help="their depth (default 6)")
+    ap.add_argument("--midgame-min-leaf", type=int, default=400,
+                    help="the fewest labelled candidates in one of their leaves (default 400)")
+    ap.add_argument("--midgame-reaches", default="45",
+                    help="reaches tried besides --midgame-trains after that pass (default 45)")
     ap.add_argument("--eval-games", type=int, default=2000,
                     help="2-player games per board against tickets after each round (0: none)")
     ap.add_argument("--seed", type=int, default=0)
@@ -97,7 +106,8 @@ def main(argv=None) -> int:
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     a = ap.parse_args(argv)
     for name in ("rounds", "positions", "playouts", "endgame_games", "endgame_playouts",
-                 "calib_games", "final_calib_games"):
+                 "calib_games", "final_calib_games", "midgame_playouts", "midgame_trees",
+                 "midgame_depth", "midgame_min_leaf"):
         if getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
     if min(a.max_trains, a.eval_games, a.midgame_games, a.midgame_trains) < 0 \
@@ -114,6 +124,8 @@ def main(argv=None) -> int:
                     max_trains=a.max_trains, later=a.later, calib_games=a.calib_games,
                     final_calib_games=a.final_calib_games, reaches=reaches,
                     midgame_games=a.midgame_games, midgame_trains=a.midgame_trains,
+                    midgame_playouts=a.midgame_playouts, midgame_trees=a.midgame_trees,
+                    midgame_depth=a.midgame_depth, midgame_min_leaf=a.midgame_min_leaf,
                     midgame_reaches=midgame_reaches,
                     eval_games=a.eval_games, seed=a.seed, n_jobs=a.jobs,
                     progress=not a.quiet)

@@ -494,6 +494,7 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     kw = dict(rounds=2, boards=("europe",), players=(2,), positions=300, playouts=32,
               endgame_players=(2,), endgame_games=10, endgame_playouts=32, calib_games=30,
               final_calib_games=40, reaches=(20,), midgame_games=3, midgame_trains=20,
+              midgame_playouts=8, midgame_trees=10, midgame_depth=3, midgame_min_leaf=10,
               midgame_reaches=(45,), eval_games=0, setup_trees=30,
               turn_trees=10, min_leaf=10, seed=1, progress=False)
     rec = train(tmp_path / "a", **kw)
@@ -533,10 +534,11 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     assert s["win_share"] > 0.9 and s["games"] == 100
 
 
-def test_fit_ranks_within_decisions_whatever_each_decisions_reference():
+@pytest.mark.parametrize("histogram", [False, True])
+def test_fit_ranks_within_decisions_whatever_each_decisions_reference(histogram):
     """fit learns each row relative to its decision's mean: adding a different constant
     to every value of each decision (another reference move) gives the same trees; a
-    wrong centring (over all rows, or none) would not."""
+    wrong centring (over all rows, or none) would not. Both scikit-learn regressors."""
     pytest.importorskip("sklearn")
     from ttrsim.training import Positions, fit
 
@@ -550,11 +552,65 @@ def test_fit_ranks_within_decisions_whatever_each_decisions_reference():
 
     def trees(v):
         p = Positions(X, v, np.zeros(len(X), np.int8), group, group)
-        t = fit(p, trees=5, depth=3, min_leaf=5)["trees"]
+        t = fit(p, trees=5, depth=3, min_leaf=5, histogram=histogram)["trees"]
         return t["feature"], np.round(t["value"], 4).tolist()
     a, b = trees(value), trees(shifted)
     assert a[0] == b[0] and np.allclose(a[1], b[1], atol=1e-3)
     assert set(a[0]) - {-1} == {4}                 # it found the feature that ranks
+
+
+def test_histogram_trees_export_scores_as_scikit_learn_predicts():
+    """The histogram regressor's trees, laid out in a model file, score unseen rows as
+    its predict() does, rows exactly on a split threshold included (a test of ``<``
+    where scikit-learn tests ``<=``, a child swapped or a leaf value without the
+    learning rate would differ)."""
+    pytest.importorskip("sklearn")
+    from sklearn.ensemble import HistGradientBoostingRegressor
+
+    from ttrsim._expert import section_from_dict
+    from ttrsim.training import _hist_trees
+
+    rng = np.random.default_rng(3)
+    X = rng.integers(0, 6, size=(4000, len(FEATURES))).astype(np.float32)
+    X[:, 7] = rng.normal(size=len(X))
+    y = X[:, 3] * X[:, 7] - 0.5 * X[:, 11] + 0.1 * rng.normal(size=len(X))
+    reg = HistGradientBoostingRegressor(max_iter=20, max_depth=4, max_leaf_nodes=None,
+                                        learning_rate=0.3, min_samples_leaf=20,
+                                        early_stopping=False, random_state=0).fit(X, y)
+    trees = _hist_trees(reg)
+    sec = section_from_dict({"trees": trees, "base": 0.0, "margin": 0.0})
+    new = rng.integers(0, 6, size=(3000, len(FEATURES))).astype(np.float32)
+    new[:, 7] = rng.normal(size=len(new))
+    inner = [i for i, f in enumerate(trees["feature"]) if f >= 0]
+    for k, i in enumerate(inner[:500]):          # on the thresholds themselves
+        new[k, trees["feature"][i]] = np.float32(trees["threshold"][i])
+    want = reg.predict(new) - reg._baseline_prediction.ravel()[0]
+    assert np.allclose(sec.predict(new), want, atol=1e-9)
+    assert len(trees["roots"]) == 20 and set(trees["feature"]) - {-1} >= {3, 7, 11}
+
+
+def test_labels_of_many_tasks_join_as_chained_concats():
+    """label() puts thousands of tasks' positions together in one copy; ids of decisions
+    and games must run on as chained ``concat``s make them, empty parts included."""
+    from ttrsim.training import Positions, _join
+
+    rng = np.random.default_rng(1)
+
+    def part(decisions):
+        rows = decisions * 3
+        return Positions(rng.normal(size=(rows, len(FEATURES))).astype(np.float32),
+                         rng.normal(size=rows).astype(np.float32), np.zeros(rows, np.int8),
+                         np.repeat(np.arange(decisions), 3), np.repeat(np.arange(decisions) // 2, 3),
+                         ["europe"] * decisions, 1.5)
+    parts = [part(4), part(0), part(3), part(1)]
+    chained = parts[0]
+    for p in parts[1:]:
+        chained = chained.concat(p)
+    joined = _join(parts)
+    for f in ("X", "value", "chosen", "group", "game"):
+        assert np.array_equal(getattr(joined, f), getattr(chained, f))
+    assert joined.boards == chained.boards and joined.cpu_seconds == 6.0
+    assert joined.decisions == 8
 
 
 def test_compiled_choice_matches_python_scores(tmp_path):

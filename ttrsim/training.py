@@ -207,14 +207,15 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
 
 
 def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
-        learning_rate: float = 0.1, min_leaf: int = 40) -> dict:
-    """Fit gradient-boosted regression trees (scikit-learn's GradientBoostingRegressor)
-    to the labelled candidates' values (each relative to its decision's mean); return a
-    section of a model file (``{"trees", "base", "margin"}``; ``make_model`` puts
-    sections together).
+        learning_rate: float = 0.1, min_leaf: int = 40, histogram: bool = False) -> dict:
+    """Fit gradient-boosted regression trees (scikit-learn's GradientBoostingRegressor;
+    with ``histogram``, its HistGradientBoostingRegressor, which splits on binned
+    features and fits millions of rows in minutes) to the labelled candidates' values
+    (each relative to its decision's mean); return a section of a model file
+    (``{"trees", "base", "margin"}``; ``make_model`` puts sections together).
     Deterministic for a seed."""
     try:
-        from sklearn.ensemble import GradientBoostingRegressor
+        from sklearn.ensemble import GradientBoostingRegressor, HistGradientBoostingRegressor
     except ImportError:
         raise ImportError("training the expert needs scikit-learn: pip install 'ttrsim[train]'") from None
     known = np.isfinite(data.value)
@@ -224,10 +225,35 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
     # decision matters, and the mean of all its rows is a less noisy reference than one
     # row (tickets' choice; held-out, this fitted end-game turns better).
     y = _centred(data.value, data.group)
-    reg = GradientBoostingRegressor(n_estimators=int(trees), max_depth=int(depth),
-                                    learning_rate=float(learning_rate), subsample=1.0,
-                                    min_samples_leaf=int(min_leaf), random_state=int(seed))
+    if histogram:
+        reg = HistGradientBoostingRegressor(
+            max_iter=int(trees), max_depth=int(depth), max_leaf_nodes=None,
+            learning_rate=float(learning_rate), min_samples_leaf=int(min_leaf),
+            early_stopping=False, random_state=int(seed))
+    else:
+        reg = GradientBoostingRegressor(n_estimators=int(trees), max_depth=int(depth),
+                                        learning_rate=float(learning_rate), subsample=1.0,
+                                        min_samples_leaf=int(min_leaf), random_state=int(seed))
     reg.fit(data.X[known], y[known])
+    section = {"trees": _hist_trees(reg) if histogram else _exact_trees(reg),
+               "base": 0.0, "margin": 0.0,
+               "fit": {"trees": int(trees), "depth": int(depth), "min_leaf": int(min_leaf),
+                       "learning_rate": float(learning_rate), "seed": int(seed),
+                       **({"histogram": True} if histogram else {}),
+                       "rows": int(known.sum()),
+                       "decisions": int(len(np.unique(data.group[known])))}}
+    # the exported trees must rank candidates as the fitted model does
+    raw = reg.predict(data.X[known][:2000])
+    mine = section_from_dict(section).predict(data.X[known][:2000])
+    if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6):
+        import sklearn
+        raise RuntimeError("exported trees disagree with scikit-learn's predictions "
+                           f"(scikit-learn {sklearn.__version__})")
+    return section
+
+
+def _exact_trees(reg) -> dict:
+    """The node arrays of a fitted GradientBoostingRegressor (its public ``tree_``s)."""
     feature, threshold, left, right, value, roots = [], [], [], [], [], []
     for est in reg.estimators_[:, 0]:
         t = est.tree_
@@ -239,19 +265,29 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
         left += [int(c) + off if not lf else -1 for c, lf in zip(t.children_left, leaf)]
         right += [int(c) + off if not lf else -1 for c, lf in zip(t.children_right, leaf)]
         value += [float(v) * reg.learning_rate for v in t.value[:, 0, 0]]
-    section = {"trees": {"feature": feature, "threshold": threshold, "left": left,
-                         "right": right, "value": value, "roots": roots},
-               "base": 0.0, "margin": 0.0,
-               "fit": {"trees": int(trees), "depth": int(depth), "min_leaf": int(min_leaf),
-                       "learning_rate": float(learning_rate), "seed": int(seed),
-                       "rows": int(known.sum()),
-                       "decisions": int(len(np.unique(data.group[known])))}}
-    # the exported trees must rank candidates as the fitted model does
-    raw = reg.predict(data.X[known][:200])
-    mine = section_from_dict(section).predict(data.X[known][:200])
-    if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6):
-        raise RuntimeError("exported trees disagree with scikit-learn's predictions")
-    return section
+    return {"feature": feature, "threshold": threshold, "left": left, "right": right,
+            "value": value, "roots": roots}
+
+
+def _hist_trees(reg) -> dict:
+    """The node arrays of a fitted HistGradientBoostingRegressor. scikit-learn keeps
+    them in a private attribute (``_predictors``: node records with feature_idx,
+    num_threshold, left, right, is_leaf and value, the learning rate applied; no
+    feature is ever missing here); ``fit`` checks the exported trees against the
+    regressor's predictions, so a change there is an error, never a different model."""
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+    for (pred,) in reg._predictors:
+        nd = pred.nodes
+        off = len(feature)
+        roots.append(off)
+        leaf = nd["is_leaf"].astype(bool)
+        feature += [-1 if lf else int(f) for f, lf in zip(nd["feature_idx"], leaf)]
+        threshold += [0.0 if lf else float(x) for x, lf in zip(nd["num_threshold"], leaf)]
+        left += [-1 if lf else int(c) + off for c, lf in zip(nd["left"], leaf)]
+        right += [-1 if lf else int(c) + off for c, lf in zip(nd["right"], leaf)]
+        value += [float(v) if lf else 0.0 for v, lf in zip(nd["value"], leaf)]
+    return {"feature": feature, "threshold": threshold, "left": left, "right": right,
+            "value": value, "roots": roots}
 
 
 def _centred(value: np.ndarray, group: np.ndarray) -> np.ndarray:
@@ -397,10 +433,21 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     finally:
         if bar is not None:
             bar.close()
-    data = None
-    for i in range(len(tasks)):
-        data = out[i] if data is None else data.concat(out[i])
-    return data
+    return _join([out[i] for i in range(len(tasks))])
+
+
+def _join(parts: list) -> Positions:
+    """``parts[0].concat(parts[1]).concat(...)`` in one copy: chained concats copy the
+    rows once per part, which dominates with thousands of small tasks."""
+    if len(parts) == 1:
+        return parts[0]
+    g0 = np.cumsum([0] + [int(p.group.max()) + 1 if len(p.group) else 0 for p in parts[:-1]])
+    m0 = np.cumsum([0] + [int(p.game.max()) + 1 if len(p.game) else 0 for p in parts[:-1]])
+    return Positions(np.vstack([p.X for p in parts]), np.concatenate([p.value for p in parts]),
+                     np.concatenate([p.chosen for p in parts]),
+                     np.concatenate([p.group + g for p, g in zip(parts, g0)]),
+                     np.concatenate([p.game + m for p, m in zip(parts, m0)]),
+                     [b for p in parts for b in p.boards], sum(p.cpu_seconds for p in parts))
 
 
 MARGINS = (0.0, 0.01, 0.02, 0.04, 0.08, 1.0)   # 1.0: never overturn tickets' move
@@ -460,7 +507,9 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
           setup_trees: int = 300, setup_depth: int = 5, turn_trees: int = 100,
           turn_depth: int = 4, min_leaf: int = 40, calib_games: int = 400,
           final_calib_games: int = 5000, reaches=(12, 16, 20, 24), calib_players=(2, 4),
-          midgame_games: int = 0, midgame_trains: int = 30, midgame_reaches=(16, 30, 45),
+          midgame_games: int = 2500, midgame_trains: int = 30, midgame_playouts: int = 16,
+          midgame_trees: int = 150, midgame_depth: int = 6, midgame_min_leaf: int = 400,
+          midgame_reaches=(45,),
           eval_games: int = 2000, holdout: float = 0.2, seed: int = 0, n_jobs: int = 1,
           progress: bool = True) -> list[dict]:
     """Expert iteration. Each round: label initial ticket choices (``positions`` per board
@@ -471,14 +520,15 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
     fewer), its margin chosen by play (``calibrate``, ``calib_games`` per board and
     margin at 2 players; in the last round also its reach, among ``reaches``, over
     ``final_calib_games`` per board, player count of ``calib_players`` and setting);
-    write ``out/expert-round{r}.json``. With ``midgame_games`` > 0 (default 0: off;
-    docs/expert.md measures it), the last round then labels whole games too:
-    ``midgame_games`` games per board and player count of ``endgame_players`` where one
-    seat plays its calibrated model against ``tickets``, every turn once a seat has
-    ``midgame_trains`` trains or fewer (the search over ``tickets`` rollouts: ``expert``
-    rollouts of whole games would cost several times more); the turn trees are fitted
-    again on every labelled turn, their reach and margin chosen again (among
-    ``reaches``, ``midgame_reaches`` and ``midgame_trains``) into the delivered model;
+    write ``out/expert-round{r}.json``. With ``midgame_games`` > 0, the last round then
+    labels whole games too: ``midgame_games`` games per board and player count of
+    ``endgame_players`` where one seat plays its calibrated model against ``tickets``,
+    every turn once a seat has ``midgame_trains`` trains or fewer, each candidate valued
+    by ``midgame_playouts`` playouts (the search over ``tickets`` rollouts: many
+    positions with few playouts each taught the trees more than few with many); the
+    turn trees are fitted again on every labelled turn (``midgame_trees`` histogram
+    trees of depth ``midgame_depth``), their reach and margin chosen again (among
+    ``midgame_reaches`` and ``midgame_trains``) into the delivered model;
     record held-out agreement and gain of both sections and strength against ``tickets``
     (2 players, ``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts against ``tickets``; each later round (``later`` times the
@@ -550,18 +600,19 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
             # fitted on end-game turns only lost when they decided from 24 trains or more
             fresh_mid = labelled(f"midgame-round{r}", "endgame",
                                  parts(end_counts, int(midgame_games)), seed=seed * 100 + 90 + r,
-                                 playouts=endgame_playouts, max_trains=midgame_trains,
+                                 playouts=midgame_playouts, max_trains=midgame_trains,
                                  model=path, rollout_model=None)
             m_train = _subset(fresh_mid, fresh_mid.game % k != 0)
             m_test = _subset(fresh_mid, fresh_mid.game % k == 0)
             before = gain(model["turns"], m_test)["model_gain"]
-            turns = dict(fit(e_train.concat(m_train), seed=seed, trees=turn_trees,
-                             depth=turn_depth, min_leaf=min_leaf),
+            turns = dict(fit(e_train.concat(m_train), seed=seed, trees=midgame_trees,
+                             depth=midgame_depth, min_leaf=midgame_min_leaf, histogram=True),
                          max_trains=int(midgame_trains))
-            info = dict(info, midgame_trains=int(midgame_trains))
+            info = dict(info, midgame_trains=int(midgame_trains),
+                        midgame_playouts=int(midgame_playouts))
             model = calibrate(make_model(setup, turns, info), path, boards,
                               games=final_calib_games, seed=seed + r, n_jobs=n_jobs,
-                              reaches=(*reaches, *midgame_reaches, midgame_trains),
+                              reaches=(*midgame_reaches, midgame_trains),
                               players=calib_players)
             mid = {"midgame_decisions": fresh_mid.decisions,
                    "midgame_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
