@@ -412,6 +412,9 @@ def test_shipped_model_loads_and_is_trained():
     m = load_model()
     assert m.setup.n_trees_ >= 10 and m.path.endswith(DEFAULT_MODEL)
     assert m.meta["round"] >= 2 and "rollout=expert" in m.meta["labels"]
+    # docs/expert.md: the shipped turn trees were refitted on whole-game labels and
+    # decide every turn (no board starts with more than 45 trains)
+    assert m.meta["midgame_trains"] == 30 and m.turns.max_trains >= 45
 
 
 # --- what each section decides --------------------------------------------------------
