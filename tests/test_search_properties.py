@@ -81,7 +81,7 @@ def paired_beats(vals, k, z):
     standard errors."""
     m = min(len(vals[k]), len(vals[0]))
     if m < 2:
-        return m > 0 and vals[k][0] > vals[0][0]
+        return m > 0 and z == 0 and vals[k][0] > vals[0][0]
     sd = sq = 0.0
     for i in range(m):
         d = vals[k][i] - vals[0][i]
@@ -145,6 +145,22 @@ def tunnel_position():
     g.apply(g.action("claim", route=route, color=colour))
     assert g.phase == "tunnel"
     return g, colour
+
+
+def test_one_playout_per_candidate_is_no_evidence_for_z_above_zero():
+    """With a budget of one playout per candidate (Europe's initial ticket choice: 11
+    keep sets, 4 playouts) there is no standard error, so z > 0 keeps the default every
+    time; z = 0 takes the best single playout, which departs in some of these games."""
+    departed = {0.0: 0, 1.0: 0}
+    for i in range(24):
+        g = Game("europe", 2, seed=100 + i)
+        for z in departed:
+            p = make_policy(f"search:playouts=4,z={z}", g.board)
+            decide(p, g, seed=i)
+            rows, chosen = p.last_decision()
+            assert len(rows) == 4 and all(r[1] == 1 for r in rows), rows
+            departed[z] += chosen != 0
+    assert departed[1.0] == 0 and departed[0.0] > 0, departed
 
 
 def test_every_kind_of_legal_action_can_be_a_candidate():

@@ -608,7 +608,9 @@ cdef class SearchPolicy(Policy):
         if m > self.cap:
             m = self.cap
         if m < 2:
-            return m > 0 and self.vals[k * self.cap] > self.vals[0]
+            # one paired playout has no standard error: only z = 0 (the best mean wins)
+            # may depart on it
+            return m > 0 and self.z == 0 and self.vals[k * self.cap] > self.vals[0]
         for i in range(m):
             d = self.vals[k * self.cap + i] - self.vals[i]
             sd += d
