@@ -368,6 +368,47 @@ def test_listed_usable_by_spec_and_pickles():
     assert decide(s, g, seed=2) in set(g.legal_action_codes().tolist())
 
 
+@pytest.mark.parametrize("spec", ["search:playouts=1,lead=expert",
+                                  "search:playouts=30,phases=4,lead=expert"])
+def test_the_lead_of_a_search_plays_where_the_search_does_not_depart(spec):
+    """`lead=expert`: the expert's choice is the default candidate. With one playout there
+    is nothing to compare, and decisions outside `phases` are not searched; either way
+    the search's move is the expert's own (the expert kept in step in the same games),
+    while the playouts stay `tickets`'."""
+    compared = 0
+    for board, n in [("usa", 2), ("europe", 3), ("newyork", 4)]:
+        g = Game(board, n, seed=7)
+        s = make_policy(spec, g.board)
+        assert {type(p).__name__ for p in s.rollouts[:-1]} == {"TicketsPolicy"}
+        e = make_policy("expert", g.board)
+        others = [make_policy("tickets", g.board) for _ in range(n)]
+        started = set()
+        while not g.is_over():
+            q = g.current_player
+            first = q not in started
+            started.add(q)
+            if q == 0:
+                a = decide(s, g, seed=3, start=first)
+                searched = s.last_decision()[0] and "phases=4" in spec and g.phase == "turn"
+                b = decide(e, g, seed=3, start=first)
+                if not searched:
+                    assert a == b, (board, g.turn, g.phase)
+                    compared += 1
+            else:
+                a = decide(others[q], g, seed=q, start=first)
+            g.apply(a)
+    assert compared > 20
+
+
+def test_the_lead_must_be_a_builtin_other_than_search():
+    with pytest.raises(ValueError, match="unknown lead policy 'nope'"):
+        make_policy("search:lead=nope", None)
+    with pytest.raises(ValueError, match="unknown lead policy"):
+        make_policy("search:lead=search", None)
+    assert make_policy("search:lead=expert", None).params["lead"] == "expert"
+    assert make_policy("search", None).params["lead"] == ""
+
+
 # --- the model file -------------------------------------------------------------------
 
 def test_missing_or_corrupt_model_file_is_a_clear_error_naming_it(tmp_path):

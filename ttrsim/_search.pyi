@@ -6,6 +6,7 @@ from ttrsim._policy import Policy
 class SearchPolicy(Policy):
     playouts: int
     rollout: str
+    lead: str
     worlds: int
     c: float
     utility: float
@@ -28,7 +29,7 @@ class SearchPolicy(Policy):
                  playouts: int = ..., rollout: str | None = ..., worlds: int = ...,
                  c: float = ..., utility: float = ..., claims: int = ..., draws: int = ...,
                  z: float = ..., infer: float = ..., ticket_draws: int = ..., phases: int = ...,
-                 spec: str | None = ...) -> None: ...
+                 lead: str = ..., spec: str | None = ...) -> None: ...
     @property
     def params(self) -> dict[str, Any]: ...
     def last_decision(self) -> tuple[list[tuple[int, int, float, float, float, bool]], int]: ...

@@ -49,24 +49,35 @@ _DRAW = (12, "once its tickets are done, draw more only while at least this many
 _PROPOSERS = ("tickets", "greedy", "routes")
 
 
-def make_search_policy(rollout: str = "tickets", **params) -> SearchPolicy:
-    """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
-    ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
-    instances and its proposers. ``params`` are the search's own (``ttrsim policies``).
-    The proposers: of the rollout followed by tickets, greedy and routes (without the
-    rollout), the first three less any that plays at random, less the first (the
-    rollout's own choice is already the default candidate)."""
-    rollout = str(rollout).strip()
-    name = rollout.partition(":")[0].strip()
+def _builtin_spec(role: str, spec: str) -> str:
+    """`spec` stripped, checked to name a built-in policy other than ``search``."""
+    spec = str(spec).strip()
+    name = spec.partition(":")[0].strip()
     if name not in REGISTRY or name == "search":
         known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
-        raise ValueError(f"search: unknown rollout policy {rollout!r}; use one of the "
+        raise ValueError(f"search: unknown {role} policy {spec!r}; use one of the "
                          f"built-in policies: {known}")
-    parse_spec(rollout)
-    rollouts = [make_policy(rollout, None) for _ in range(6)]
+    parse_spec(spec)
+    return spec
+
+
+def make_search_policy(rollout: str = "tickets", lead: str = "", **params) -> SearchPolicy:
+    """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
+    ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
+    instances and its proposers. ``lead`` (a built-in spec; "" : the rollout) plays the
+    real game: its choice is the default candidate, which the search leaves only on
+    evidence, and it makes the decisions that are not searched. ``params`` are the
+    search's own (``ttrsim policies``). The proposers: of the rollout followed by
+    tickets, greedy and routes (without the rollout), the first three less any that
+    plays at random, less the first when it is the default candidate (no `lead`)."""
+    rollout = _builtin_spec("rollout", rollout)
+    lead = _builtin_spec("lead", lead) if str(lead or "").strip() else ""
+    rollouts = [make_policy(rollout, None) for _ in range(5)]
+    rollouts.append(make_policy(lead or rollout, None))
     names = ([rollout] + [p for p in _PROPOSERS if p != rollout and p in REGISTRY])[:3]
     proposers = [p for p in (make_policy(n, None) for n in names) if not isinstance(p, RandomPolicy)]
-    return SearchPolicy(rollouts, proposers[1:], rollout=rollout, **params)
+    return SearchPolicy(rollouts, proposers if lead else proposers[1:], rollout=rollout,
+                        lead=lead, **params)
 
 
 REGISTRY: dict[str, PolicyInfo] = {
@@ -103,6 +114,8 @@ REGISTRY: dict[str, PolicyInfo] = {
         "paired standard errors (sequential halving over the candidates; docs/search.md)",
         {"playouts": (200, "playouts per decision (the budget; more is stronger and slower)"),
          "rollout": ("tickets", "built-in policy that plays every seat in the playouts"),
+         "lead": ("", "built-in policy whose choice is the default candidate and which makes "
+                      "the decisions not searched (e.g. expert); empty: the rollout policy"),
          "worlds": (0, "distinct sampled worlds per decision (0: a fresh one per playout)"),
          "c": (0.0, "UCB1 exploration constant; 0 uses sequential halving instead"),
          "utility": (0.2, "weight of the final score margin in a playout's value "

@@ -63,6 +63,7 @@ cdef class SearchPolicy(Policy):
     set of candidate actions; playouts run a built-in rollout policy in every seat."""
     cdef readonly int playouts         # playouts per decision (the budget)
     cdef readonly str rollout          # spec of the rollout policy
+    cdef readonly str lead             # spec of the policy playing the real game ("" : the rollout)
     cdef readonly int worlds           # distinct sampled worlds per decision (0: one per playout)
     cdef readonly double c             # UCB1 exploration constant; 0: sequential halving
     cdef readonly double utility       # weight of the score margin in the utility (0: win only)
@@ -77,8 +78,8 @@ cdef class SearchPolicy(Policy):
     cdef double* vals                  # utility of each playout: [candidate][world]
     cdef int cap                       # playouts per candidate that vals holds
     cdef PolicyRef roll[MAX_PLAYERS]   # rollout instances, one per seat of a playout
-    cdef PolicyRef me                  # the rollout policy playing this seat's real game:
-                                       # its choice is the default candidate
+    cdef PolicyRef me                  # the lead (default: the rollout policy) playing this
+                                       # seat's real game: its choice is the default candidate
     cdef PolicyRef prop[MAX_PROP]      # proposers: policies whose choices become candidates
     cdef int n_prop
     cdef readonly tuple rollouts       # the objects behind roll (then me) and prop
@@ -117,13 +118,16 @@ cdef class SearchPolicy(Policy):
         free(self.vals)
 
     def __init__(self, rollouts, proposers=(), playouts=200, rollout=None, worlds=0, c=0.0,
-                 utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, phases=31, spec=None):
-        """`rollouts`: MAX_PLAYERS + 1 (6) distinct compiled instances of the rollout
-        policy, one per seat of a playout, the last one playing this seat's real game (its
-        choice is the default candidate). `proposers`: up to 3 compiled policies whose
-        choices at a turn become candidates too. `rollout`: the rollout's spec text (for
-        ``params``; default the instances' spec). ``ttrsim.policies.make_policy("search:...")``
-        builds both from the registry; the other parameters are listed by ``ttrsim policies``."""
+                 utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, phases=31,
+                 lead="", spec=None):
+        """`rollouts`: MAX_PLAYERS + 1 (6) distinct compiled instances: the first
+        MAX_PLAYERS of the rollout policy, one per seat of a playout; the last plays this
+        seat's real game (its choice is the default candidate): another instance of the
+        rollout policy, or of the `lead` policy. `proposers`: up to 3 compiled policies
+        whose choices at a turn become candidates too. `rollout`, `lead`: their spec texts
+        (for ``params``; default the instances' spec, "" : the lead is the rollout).
+        ``ttrsim.policies.make_policy("search:...")`` builds them all from the registry; the
+        other parameters are listed by ``ttrsim policies``."""
         Policy.__init__(self, spec)
         rollouts, proposers = tuple(rollouts), tuple(proposers)
         if len(rollouts) != MAX_PLAYERS + 1 or len({id(p) for p in rollouts}) != len(rollouts):
@@ -139,8 +143,11 @@ cdef class SearchPolicy(Policy):
             if not isinstance(p, Policy):
                 raise TypeError(f"search: rollout and proposer policies must be compiled "
                                 f"ttrsim policies, got {type(p).__name__}")
-        if len({type(p) for p in rollouts}) != 1:
+        if len({type(p) for p in rollouts[:MAX_PLAYERS]}) != 1:
             raise ValueError("search: the rollout instances must all be of one policy")
+        if not lead and type(rollouts[MAX_PLAYERS]) is not type(rollouts[0]):
+            raise ValueError("search: the instance playing the real game is not of the "
+                             "rollout policy; name its policy as `lead`")
         if not isinstance(playouts, (int, float)) or playouts != playouts or int(playouts) < 1:
             raise ValueError(f"search: playouts must be a positive number of playouts per "
                              f"decision, got {playouts!r}")
@@ -155,6 +162,7 @@ cdef class SearchPolicy(Policy):
             raise ValueError(f"search: claims must be >= 0, got {claims}")
         self.playouts = int(playouts)
         self.rollout = str(rollout).strip() if rollout is not None else rollouts[0].spec
+        self.lead = str(lead or "").strip()
         self.worlds = int(worlds)
         self.c = float(c)
         self.utility = float(utility)
@@ -208,7 +216,7 @@ cdef class SearchPolicy(Policy):
         return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
                     utility=self.utility, claims=self.claims, draws=self.draws, z=self.z,
                     infer=self.infer, ticket_draws=self.ticket_draws,
-                    phases=self.phases)
+                    phases=self.phases, lead=self.lead)
 
     def __reduce__(self):
         return (_rebuild_search, (type(self), self.rollouts, self.proposers, self.params,
@@ -274,8 +282,8 @@ cdef class SearchPolicy(Policy):
         payment, every second draw (draws or not), and at a turn a face-up card of each
         colour on offer too."""
         self.n_cand = 0
-        # the rollout policy's own choice in this game comes first: the search departs
-        # from it only on evidence (see choose)
+        # the lead's own choice in this game (by default the rollout policy's) comes first:
+        # the search departs from it only on evidence (see choose)
         self.add_cand(ref_choose(&self.me, b, s, seat, legal, n_legal))
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
             self.add_all(legal, n_legal)
@@ -632,7 +640,7 @@ cdef class SearchPolicy(Policy):
                 self.error = PolicyError("search: no legal action (the game is over)")
             return -1
         if not self.uniform and not (self.phases & phase_bit(s.phase)):
-            # not searched: the rollout policy's own move, as the default candidate would be
+            # not searched: the lead's own move, as the default candidate would be
             self.n_cand = 0
             self.chosen = -1
             return ref_choose(&self.me, b, s, seat, legal, n_legal)
