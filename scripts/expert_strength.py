@@ -1,17 +1,21 @@
-"""Strength and speed of the `expert` policy and of the search with `expert` rollouts.
+"""Strength and speed of the `expert` policy and of the search with `expert` rollouts or
+the `expert` as its lead.
 
 Parts (--part, repeatable; results appended to --json, default scripts/expert_strength.json):
   tickets   expert against tickets: 2 players, and one expert seat against three tickets
             at 4 players, per board (--tickets-games games per table, default 2000)
   speed     expert and tickets self-play, Europe 4 players, side by side in one process:
             games per CPU second of each, best of 3 alternated rounds, and their ratio
-  cost      CPU seconds per decision of `search` (tickets rollouts) and of
-            `search:rollout=expert` at the same playouts, 2 players against tickets, per
-            board; gives the playouts of an expert-rollout search of equal CPU per decision
+  cost      CPU seconds per decision of `search` (tickets rollouts), of
+            `search:rollout=expert` and of `search:lead=expert` at the same playouts,
+            2 players against tickets, per board; gives the playouts of each of the two
+            at equal CPU per decision with `search`
   rollout   `search:rollout=expert` against `search`, 2 players, per board: at equal CPU
             per decision (playouts from `cost`) and at equal playouts
-  four      four seats of `search:rollout=expert` (equal CPU) and four seats of `search`,
-            USA 4 players: the winners' mean score
+  lead      `search:lead=expert` (the expert's move is the default candidate, tickets
+            rollouts) against `search`, 2 players, per board, at equal CPU per decision
+  four      four seats of `search:rollout=expert` (equal CPU), of `search:lead=expert`
+            (equal CPU) and of `search`, USA 4 players: the winners' mean score
   vs-search `expert` against `search`, 2 players, per board
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
@@ -20,6 +24,7 @@ hex digits of the model file's SHA-256) and the date.
 
     nice -n 10 python scripts/expert_strength.py --part speed
     nice -n 10 python scripts/expert_strength.py --part cost --part rollout --games 200
+    nice -n 10 python scripts/expert_strength.py --part cost --part lead --games 600
 """
 from __future__ import annotations
 
@@ -88,15 +93,22 @@ def speed(games: int = 4000, rounds: int = 3) -> dict:
 
 
 def cost(playouts: int, games: int) -> dict:
-    """CPU per decision of the two searches at the same playouts, per board."""
+    """CPU per decision of the three searches at the same playouts, per board, and the
+    playouts of the two with the expert at equal CPU per decision with `search`."""
     rows = {}
     for board in BOARDS:
         a = play(board, [f"search:playouts={playouts}", "tickets"], games)
         b = play(board, [f"search:playouts={playouts},rollout=expert", "tickets"], games)
+        c = play(board, [f"search:playouts={playouts},lead=expert", "tickets"], games)
+
+        def equal(row):
+            return max(1, int(round(playouts * a["cpu_per_decision"] / row["cpu_per_decision"])))
+
         rows[board] = {"tickets_rollout": a["cpu_per_decision"],
                        "expert_rollout": b["cpu_per_decision"],
-                       "equal_cpu_playouts": max(1, int(round(
-                           playouts * a["cpu_per_decision"] / b["cpu_per_decision"])))}
+                       "expert_lead": c["cpu_per_decision"],
+                       "equal_cpu_playouts": equal(b),
+                       "equal_cpu_playouts_lead": min(playouts, equal(c))}
     return {"part": "cost", "playouts": playouts, "games": games, "boards": rows}
 
 
@@ -104,7 +116,7 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", action="append",
-                    choices=("tickets", "speed", "cost", "rollout", "four", "vs-search"))
+                    choices=("tickets", "speed", "cost", "rollout", "lead", "four", "vs-search"))
     ap.add_argument("--tickets-games", type=int, default=2000,
                     help="games per table of --part tickets (default 2000)")
     ap.add_argument("--games", type=int, default=200, help="games per table (default 200)")
@@ -121,11 +133,13 @@ def main(argv=None) -> int:
         a.json.write_text(json.dumps(data, indent=1) + "\n")
         print(json.dumps(row), flush=True)
 
-    def equal_cpu():
+    def equal_cpu(key="equal_cpu_playouts"):
         for row in reversed(data):
-            if row.get("part") == "cost":
-                return {b: v["equal_cpu_playouts"] for b, v in row["boards"].items()}
-        raise SystemExit("run --part cost first: it gives the equal-CPU playouts")
+            if row.get("part") == "cost" and row.get("model") == model:
+                if all(key in v for v in row["boards"].values()):
+                    return {b: v[key] for b, v in row["boards"].items()}
+        raise SystemExit("run --part cost first (with this model): it gives the equal-CPU "
+                         "playouts")
 
     ref = f"search:playouts={a.playouts}"
     for part in a.part or ["speed"]:
@@ -146,11 +160,17 @@ def main(argv=None) -> int:
                                a.games), part="rollout", budget="equal_cpu"))
                 save(dict(play(board, [f"search:playouts={a.playouts},rollout=expert", ref],
                                a.games), part="rollout", budget="equal_playouts"))
+        elif part == "lead":
+            eq = equal_cpu("equal_cpu_playouts_lead")
+            for board in BOARDS:
+                save(dict(play(board, [f"search:playouts={eq[board]},lead=expert", ref],
+                               a.games), part="lead", budget="equal_cpu"))
         elif part == "four":
-            eq = equal_cpu()
-            spec = f"search:playouts={eq['usa']},rollout=expert"
-            save(dict(play("usa", [f"{spec}#{k}" for k in range(4)], a.games),
-                      part="four", search=spec))
+            eq, eq_lead = equal_cpu(), equal_cpu("equal_cpu_playouts_lead")
+            for spec in (f"search:playouts={eq['usa']},rollout=expert",
+                         f"search:playouts={eq_lead['usa']},lead=expert"):
+                save(dict(play("usa", [f"{spec}#{k}" for k in range(4)], a.games),
+                          part="four", search=spec))
             save(dict(play("usa", [f"{ref}#{k}" for k in range(4)], a.games),
                       part="four", search=ref))
         elif part == "vs-search":

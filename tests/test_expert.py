@@ -347,7 +347,7 @@ def test_expert_ignores_hidden_information(board, n, seed):
 
 def test_same_seed_same_games_whatever_the_workers():
     kw = dict(games=16, seed=4, batch_size=4)
-    specs = ["expert", "tickets", "search:playouts=4,rollout=expert"]
+    specs = ["expert", "tickets", "search:playouts=4,rollout=expert", "search:playouts=4,lead=expert"]
     a = simulate("europe", specs, n_jobs=1, **kw)
     b = simulate("europe", specs, n_jobs=2, **kw)
     for name in a.table_names:
