@@ -113,18 +113,20 @@ def test_phases_search_only_the_decisions_named():
 # --- hidden information ----------------------------------------------------------------
 
 
+@pytest.mark.parametrize("lead", ["", ",lead=expert"])
 @pytest.mark.parametrize("board,n,seed", [("europe", 2, 1), ("usa", 3, 2), ("newyork", 2, 3),
                                           ("europe", 4, 4)])
-def test_search_decisions_ignore_hidden_information(board, n, seed):
+def test_search_decisions_ignore_hidden_information(board, n, seed, lead):
     """Changing only what the seat cannot see (other hands except cards known taken face
-    up, deck order, other players' tickets, the ticket deck) leaves its decision alone."""
+    up, deck order, other players' tickets, the ticket deck) leaves its decision alone,
+    led by the rollout policy or by the expert."""
     changed = 0
     for turns in (3, 9, 16, 24):
         g = midgame(board, n, seed, turns)
         if g.is_over():
             continue
         seat = g.current_player
-        p = make_policy("search:playouts=24,draws=1,claims=3", g.board)
+        p = make_policy("search:playouts=24,draws=1,claims=3" + lead, g.board)
         want = decide(p, g, seed=11)
         rows_a = p.last_decision()[0]
         for k in range(3):
