@@ -753,3 +753,5 @@ def test_run_manifest_names_the_expert_models_it_played(tmp_path):
                    games=2, seed=1)
     assert run.manifest["expert_models"] == {str(blind): other, shipped: digest}
     assert other != digest
+    led = simulate("usa", ["search:playouts=2,lead=expert", "tickets"], games=2, seed=1)
+    assert led.manifest["expert_models"] == {shipped: digest}      # the search's lead too
