@@ -12,7 +12,9 @@ The last round then labels the turns of whole games too (--midgame-games per boa
 player count, from --midgame-trains trains on, --midgame-playouts playouts per candidate
 over tickets rollouts; 0 games: none), fits the turn trees again on every labelled turn
 (--midgame-trees histogram trees of depth --midgame-depth) and chooses their reach and
-margin again (among --midgame-reaches and --midgame-trains). Each round measures
+margin again (among --midgame-reaches and --midgame-trains); each further pass
+(--midgame-passes in all) labels as many games played by the model of the pass before and
+fits the turn trees on the end-game labels and these. Each round measures
 held-out agreement and value gained, and the win share
 against ``tickets`` (2 players, seats rotated). Round 1 labels with
 ``search`` (tickets rollouts) against ``tickets``; round r > 1 with
@@ -97,6 +99,9 @@ def main(argv=None) -> int:
                     help="the fewest labelled candidates in one of their leaves (default 400)")
     ap.add_argument("--midgame-reaches", default="45",
                     help="reaches tried besides --midgame-trains after that pass (default 45)")
+    ap.add_argument("--midgame-passes", type=int, default=2,
+                    help="whole-game passes; each after the first labels games of the model "
+                         "the pass before made (default 2)")
     ap.add_argument("--eval-games", type=int, default=2000,
                     help="2-player games per board against tickets after each round (0: none)")
     ap.add_argument("--seed", type=int, default=0)
@@ -107,7 +112,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     for name in ("rounds", "positions", "playouts", "endgame_games", "endgame_playouts",
                  "calib_games", "final_calib_games", "midgame_playouts", "midgame_trees",
-                 "midgame_depth", "midgame_min_leaf"):
+                 "midgame_depth", "midgame_min_leaf", "midgame_passes"):
         if getattr(a, name) < 1:
             ap.error(f"--{name.replace('_', '-')} must be at least 1")
     if min(a.max_trains, a.eval_games, a.midgame_games, a.midgame_trains) < 0 \
@@ -126,7 +131,7 @@ def main(argv=None) -> int:
                     midgame_games=a.midgame_games, midgame_trains=a.midgame_trains,
                     midgame_playouts=a.midgame_playouts, midgame_trees=a.midgame_trees,
                     midgame_depth=a.midgame_depth, midgame_min_leaf=a.midgame_min_leaf,
-                    midgame_reaches=midgame_reaches,
+                    midgame_reaches=midgame_reaches, midgame_passes=a.midgame_passes,
                     eval_games=a.eval_games, seed=a.seed, n_jobs=a.jobs,
                     progress=not a.quiet)
     print(json.dumps(records, indent=1))

@@ -453,9 +453,11 @@ def test_shipped_model_loads_and_is_trained():
     m = load_model()
     assert m.setup.n_trees_ >= 10 and m.path.endswith(DEFAULT_MODEL)
     assert m.meta["round"] >= 2 and "rollout=expert" in m.meta["labels"]
-    # docs/expert.md: the shipped turn trees were refitted on whole-game labels and
-    # decide every turn (no board starts with more than 45 trains)
+    # docs/expert.md: the shipped turn trees were refitted on whole-game labels (a
+    # second pass: games of the first pass's model) and decide every turn (no board
+    # starts with more than 45 trains)
     assert m.meta["midgame_trains"] == 30 and m.turns.max_trains >= 45
+    assert m.meta["midgame_passes"] == 2
 
 
 # --- what each section decides --------------------------------------------------------
@@ -550,6 +552,11 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     assert rec[0]["turn_max_trains"] == 12 and "calibration" not in rec[0]
     assert "midgame_decisions" not in rec[0] and rec[1]["midgame_decisions"] > 10
     assert (tmp_path / "a" / "midgame-round2.npz").exists()
+    # a second whole-game pass (the default) labels games of the first pass's model
+    assert rec[1]["pass2_decisions"] > 10 and "pass3_decisions" not in rec[1]
+    assert (tmp_path / "a" / "midgame-round2-pass2.npz").exists()
+    assert json.loads((tmp_path / "a" / "expert-round2.json").read_text())["training"][
+        "midgame_passes"] == 2
     assert rec[1]["calibration"]["players"] == [2, 4]
     assert rec[1]["calibration"]["labelled_max_trains"] == 20
     tried = rec[1]["calibration"]["scores"]

@@ -509,7 +509,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
           final_calib_games: int = 5000, reaches=(12, 16, 20, 24), calib_players=(2, 4),
           midgame_games: int = 2500, midgame_trains: int = 30, midgame_playouts: int = 16,
           midgame_trees: int = 150, midgame_depth: int = 6, midgame_min_leaf: int = 400,
-          midgame_reaches=(45,),
+          midgame_reaches=(45,), midgame_passes: int = 2,
           eval_games: int = 2000, holdout: float = 0.2, seed: int = 0, n_jobs: int = 1,
           progress: bool = True) -> list[dict]:
     """Expert iteration. Each round: label initial ticket choices (``positions`` per board
@@ -528,7 +528,10 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
     positions with few playouts each taught the trees more than few with many); the
     turn trees are fitted again on every labelled turn (``midgame_trees`` histogram
     trees of depth ``midgame_depth``), their reach and margin chosen again (among
-    ``midgame_reaches`` and ``midgame_trains``) into the delivered model;
+    ``midgame_reaches`` and ``midgame_trains``) into the delivered model. Each further
+    pass (``midgame_passes`` in all) labels the same number of whole games where the
+    seat plays the model of the pass before, and fits the turn trees again on the
+    end-game labels and these only (the turns the model itself reaches);
     record held-out agreement and gain of both sections and strength against ``tickets``
     (2 players, ``eval_games`` per board). Round 1 labels with the search over
     ``tickets`` rollouts against ``tickets``; each later round (``later`` times the
@@ -618,6 +621,30 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                    "midgame_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
                    "midgame_turn_gain_before": before,
                    **{f"midgame_turn_{key}": v for key, v in gain(model["turns"], m_test).items()}}
+            for p in range(2, int(midgame_passes) + 1):
+                # the turns the model of the pass before reaches: labels of the model's own
+                # games taught the trees more than adding them to the earlier passes' labels
+                fresh_mid = labelled(f"midgame-round{r}-pass{p}", "endgame",
+                                     parts(end_counts, int(midgame_games)),
+                                     seed=seed * 100 + 90 + r + 1000 * (p - 1),
+                                     playouts=midgame_playouts, max_trains=midgame_trains,
+                                     model=path, rollout_model=None)
+                m_train = _subset(fresh_mid, fresh_mid.game % k != 0)
+                m_test = _subset(fresh_mid, fresh_mid.game % k == 0)
+                before = gain(model["turns"], m_test)["model_gain"]
+                turns = dict(fit(e_train.concat(m_train), seed=seed, trees=midgame_trees,
+                                 depth=midgame_depth, min_leaf=midgame_min_leaf,
+                                 histogram=True), max_trains=int(midgame_trains))
+                info = dict(info, midgame_passes=p)
+                model = calibrate(make_model(setup, turns, info), path, boards,
+                                  games=final_calib_games, seed=seed + r + 1000 * (p - 1),
+                                  n_jobs=n_jobs, reaches=(*midgame_reaches, midgame_trains),
+                                  players=calib_players)
+                mid.update({f"pass{p}_decisions": fresh_mid.decisions,
+                            f"pass{p}_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
+                            f"pass{p}_turn_gain_before": before,
+                            **{f"pass{p}_turn_{key}": v
+                               for key, v in gain(model["turns"], m_test).items()}})
         rec = {"round": r, "labels": labels,
                "setup_positions": setup_data.decisions, "endgame_decisions": end_data.decisions,
                "label_cpu_seconds": round(fresh.cpu_seconds + fresh_end.cpu_seconds, 1),
