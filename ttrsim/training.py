@@ -598,11 +598,14 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                           reaches=(*reaches, max_trains) if last else None,
                           players=calib_players if last else (2,))
         mid = {}
-        if last and midgame_games > 0:
-            # labels of the middle game too, so that the trees may decide there: those
-            # fitted on end-game turns only lost when they decided from 24 trains or more
-            fresh_mid = labelled(f"midgame-round{r}", "endgame",
-                                 parts(end_counts, int(midgame_games)), seed=seed * 100 + 90 + r,
+        for p in range(1, int(midgame_passes) + 1 if last and midgame_games > 0 else 1):
+            # pass 1: labels of the middle game too, so that the trees may decide there
+            # (those fitted on end-game turns only lost when they decided from 24 trains
+            # or more); pass p > 1: the turns the model of the pass before reaches, fitted
+            # without the earlier passes' labels (with them the trees played worse)
+            fresh_mid = labelled(f"midgame-round{r}" + (f"-pass{p}" if p > 1 else ""),
+                                 "endgame", parts(end_counts, int(midgame_games)),
+                                 seed=seed * 100 + 90 + r + 1000 * (p - 1),
                                  playouts=midgame_playouts, max_trains=midgame_trains,
                                  model=path, rollout_model=None)
             m_train = _subset(fresh_mid, fresh_mid.game % k != 0)
@@ -612,39 +615,17 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                              depth=midgame_depth, min_leaf=midgame_min_leaf, histogram=True),
                          max_trains=int(midgame_trains))
             info = dict(info, midgame_trains=int(midgame_trains),
-                        midgame_playouts=int(midgame_playouts))
+                        midgame_playouts=int(midgame_playouts),
+                        **({"midgame_passes": p} if p > 1 else {}))
             model = calibrate(make_model(setup, turns, info), path, boards,
-                              games=final_calib_games, seed=seed + r, n_jobs=n_jobs,
-                              reaches=(*midgame_reaches, midgame_trains),
+                              games=final_calib_games, seed=seed + r + 1000 * (p - 1),
+                              n_jobs=n_jobs, reaches=(*midgame_reaches, midgame_trains),
                               players=calib_players)
-            mid = {"midgame_decisions": fresh_mid.decisions,
-                   "midgame_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
-                   "midgame_turn_gain_before": before,
-                   **{f"midgame_turn_{key}": v for key, v in gain(model["turns"], m_test).items()}}
-            for p in range(2, int(midgame_passes) + 1):
-                # the turns the model of the pass before reaches: labels of the model's own
-                # games taught the trees more than adding them to the earlier passes' labels
-                fresh_mid = labelled(f"midgame-round{r}-pass{p}", "endgame",
-                                     parts(end_counts, int(midgame_games)),
-                                     seed=seed * 100 + 90 + r + 1000 * (p - 1),
-                                     playouts=midgame_playouts, max_trains=midgame_trains,
-                                     model=path, rollout_model=None)
-                m_train = _subset(fresh_mid, fresh_mid.game % k != 0)
-                m_test = _subset(fresh_mid, fresh_mid.game % k == 0)
-                before = gain(model["turns"], m_test)["model_gain"]
-                turns = dict(fit(e_train.concat(m_train), seed=seed, trees=midgame_trees,
-                                 depth=midgame_depth, min_leaf=midgame_min_leaf,
-                                 histogram=True), max_trains=int(midgame_trains))
-                info = dict(info, midgame_passes=p)
-                model = calibrate(make_model(setup, turns, info), path, boards,
-                                  games=final_calib_games, seed=seed + r + 1000 * (p - 1),
-                                  n_jobs=n_jobs, reaches=(*midgame_reaches, midgame_trains),
-                                  players=calib_players)
-                mid.update({f"pass{p}_decisions": fresh_mid.decisions,
-                            f"pass{p}_label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
-                            f"pass{p}_turn_gain_before": before,
-                            **{f"pass{p}_turn_{key}": v
-                               for key, v in gain(model["turns"], m_test).items()}})
+            pre = "midgame_" if p == 1 else f"pass{p}_"
+            mid.update({f"{pre}decisions": fresh_mid.decisions,
+                        f"{pre}label_cpu_seconds": round(fresh_mid.cpu_seconds, 1),
+                        f"{pre}turn_gain_before": before,
+                        **{f"{pre}turn_{key}": v for key, v in gain(model["turns"], m_test).items()}})
         rec = {"round": r, "labels": labels,
                "setup_positions": setup_data.decisions, "endgame_decisions": end_data.decisions,
                "label_cpu_seconds": round(fresh.cpu_seconds + fresh_end.cpu_seconds, 1),
