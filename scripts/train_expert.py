@@ -91,8 +91,8 @@ def main(argv=None) -> int:
                          "or fewer (default 30)")
     ap.add_argument("--midgame-playouts", type=int, default=16,
                     help="playouts per candidate of those turns (default 16)")
-    ap.add_argument("--midgame-trees", type=int, default=150,
-                    help="trees of the turn model fitted after that pass (default 150)")
+    ap.add_argument("--midgame-trees", type=int, default=40,
+                    help="trees of the turn model fitted after that pass (default 40)")
     ap.add_argument("--midgame-depth", type=int, default=6,
                     help="their depth (default 6)")
     ap.add_argument("--midgame-min-leaf", type=int, default=400,

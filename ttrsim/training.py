@@ -508,7 +508,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
           turn_depth: int = 4, min_leaf: int = 40, calib_games: int = 400,
           final_calib_games: int = 5000, reaches=(12, 16, 20, 24), calib_players=(2, 4),
           midgame_games: int = 2500, midgame_trains: int = 30, midgame_playouts: int = 16,
-          midgame_trees: int = 150, midgame_depth: int = 6, midgame_min_leaf: int = 400,
+          midgame_trees: int = 40, midgame_depth: int = 6, midgame_min_leaf: int = 400,
           midgame_reaches=(45,), midgame_passes: int = 2,
           eval_games: int = 2000, holdout: float = 0.2, seed: int = 0, n_jobs: int = 1,
           progress: bool = True) -> list[dict]:
