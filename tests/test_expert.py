@@ -533,6 +533,27 @@ def test_turn_trees_decide_only_in_the_end_game(tmp_path):
     assert ended >= 15
 
 
+def test_train_script_defaults_are_the_apis(tmp_path, monkeypatch):
+    """scripts/train_expert.py without options trains with train()'s own defaults, so
+    the documented command and the Python API make the same model (a default changed in
+    one place only would make the shipped model irreproducible from the other)."""
+    import importlib.util
+    import inspect
+    from pathlib import Path
+
+    from ttrsim.training import train
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "train_expert.py"
+    spec = importlib.util.spec_from_file_location("train_expert_script", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    seen = {}
+    monkeypatch.setattr(script, "train", lambda out, **kw: seen.update(kw) or [])
+    assert script.main(["--out", str(tmp_path)]) == 0
+    defaults = {k: v.default for k, v in inspect.signature(train).parameters.items()}
+    assert seen and {k: defaults[k] for k in seen} == seen
+
+
 def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train
