@@ -1,5 +1,7 @@
 """Helpers shared by the tests: readable views of a game's cards, routes by their
-cities, positions reached by play."""
+cities, positions reached by play, the scripts as modules."""
+import importlib.util
+from pathlib import Path
 
 
 def card(board, t) -> str | None:
@@ -41,3 +43,12 @@ def midgame(board, n, seed, turns=14):
     while not g.is_over() and g.turn < turns:
         g.apply(decide(tickets[g.current_player], g, seed=seed + g.turn))
     return g
+
+
+def load_script(name: str):
+    """scripts/NAME.py as a module (the scripts are not a package)."""
+    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_script", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

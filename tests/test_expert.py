@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import ttrsim
-from helpers import midgame
+from helpers import load_script, midgame
 from ttrsim import Game
 from ttrsim._batch import game_seeds, play_batch
 from ttrsim._expert import (DEFAULT_MODEL, FEATURES, FORMAT_VERSION, ExpertPolicy,
@@ -537,16 +537,11 @@ def test_train_script_defaults_are_the_apis(tmp_path, monkeypatch):
     """scripts/train_expert.py without options trains with train()'s own defaults, so
     the documented command and the Python API make the same model (a default changed in
     one place only would make the shipped model irreproducible from the other)."""
-    import importlib.util
     import inspect
-    from pathlib import Path
 
     from ttrsim.training import train
 
-    path = Path(__file__).resolve().parents[1] / "scripts" / "train_expert.py"
-    spec = importlib.util.spec_from_file_location("train_expert_script", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("train_expert")
     seen = {}
     monkeypatch.setattr(script, "train", lambda out, **kw: seen.update(kw) or [])
     assert script.main(["--out", str(tmp_path)]) == 0

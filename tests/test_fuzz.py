@@ -3,9 +3,7 @@ player count, the core's invariant check after every action, no violation; the s
 file makes a run resumable and incremental."""
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -16,10 +14,9 @@ from ttrsim._engine import CHECK_MESSAGES
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
 
-ROOT = Path(__file__).resolve().parents[1]
-spec = importlib.util.spec_from_file_location("fuzz_script", ROOT / "scripts" / "fuzz.py")
-fuzz = importlib.util.module_from_spec(spec)
-spec.loader.exec_module(fuzz)
+from helpers import load_script
+
+fuzz = load_script("fuzz")
 
 CONFIGS = [(b, n) for b in fuzz.BOARDS for n in range(maps.load(b).min_players,
                                                       maps.load(b).max_players + 1)]
