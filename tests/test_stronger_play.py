@@ -252,3 +252,42 @@ def test_parts_zero_under_both_plays_are_left_out():
     assert not {"station_points", "stations_built", "attraction_points"} & set(c.score_parts.metric)
     assert {"score", "route_points", "ticket_points", "turns"} <= set(c.score_parts.metric)
     assert c.stations is None and "stations" not in c.tables()
+
+
+def test_the_report_command_adds_the_section(tmp_path, capsys):
+    # `ttrsim report RUN --stronger RUN [--baseline RUN --stronger-baseline RUN]` writes
+    # exactly what write_report(run, stronger=compare_play(...)) writes (a baseline handed
+    # to the wrong side or left out would change the tables); runs of other games, and a
+    # stronger baseline without its pair, are refused in one line
+    from ttrsim.cli import main
+    from ttrsim.results import load_run
+
+    runs = {"base": (["tickets"] * 4, SEED), "no": (["tickets:stations=0"] + ["tickets"] * 3, SEED),
+            "strong": (["expert"] * 4, SEED), "strong_no": (["expert:stations=0"] + ["expert"] * 3, SEED),
+            "other": (["expert"] * 4, SEED + 1)}
+    path = {name: str(tmp_path / name) for name in runs}
+    for name, (policies, seed) in runs.items():
+        ttrsim.simulate("europe", policies, games=60, seed=seed, out=path[name])
+    assert main(["report", path["base"], "--out", str(tmp_path / "cli"), "--baseline", path["no"],
+                 "--stronger", path["strong"], "--stronger-baseline", path["strong_no"]]) == 0
+    capsys.readouterr()
+    page = (tmp_path / "cli" / "index.html").read_text()
+    assert "<h2>Under stronger play</h2>" in page[page.index('<section id="stronger">'):]
+    load = {name: load_run(p) for name, p in path.items()}
+    c = an.compare_play(load["base"], load["strong"], load["no"], load["strong_no"])
+    write_report(load["base"], tmp_path / "api", baseline=load["no"], stronger=c)
+    for name in ("stronger_tickets.csv", "stronger_seats.csv", "stronger_stations.csv",
+                 "stronger_routes.csv", "stronger_score_parts.csv"):
+        assert (tmp_path / "cli" / name).read_text() == (tmp_path / "api" / name).read_text(), name
+
+    def refused(argv, needle):
+        assert main(["report", path["base"], "--out", str(tmp_path / "bad"), *argv]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert len(err) == 1 and err[0].startswith("ttrsim report: error: ") and needle in err[0]
+
+    refused(["--stronger", path["other"]], "seed")
+    refused(["--stronger", path["strong"], "--stronger-baseline", path["strong_no"]],
+            "give --baseline and --stronger")
+    refused(["--baseline", path["no"], "--stronger-baseline", path["strong_no"]],
+            "give --baseline and --stronger")
+    assert not (tmp_path / "bad").exists()

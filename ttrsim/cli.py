@@ -72,6 +72,13 @@ def _cmd_report(sub):
     p.add_argument("--baseline", default=None, metavar="RUN_DIR",
                    help="paired run of the same seed in which a seat may not build stations: "
                         "adds the station value")
+    p.add_argument("--stronger", default=None, metavar="RUN_DIR",
+                   help="the same games (board, players, games, seed, seat rotation) played "
+                        "by stronger policies, e.g. expert in place of tickets seat by seat: "
+                        "adds the section 'Under stronger play'")
+    p.add_argument("--stronger-baseline", default=None, metavar="RUN_DIR",
+                   help="the --baseline run played by the same stronger policies (with "
+                        "--baseline and --stronger): adds the station value to that section")
 
     def run(args):
         from pathlib import Path
@@ -82,10 +89,22 @@ def _cmd_report(sub):
         if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
             raise ValueError(f"--out {args.out} is a file; give a directory for the report "
                              "(it is created if missing)")
+        if args.stronger_baseline is not None and (args.stronger is None or args.baseline is None):
+            raise ValueError("--stronger-baseline is the station baseline of the --stronger "
+                             "run: give --baseline and --stronger too")
         run = load_run(args.run_dir)
         baseline = load_run(args.baseline) if args.baseline is not None else None
+        stronger = None
+        if args.stronger is not None:
+            from ttrsim.analysis import compare_play
+
+            strong_baseline = (load_run(args.stronger_baseline)
+                               if args.stronger_baseline is not None else None)
+            stronger = compare_play(run, load_run(args.stronger),
+                                    baseline if strong_baseline is not None else None,
+                                    strong_baseline)
         out_dir = args.out or Path(args.run_dir) / "report"
-        print(write_report(run, out_dir, title=args.title, baseline=baseline))
+        print(write_report(run, out_dir, title=args.title, baseline=baseline, stronger=stronger))
         return 0
 
     p.set_defaults(func=run)

@@ -366,7 +366,8 @@ def _stronger(sec: Section, run, ctx) -> None:
     if cmp is None:
         sec.text("This section needs a run of the same games (board, players, games, seed, seat "
                  "rotation) under stronger play, e.g. expert in place of tickets seat by seat: "
-                 "write_report(..., stronger=ttrsim.analysis.compare_play(run, strong_run)).")
+                 "ttrsim report RUN_DIR --stronger STRONG_RUN_DIR, or write_report(..., "
+                 "stronger=ttrsim.analysis.compare_play(run, strong_run)).")
         return
     m = cmp.manifest
     base, strong = m["base_label"], m["strong_label"]
