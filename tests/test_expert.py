@@ -503,6 +503,12 @@ def test_reach_moves_where_the_turn_trees_take_over(tmp_path):
     np.testing.assert_array_equal(scores(f"expert:model={files[12]},reach=-1"), late)
     with pytest.raises(ValueError, match="reach"):
         make_policy("expert:reach=-2", "europe")
+    # built directly, a reach that is not a whole number is refused, not truncated
+    from ttrsim._expert import ExpertPolicy
+    for bad in (16.5, "16", None, True):
+        with pytest.raises(ValueError, match="whole number of trains"):
+            ExpertPolicy(reach=bad)
+    assert ExpertPolicy(reach=16.0).params["reach"] == 16
 
 
 # --- training ---------------------------------------------------------------------------

@@ -543,11 +543,12 @@ cdef class ExpertPolicy(Policy):
         self.setup_trees = self.model.setup
         self.turn_trees = self.model.turns
         self.has_turns = self.turn_trees is not None
-        if int(reach) < -1:
-            raise ValueError(f"expert: reach must be a trains count >= 0 (or -1: the "
-                             f"model's own), got {reach}")
+        whole = isinstance(reach, (int, np.integer)) and not isinstance(reach, bool)
+        if not (whole or isinstance(reach, float) and reach.is_integer()) or reach < -1:
+            raise ValueError(f"expert: reach must be a whole number of trains >= 0 (or -1: "
+                             f"the model's own), got {reach!r}")
         self.reach_param = int(reach)
-        self.reach = (int(reach) if reach >= 0 else
+        self.reach = (self.reach_param if self.reach_param >= 0 else
                       self.turn_trees.max_trains if self.has_turns else 0)
         self.n_cand = 0
 
