@@ -38,7 +38,7 @@ import numpy as np
 
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
 from ttrsim.game import compile_board
-from ttrsim.policies import make_policy
+from ttrsim.policies import expert_models, make_policy
 
 BOARDS = ("usa", "europe", "newyork")
 CURVE = (12, 25, 50, 100, 200, 400, 800)
@@ -67,8 +67,17 @@ def tables(part: str, games: int, search: str) -> list[dict]:
     raise ValueError(f"unknown part {part!r}: two, four, curve, infer or draws")
 
 
-def key_of(t: dict) -> str:
+def games_key(t: dict) -> str:
+    """What a table's games are dealt from: board, players and specs (not the expert
+    model, so that two models play the same games)."""
     return f"{t['board']}|{t['players']}|{'/'.join(t['specs'])}"
+
+
+def key_of(t: dict) -> str:
+    """A table's key in the JSON file: its games_key, and the expert model (its digest)
+    when a spec plays one, so that chunks of two models never add up in one table."""
+    models = expert_models(t["specs"])
+    return games_key(t) + (f"|expert={','.join(sorted(models.values()))}" if models else "")
 
 
 def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
@@ -76,7 +85,7 @@ def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
     cb = compile_board(t["board"])
     policies = [make_policy(s, cb.board) for s in t["specs"]]
     # a table's own seeds, or those it shares with the other tables of a paired part
-    key = (seed * 1_000_003 + zlib.crc32(t.get("seeds", key_of(t)).encode())) & 0xFFFFFFFFFFFFFFFF
+    key = (seed * 1_000_003 + zlib.crc32(t.get("seeds", games_key(t)).encode())) & 0xFFFFFFFFFFFFFFFF
     tic = time.perf_counter()
     out = play_batch(cb, t["players"], policies, game_seeds(key, n, first), first, True, True)
     seconds = time.perf_counter() - tic
@@ -147,11 +156,12 @@ def summary(path: Path) -> list[dict]:
             k[1] += c["shared"]
     rows = []
     for key, a in agg.items():
-        board, players, specs = key.split("|")
+        board, players, specs, *model = key.split("|")
         ci = binomtest(a["wins"], a["games"]).proportion_ci(method="wilson")
         n_kept, by_slot = kept.get(key, (0, []))
         n_shared, n_ties = shared.get(key, (0, 0))
-        rows.append(dict(board=board, players=int(players), search=specs.split("/")[0],
+        rows.append(dict(board=board, players=int(players),
+                         search=specs.split("/")[0] + "".join(f" ({m})" for m in model),
                          against=", ".join(sorted(set(specs.split("/")[1:]))),
                          kept_per_game=[x / n_kept for x in by_slot],
                          shared_share=n_ties / n_shared if n_shared else None,

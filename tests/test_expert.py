@@ -784,3 +784,32 @@ def test_run_manifest_names_the_expert_models_it_played(tmp_path):
     assert other != digest
     led = simulate("usa", ["search:playouts=2,lead=expert", "tickets"], games=2, seed=1)
     assert led.manifest["expert_models"] == {shipped: digest}      # the search's lead too
+
+
+def test_search_strength_keeps_the_tables_of_two_models_apart(tmp_path, monkeypatch):
+    """scripts/search_strength.py keys a table by its expert model as well as its specs
+    (chunks played before and after the shipped model changed never add up in one
+    table) but deals its games by the specs alone (two models play the same games)."""
+    from pathlib import Path
+
+    import ttrsim._expert
+
+    ss = load_script("search_strength")
+    t = dict(board="newyork", players=2, specs=["search:playouts=4,lead=expert", "tickets"],
+             games=3)
+    assert "|expert=" not in ss.key_of(dict(t, specs=["search", "tickets"]))
+    chunks = [ss.play_chunk(t, 0, 3, 0)]
+    other = tmp_path / "same-trees-other-bytes.json"
+    other.write_text(Path(ttrsim._expert.default_model_path()).read_text() + "\n")
+    monkeypatch.setattr(ttrsim._expert, "default_model_path", lambda: str(other))
+    chunks.append(ss.play_chunk(t, 0, 3, 0))
+    assert chunks[0]["key"] != chunks[1]["key"]
+    assert {c["key"].split("|expert=")[0] for c in chunks} == {ss.games_key(t)}
+    for k in ("won", "score_sum", "margin_sum", "kept"):  # the same games, the same trees
+        assert chunks[0][k] == chunks[1][k], k
+    path = tmp_path / "strength.json"
+    path.write_text(json.dumps({"chunks": chunks}))
+    rows = ss.summary(path)
+    assert len(rows) == 2 and all(r["games"] == 3 for r in rows)
+    assert rows[0]["search"] != rows[1]["search"]
+    assert all(r["search"].startswith("search:playouts=4,lead=expert (expert=") for r in rows)
