@@ -291,3 +291,150 @@ def test_the_report_command_adds_the_section(tmp_path, capsys):
     refused(["--baseline", path["no"], "--stronger-baseline", path["strong_no"]],
             "give --baseline and --stronger")
     assert not (tmp_path / "bad").exists()
+
+
+# --- the balance studies under stronger play ------------------------------------------------
+
+ROUTES = [1, 2, 3, 4, 5, 6, 7, 8]
+
+
+@pytest.fixture(scope="module")
+def importance():
+    return (an.route_importance("newyork", 2, games=300, seed=3, routes=ROUTES),
+            an.route_importance("newyork", ["expert"] * 2, games=300, seed=3, routes=ROUTES))
+
+
+@pytest.fixture(scope="module")
+def fairness():
+    return (an.ticket_fairness("newyork", 2, games=400, seed=3),
+            an.ticket_fairness("newyork", ["expert"] * 2, games=400, seed=3))
+
+
+def with_table(result, table):
+    import dataclasses
+    return dataclasses.replace(result, table=table)
+
+
+def test_a_study_against_itself_differs_in_nothing(importance, fairness):
+    c = an.compare_importance(importance[0], importance[0])
+    assert len(c.table) == len(ROUTES)
+    assert (c.table.difference == 0).all() and not c.table.changed.any()
+    assert not c.table.significant.any() and c.manifest["spearman"] == pytest.approx(1.0)
+    f = an.compare_fairness(fairness[0], fairness[0])
+    assert (f.table.difference == 0).all() and not f.table.changed.any()
+    assert (f.spread.difference == 0).all()
+    assert f.table.ticket.nunique() == len(fairness[0].table.query("round == 0"))
+
+
+def test_importance_flags_exactly_the_route_whose_verdict_flips(importance):
+    # the strong study is the base one with its least important route made to matter
+    # (removing it costs 30 completion points, a tight interval, q 1e-6): its verdict goes
+    # unclear -> above and it enters the top 1 with a significant difference; every
+    # other row is untouched
+    base = importance[0]
+    t = base.table.copy()
+    last = int(t.route[t.importance.idxmin()])
+    assert (t.completion_q[t.route == last] >= 0.05).all()
+    t.loc[t.route == last, ["completion_change", "completion_low", "completion_high",
+                            "completion_q"]] = [-0.30, -0.31, -0.29, 1e-6]
+    c = an.compare_importance(base, with_table(base, t), top=1)
+    row = c.table.set_index("route").loc[last]
+    assert row.strong == pytest.approx(30.0) and row.strong_low == pytest.approx(29.0)
+    assert row.base_verdict == "unclear" and row.strong_verdict == "above"
+    assert row.strong_rank == 1 and row.base_rank == len(ROUTES)
+    assert bool(row.changed) and "unclear 0 -> above" in row.why and "(top 1)" in row.why
+    assert c.table.changed.sum() == 1 and c.table.route.iloc[0] == last   # changed rows first
+    others = c.table[c.table.route != last]
+    assert (others.difference == 0).all()
+    # the difference's interval: the normal one from both widths (sides independent)
+    z = 1.959963984540054
+    se = np.hypot((row.base_high - row.base_low) / (2 * z), 2.0 / (2 * z))
+    assert row.low == pytest.approx(row.difference - z * se)
+    assert row.high == pytest.approx(row.difference + z * se)
+
+
+def test_importance_verdicts_keep_each_studys_false_discovery_rate(importance):
+    # a route whose interval lies above 0 but whose q over the routes does not pass is
+    # "unclear", not "above": a verdict read from the bare interval (one test per route,
+    # no multiplicity control) would flag it as changed
+    base = importance[0]
+    t = base.table.copy()
+    last = int(t.route[t.importance.idxmin()])
+    t.loc[t.route == last, ["completion_change", "completion_low", "completion_high",
+                            "completion_q"]] = [-0.02, -0.03, -0.001, 0.2]
+    c = an.compare_importance(base, with_table(base, t))
+    row = c.table.set_index("route").loc[last]
+    assert row.strong_low > 0 and row.strong_verdict == "unclear" and not row.changed
+    t.loc[t.route == last, "completion_q"] = 0.01
+    row = an.compare_importance(base, with_table(base, t)).table.set_index("route").loc[last]
+    assert row.strong_verdict == "above" and row.changed
+
+
+def test_fairness_flags_a_balanceable_flip_and_a_far_suggestion_only_when_significant(fairness):
+    base = fairness[0]
+    t = base.table.copy()
+    first = t["round"] == 0
+    a, b, c_ = (int(x) for x in t[first].ticket.iloc[:3])
+    row = lambda tid: first & (t.ticket == tid)  # noqa: E731
+    # a: balanceable flips and its value moves far (significant); b: the suggestion moves
+    # by half its points and the value far; c: the suggestion moves as far but the value
+    # does not (not significant: the suggestion may differ by chance)
+    t.loc[row(a), "balanceable"] = ~t.loc[row(a), "balanceable"].astype(bool)
+    for tid in (a, b):
+        t.loc[row(tid), ["value", "value_low", "value_high"]] = [5.0, 4.99, 5.01]
+    for tid in (b, c_):
+        pts = int(t.loc[row(tid), "points"].iloc[0])
+        t.loc[row(tid), "suggested"] = t.loc[row(tid), "suggested"] + max(2, (pts + 1) // 2)
+    f = an.compare_fairness(base, with_table(base, t))
+    got = f.table.set_index("ticket")
+    assert set(got.index[got.changed]) == {a, b}
+    assert "balanceable under" in got.loc[a, "why"] and "suggested" in got.loc[b, "why"]
+    assert got.loc[c_, "significant"] == False and got.loc[c_, "why"] != ""  # noqa: E712
+
+
+def test_studies_of_other_games_or_kinds_are_refused(importance, fairness):
+    base = importance[0]
+    other_seed = an.route_importance("newyork", ["expert"] * 2, games=300, seed=4, routes=ROUTES)
+    with pytest.raises(ValueError, match=r"seed 4 in the strong study, 3 in the base study"):
+        an.compare_importance(base, other_seed)
+    fewer = an.route_importance("newyork", ["expert"] * 2, games=300, seed=3, routes=ROUTES[:4])
+    with pytest.raises(ValueError, match="routes"):
+        an.compare_importance(base, fewer)
+    risky = an.route_importance("newyork", ["expert:risk=0"] * 2, games=300, seed=3, routes=ROUTES)
+    with pytest.raises(ValueError, match="policy settings of slot 0"):
+        an.compare_importance(base, risky)
+    with pytest.raises(TypeError, match="not a route_importance result"):
+        an.compare_importance(base, fairness[1])
+    with pytest.raises(TypeError, match="not a ticket_fairness result"):
+        an.compare_fairness(fairness[0], importance[1])
+
+
+def test_the_balance_reports_hold_the_section(importance, fairness, tmp_path):
+    from ttrsim.report import write_fairness_report, write_route_importance_report
+
+    c = an.compare_importance(*importance)
+    page = write_route_importance_report(importance[0], tmp_path / "ri", stronger=c).read_text()
+    section = page[page.index('<section id="stronger">'):]
+    assert "<h2>Under stronger play</h2>" in section and "Spearman" in section
+    shown = pd.read_csv(tmp_path / "ri" / "stronger_importance.csv")
+    assert len(shown) == len(ROUTES) and (tmp_path / "ri" / "stronger_importance.png").exists()
+    f = an.compare_fairness(*fairness)
+    page = write_fairness_report(fairness[0], tmp_path / "tf", "t", stronger=f).read_text()
+    assert "Spread as given, balanceable tickets" in page[page.index('<section id="stronger">'):]
+    # without a comparison there is no such section; one of another study is refused
+    plain = write_route_importance_report(importance[0], tmp_path / "plain").read_text()
+    assert '<section id="stronger">' not in plain
+    with pytest.raises(ValueError, match="not of this study .*policies"):
+        write_route_importance_report(importance[1], tmp_path / "bad", stronger=c)
+    with pytest.raises(ValueError, match="not of this study"):
+        write_fairness_report(fairness[1], tmp_path / "bad2", "t", stronger=f)
+    assert not (tmp_path / "bad").exists() and not (tmp_path / "bad2").exists()
+
+
+def test_study_manifests_name_the_expert_model(importance):
+    from ttrsim.policies import expert_models
+
+    assert "expert_models" not in importance[0].manifest
+    assert importance[1].manifest["expert_models"] == expert_models(["expert"])
+    c = an.compare_importance(*importance)
+    assert c.manifest["expert_models"] == expert_models(["expert"])

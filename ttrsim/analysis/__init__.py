@@ -7,7 +7,9 @@ normal intervals, as columns ``<name>_low`` and ``<name>_high`` (default confide
 See ``docs/analysis.md`` for a guide.
 
 ``ttrsim.analysis.studies`` (re-exported here) plays new games on common random numbers:
-``compare``, ``route_importance``, ``ticket_fairness``, ``compare_play``.
+``compare``, ``route_importance``, ``ticket_fairness``; ``compare_play``,
+``compare_importance`` and ``compare_fairness`` set a run or study beside the same games
+under stronger play.
 """
 from ttrsim.analysis.inputs import MissingTable
 from ttrsim.analysis.routes import binned_quantile, route_claims
@@ -24,7 +26,8 @@ from ttrsim.stats import (
 from ttrsim.analysis.tickets import ticket_balance, ticket_completion
 from ttrsim.analysis.tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
 from ttrsim.analysis.studies import (Comparison, Fairness, PlayComparison, RouteImportance,
-                                     compare, compare_play, route_importance,
+                                     StudyComparison, compare, compare_fairness,
+                                     compare_importance, compare_play, route_importance,
                                      ticket_difficulty, ticket_fairness)
 
 __all__ = [
@@ -32,7 +35,10 @@ __all__ = [
     "Fairness",
     "PlayComparison",
     "RouteImportance",
+    "StudyComparison",
     "compare",
+    "compare_fairness",
+    "compare_importance",
     "compare_play",
     "route_importance",
     "ticket_difficulty",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ttrsim.plots import plot_comparison, plot_fairness, plot_route_map
+from ttrsim.plots import plot_comparison, plot_fairness, plot_play_scatter, plot_route_map
 from ttrsim.report.html import Section, manifest_table, write_page
 
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
@@ -57,10 +57,55 @@ def write_comparison_report(comparison, out_dir, title: str | None = None) -> Pa
     return write_page(out_dir, title, [sec, res, maps, w])
 
 
+def _check_stronger(study, stronger, what: str) -> None:
+    """Refuse a comparison whose base study is not the report's (before anything is
+    written)."""
+    m, c = study.manifest, stronger.manifest
+    diff = [f"{k} {c.get(ck)!r} in the comparison, {m.get(k)!r} in the study"
+            for k, ck in (("board_checksum", "board_checksum"), ("players", "players"),
+                          ("games", "games"), ("seed", "seed"), ("policies", "base_policies"))
+            if m.get(k) != c.get(ck)]
+    if diff:
+        raise ValueError(f"the comparison under stronger play is not of this study ("
+                         + "; ".join(diff) + f"): pass {what}(study, strong_study) of this very "
+                         "study")
+
+
+def _stronger_section(out_dir: Path, stronger, name: str, quantity: str, reference,
+                      columns: list, lead: list[str]) -> Section:
+    """The section "Under stronger play" of a balance study's report."""
+    m, t = stronger.manifest, stronger.table
+    base, strong = m["base_label"], m["strong_label"]
+    if base == strong:
+        base, strong = f"{base} (base)", f"{strong} (strong)"
+    sec = Section(out_dir, "stronger", "Under stronger play")
+    sec.text(f"The same study on the same games (seed {m['seed']}) with {strong} in place of "
+             f"{base} seat by seat. " + " ".join(lead) + f" {int(t.changed.sum())} of {len(t)} "
+             f"conclusions change, {int(t.significant.sum())} differences are significant at q "
+             f"< {stronger.alpha:g} (Benjamini-Hochberg over the rows). The two plays are "
+             "compared as independent samples: the difference's interval is the normal one "
+             "from the two intervals' widths.")
+    if m.get("expert_models"):
+        sec.text("Expert model files: " + ", ".join(f"{p} ({d})" for p, d in
+                                                    m["expert_models"].items()) + ".")
+    sec.figure(f"stronger_{name}", plot_play_scatter(t, base, strong, quantity,
+                                                     reference=reference),
+               f"{quantity} under {strong} against {base} (95% intervals); red: the conclusion "
+               "changes.")
+    sec.table(f"stronger_{name}", t, "One row per " + ("route" if name == "importance" else
+                                                       "ticket") + "; the changed ones first, "
+              "with why.", columns, max_rows=40, highlight=t.changed.to_numpy(dtype=bool))
+    return sec
+
+
 def write_route_importance_report(result, out_dir, title: str | None = None,
-                                  notes: list[str] = ()) -> Path:
-    """HTML report of a :func:`~ttrsim.analysis.route_importance` result."""
+                                  notes: list[str] = (), stronger=None) -> Path:
+    """HTML report of a :func:`~ttrsim.analysis.route_importance` result. ``stronger``,
+    optional, is ``ttrsim.analysis.compare_importance(result, strong_result)``: the same
+    study under stronger play, which adds the section "Under stronger play"."""
     table, board = result.table, result.board
+    if stronger is not None:
+        _check_stronger(result, stronger, "compare_importance")
     title = title or f"Route importance: {board.name}, {result.manifest['games']:,} games per route"
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -104,11 +149,30 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
                plot_route_map(board, svals, "change in mean score when removed (points)",
                               title=f"Mean score without each route, {board.name}", cmap="RdBu"),
                "Routes coloured by the change in the mean score per player when removed.")
-    return write_page(out_dir, title, [sec, res, fig])
+    sections = [sec, res, fig]
+    if stronger is not None:
+        m = stronger.manifest
+        sections.append(_stronger_section(
+            out_dir, stronger, "importance", "importance (drop in completion, points)", 0.0,
+            ["route", "name", "base_rank", "strong_rank", "base", "base_low", "base_high",
+             "strong", "strong_low", "strong_high", "difference", "low", "high", "q_value",
+             "base_verdict", "strong_verdict", "why"],
+            [f"Spearman's rank correlation of the importances: {m['spearman']:.3f} (p "
+             f"{m['spearman_p']:.2g}). A conclusion changes when the verdict on a route "
+             "differs (above: removing it costs ticket completion, below: the board does "
+             "better without it, each at the study's own q < "
+             f"{stronger.alpha:g}; else unclear), or when it is among the {m['top']} most "
+             "important under one play only and the difference is significant."]))
+    return write_page(out_dir, title, sections)
 
 
-def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = ()) -> Path:
-    """HTML report of a :func:`~ttrsim.analysis.ticket_fairness` result."""
+def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
+                          stronger=None) -> Path:
+    """HTML report of a :func:`~ttrsim.analysis.ticket_fairness` result. ``stronger``,
+    optional, is ``ttrsim.analysis.compare_fairness(fairness, strong_fairness)``: the same
+    study under stronger play, which adds the section "Under stronger play"."""
+    if stronger is not None:
+        _check_stronger(fairness, stronger, "compare_fairness")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     m = fairness.manifest
@@ -155,4 +219,19 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = ()) 
     tab.table("fairness_tickets", wide, "Per ticket: as printed, the first suggestion, and the "
               "last round.", max_rows=120)
     tab.table("fairness_rounds", t, "Every round, long form.", max_rows=0)
-    return write_page(out_dir, title, [sec, sp, tab])
+    sections = [sec, sp, tab]
+    if stronger is not None:
+        lead = [f"{r['label'].capitalize()}: {r.base:.3f} [{r.base_low:.3f}, {r.base_high:.3f}] "
+                f"-> {r.strong:.3f} [{r.strong_low:.3f}, {r.strong_high:.3f}]."
+                for _, r in stronger.spread.iterrows()]
+        lead.append("A conclusion changes when the ticket's value differs significantly and it "
+                    "is balanceable under one play only, or the points suggested from the board "
+                    f"as given differ by at least {stronger.manifest['material']:.0%} of its "
+                    "printed points.")
+        sections.append(_stronger_section(
+            out_dir, stronger, "fairness", "value (net points per train space)", None,
+            ["ticket", "name", "points", "base_completion", "strong_completion",
+             "base_balanceable", "strong_balanceable", "base_suggested", "strong_suggested",
+             "base", "base_low", "base_high", "strong", "strong_low", "strong_high",
+             "difference", "low", "high", "q_value", "why"], lead))
+    return write_page(out_dir, title, sections)

@@ -29,6 +29,7 @@ from ttrsim._version import __version__
 from ttrsim.batches import make_config, play, versions
 from ttrsim.game import resolve_board
 from ttrsim.maps import MapError
+from ttrsim.policies import expert_models
 
 __all__ = ["study_manifest", "game_metrics", "paired_moments", "align", "paired_stats", "paired_configs",
            "play_metrics", "sum_moments", "PLAYER_COLS"]
@@ -230,10 +231,13 @@ def sum_moments(results: dict):
 
 def study_manifest(kind: str, cfg, **fields) -> dict:
     """The manifest every study result carries: what it is, ttrsim's version, the board
-    (name and checksum), players, policies, games, seed and batch size of the base side,
-    the study's own ``fields``, and the library versions."""
+    (name and checksum), players, policies (and the model file of every `expert` seat),
+    games, seed and batch size of the base side, the study's own ``fields``, and the
+    library versions."""
+    models = expert_models(cfg.names)
     return {"kind": kind, "ttrsim_version": __version__, "board": cfg.board.name,
             "board_checksum": cfg.board.checksum, "players": cfg.n_players,
-            "policies": list(cfg.names), "games": cfg.games, "seed": cfg.seed,
+            "policies": list(cfg.names), **({"expert_models": models} if models else {}),
+            "games": cfg.games, "seed": cfg.seed,
             "batch_size": cfg.batch_size, "max_turns": cfg.max_turns, **fields,
             "versions": versions()}
