@@ -26,7 +26,9 @@ second time under stronger play: the same games (seed, game count, seat rotation
 ``expert`` in every seat in place of ``tickets``, keeping each seat's settings
 (``tickets:risk=0`` -> ``expert:risk=0``; the station study's run without stations too).
 ``ttrsim.analysis.compare_play`` sets the two plays side by side and the report gets the
-section "Under stronger play" (see STRONG).
+section "Under stronger play" (see STRONG). The two balance studies are made a second time
+with ``expert`` in every seat too, on the same seeds, and ``compare_importance`` /
+``compare_fairness`` give their reports that section (see STRONG_BALANCE).
 
     python scripts/make_reports.py                  # everything, 1,000,000 games each
     python scripts/make_reports.py --games 20000    # a quick look
@@ -241,41 +243,53 @@ def write_strategy(run, folder: Path) -> None:
 # balance studies: name -> (board, players, games per side)
 BALANCE_GAMES = {"europe-4p-route-importance": ("europe", 4, 4000),
                  "usa-4p-ticket-fairness": ("usa", 4, 40000)}
+# each balance study is made again under stronger play: this policy in every seat
+STRONG_BALANCE = {"europe-4p-route-importance": "expert", "usa-4p-ticket-fairness": "expert"}
 
 
 def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool):
-    from ttrsim.analysis import route_importance, ticket_fairness
+    from ttrsim.analysis import (compare_fairness, compare_importance, route_importance,
+                                 ticket_fairness)
     from ttrsim.report import write_fairness_report, write_route_importance_report
 
     board, players, default = BALANCE_GAMES[name]
     games = games or default
     out = ROOT / "reports" / name
+    strong = STRONG_BALANCE[name]
     t = time.perf_counter()
     command = (f"python scripts/make_reports.py --only {name}"
                + (f" --balance-games {games}" if games != default else "") + f" --jobs {jobs}")
     if name == "europe-4p-route-importance":
-        work = runs / name
-        if fresh and work.exists():
-            shutil.rmtree(work)
-        result = route_importance(board, players, games=games, seed=SEED, n_jobs=jobs,
-                                  out=work, progress=True)
+        results = []
+        for policy in ("tickets", strong):
+            work = runs / (name if policy == "tickets" else f"{name}-{policy}")
+            if fresh and work.exists():
+                shutil.rmtree(work)
+            results.append(route_importance(board, [policy] * players, games=games, seed=SEED,
+                                            n_jobs=jobs, out=work, progress=True))
         played = time.perf_counter() - t
+        result = results[0]
         n_boards = int(result.table.note.eq("").sum()) + 1
         notes = [f"Europe, 4 players, every seat on the default policy (tickets), seats rotating; "
                  f"{games:,} games per board on {n_boards} boards (the intact board and each "
-                 f"route removed): {games * n_boards:,} games in {played:.0f} s with "
-                 f"--jobs {jobs}. Seed {SEED}. Made by: {command}"]
-        index = write_route_importance_report(result, out, f"Route importance: Europe, 4 "
-                                              f"players, {games:,} games per route", notes)
+                 f"route removed), and the same with {strong} in every seat: "
+                 f"{2 * games * n_boards:,} games in {played:.0f} s with --jobs {jobs}. Seed "
+                 f"{SEED}. Made by: {command}"]
+        index = write_route_importance_report(
+            result, out, f"Route importance: Europe, 4 players, {games:,} games per route",
+            notes, stronger=compare_importance(*results))
     else:
-        fair = ticket_fairness(board, players, games=games, seed=SEED, n_jobs=jobs, rounds=2)
+        fairs = [ticket_fairness(board, [policy] * players, games=games, seed=SEED, n_jobs=jobs,
+                                 rounds=2) for policy in ("tickets", strong)]
         played = time.perf_counter() - t
         notes = [f"USA, 4 players, every seat on the default policy (tickets), seats rotating; "
                  f"{games:,} games per round, 3 rounds (as printed and two rounds of suggested "
-                 f"points, the same seeds): {3 * games:,} games in {played:.0f} s with --jobs "
-                 f"{jobs}. Seed {SEED}. Made by: {command}"]
-        index = write_fairness_report(fair, out, f"Fair ticket points: USA, 4 players, "
-                                      f"{games:,} games per round", notes)
+                 f"points, the same seeds), and the same with {strong} in every seat: "
+                 f"{6 * games:,} games in {played:.0f} s with --jobs {jobs}. Seed {SEED}. "
+                 f"Made by: {command}"]
+        index = write_fairness_report(fairs[0], out, f"Fair ticket points: USA, 4 players, "
+                                      f"{games:,} games per round", notes,
+                                      stronger=compare_fairness(*fairs))
     print(f"{name}: {played:.0f} s of play, report {index.relative_to(ROOT)} "
           f"({time.perf_counter() - t - played:.0f} s)")
 

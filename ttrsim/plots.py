@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
+from matplotlib.text import Text
 
 #: Columns by which analysis tables may be grouped; each group becomes one series.
 GROUP_COLUMNS = ("board", "players", "policy", "seat")
@@ -479,17 +480,6 @@ def plot_play_scatter(table: pd.DataFrame, base: str, strong: str, quantity: str
         ax.errorbar(part.base, part.strong, xerr=_errors(part.base, part.base_low, part.base_high),
                     yerr=_errors(part.strong, part.strong_low, part.strong_high), fmt="o", ms=4,
                     lw=0.8, capsize=0, color=color, label=name)
-    # named: the changed rows, then the others farthest from the diagonal
-    far = t.assign(_c=t.changed.astype(bool), _d=(t.strong - t.base).abs()).sort_values(
-        ["_c", "_d"], ascending=False)
-    mid = float(np.nanmean(t.base)) if len(t) else 0.0
-    for k, (_, r) in enumerate(far.head(label_top).iterrows()):
-        left = r.base > mid      # labels of points on the right run leftwards, inside the axes
-        # staggered, with a leader line, so that labels of neighbouring points stay apart
-        ax.annotate(str(r["label"]), (r.base, r.strong), textcoords="offset points",
-                    xytext=(-14 if left else 14, -12 - 10 * k), ha="right" if left else "left",
-                    fontsize=7, color="tab:red" if r["_c"] else "tab:blue",
-                    arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5})
     lo = float(np.nanmin(np.r_[t.base_low, t.strong_low, t.base, t.strong])) if len(t) else 0.0
     hi = float(np.nanmax(np.r_[t.base_high, t.strong_high, t.base, t.strong])) if len(t) else 1.0
     pad = 0.03 * (hi - lo or 1.0)
@@ -500,6 +490,36 @@ def plot_play_scatter(table: pd.DataFrame, base: str, strong: str, quantity: str
         ax.axhline(reference, color="black", lw=0.6, ls=":", label=f"reference {reference:g}")
     ax.set_xlim(lo - pad, hi + pad)
     ax.set_ylim(lo - pad, hi + pad)
+    # named: the changed rows, then the others farthest from the diagonal
+    far = t.assign(_c=t.changed.astype(bool), _d=(t.strong - t.base).abs()).sort_values(
+        ["_c", "_d"], ascending=False)
+    mid = float(np.nanmean(t.base)) if len(t) else 0.0
+    placed = []                  # the labels' boxes so far (display coordinates)
+    renderer = fig.canvas.get_renderer()
+    for _, r in far.head(label_top).iterrows():
+        left = r.base > mid      # labels of points on the right run leftwards, inside the axes
+        # with a leader line, below the point (or above it) where it clears the axes'
+        # edges and the labels placed before
+        for dy in [-12 - 9 * i for i in range(12)] + [12 + 9 * i for i in range(12)]:
+            note = ax.annotate(str(r["label"]), (r.base, r.strong), textcoords="offset points",
+                               xytext=(-14 if left else 14, dy),
+                               ha="right" if left else "left", fontsize=7,
+                               color="tab:red" if r["_c"] else "tab:blue",
+                               arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5})
+            # the text's own box (an annotation's box would take in its leader line)
+            box = Text.get_window_extent(note, renderer).expanded(1.0, 1.15)
+            inside = ax.bbox.contains(box.x0, box.y0) and ax.bbox.contains(box.x1, box.y1)
+            if inside and not any(box.overlaps(other) for other in placed):
+                break
+            note.remove()
+        else:                    # no clear place: the first one
+            note = ax.annotate(str(r["label"]), (r.base, r.strong), textcoords="offset points",
+                               xytext=(-14 if left else 14, -12),
+                               ha="right" if left else "left", fontsize=7,
+                               color="tab:red" if r["_c"] else "tab:blue",
+                               arrowprops={"arrowstyle": "-", "color": "gray", "lw": 0.5})
+            box = Text.get_window_extent(note, renderer)
+        placed.append(box)
     ax.set_xlabel(f"{quantity}, {base}")
     ax.set_ylabel(f"{quantity}, {strong}")
     ax.set_title(title or f"{quantity}: {strong} against {base} (95% intervals)")
