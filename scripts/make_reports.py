@@ -44,6 +44,7 @@ from pathlib import Path
 
 import ttrsim
 from ttrsim.analysis import compare_play
+from ttrsim.policies import replace_policy
 from ttrsim.report import write_report
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -80,13 +81,10 @@ def policies_of(players) -> list[str]:
 def stronger(policies: list[str], policy: str) -> list[str]:
     """``policy`` in place of tickets in every seat, keeping the seat's settings
     (``tickets:risk=0`` -> ``expert:risk=0``)."""
-    out = []
     for spec in policies:
-        name, sep, rest = spec.partition(":")
-        if name != "tickets":
+        if spec.partition(":")[0] != "tickets":
             raise ValueError(f"no stronger counterpart of {spec!r}")
-        out.append(policy + sep + rest)
-    return out
+    return replace_policy(policies, policy)
 
 
 def play(board, players, games: int, out: Path, jobs: int, fresh: bool):

@@ -499,3 +499,14 @@ def test_threads_sharing_the_memo_play_the_same_games():
     with ThreadPoolExecutor(4) as pool:
         together = list(pool.map(batch, (1, 2, 3, 4)))
     assert all(same_results(a, b) for a, b in zip(alone, together))
+
+
+def test_replace_policy_keeps_each_seats_settings_and_label():
+    from ttrsim.policies import replace_policy
+
+    assert replace_policy(["tickets:risk=0#a", "tickets", "greedy:draw=5"], "expert") == \
+        ["expert:risk=0#a", "expert", "expert:draw=5"]
+    with pytest.raises(ValueError, match="bad parameter 'min_len=3'"):
+        replace_policy(["routes:min_len=3"], "expert")
+    with pytest.raises(ValueError, match="policy name only"):
+        replace_policy(["tickets"], "expert:risk=0")

@@ -438,3 +438,32 @@ def test_study_manifests_name_the_expert_model(importance):
     assert importance[1].manifest["expert_models"] == expert_models(["expert"])
     c = an.compare_importance(*importance)
     assert c.manifest["expert_models"] == expert_models(["expert"])
+
+
+def test_the_study_commands_play_again_under_stronger_play(importance, fairness, tmp_path, capsys):
+    # `--stronger expert` plays the study again with expert in place of each seat's policy
+    # and writes what compare_* of the two studies gives; a policy that cannot take a
+    # seat's settings is refused before anything is played
+    from ttrsim.cli import main
+    from ttrsim.report import write_fairness_report, write_route_importance_report
+
+    common = ["--board", "newyork", "--players", "2", "--seed", "3", "--quiet", "--stronger",
+              "expert"]
+    assert main(["route-importance", *common, "--games", "300", "--routes",
+                 ",".join(map(str, ROUTES)), "--report", str(tmp_path / "ri"),
+                 "--out", str(tmp_path / "ri-runs")]) == 0
+    assert main(["ticket-fairness", *common, "--games", "400", "--report", str(tmp_path / "tf")]) == 0
+    out = capsys.readouterr().out
+    assert "importance_comparison: newyork" in out and "fairness_comparison: newyork" in out
+    assert (tmp_path / "ri-runs-expert").is_dir()        # the strong study's own --out
+    write_route_importance_report(importance[0], tmp_path / "ri-api",
+                                  stronger=an.compare_importance(*importance))
+    write_fairness_report(fairness[0], tmp_path / "tf-api", "t",
+                          stronger=an.compare_fairness(*fairness))
+    for cli, api, name in (("ri", "ri-api", "stronger_importance.csv"),
+                           ("tf", "tf-api", "stronger_fairness.csv")):
+        assert (tmp_path / cli / name).read_text() == (tmp_path / api / name).read_text()
+    assert main(["ticket-fairness", "--board", "newyork", "--players", "2", "--games", "10",
+                 "--policy", "routes:min_len=3", "--stronger", "expert", "--quiet"]) == 2
+    err = capsys.readouterr()
+    assert "bad parameter 'min_len=3'" in err.err and "ticket fairness on" not in err.out

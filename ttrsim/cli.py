@@ -436,6 +436,29 @@ def _study_outputs(args) -> None:
         raise ValueError("--out and --report name the same directory; give the report its own")
 
 
+def _stronger_option(p) -> None:
+    p.add_argument("--stronger", metavar="POLICY", default=None,
+                   help="play the study again with this built-in policy in place of each "
+                        "seat's (its settings kept, e.g. tickets:risk=0 -> expert:risk=0) "
+                        "and set both side by side: printed, and the report's section "
+                        "'Under stronger play' (e.g. expert; with --out, saved in OUT-POLICY)")
+
+
+def _stronger_players(args):
+    """The seats of the study under --stronger (None without it); checked before playing."""
+    if args.stronger is None:
+        return None
+    from ttrsim.policies import DEFAULT_POLICY, replace_policy
+
+    players = _study_players(args)
+    specs = [DEFAULT_POLICY] * players if isinstance(players, int) else list(players)
+    return replace_policy(specs, args.stronger)
+
+
+def _stronger_out(args):
+    return None if args.out is None else f"{str(args.out).rstrip('/')}-{args.stronger}"
+
+
 def _cmd_route_importance(sub):
     p = sub.add_parser(
         "route-importance", help="what removing each route changes, on the same games (paired)",
@@ -451,12 +474,14 @@ def _cmd_route_importance(sub):
     p.add_argument("--confirm", type=int, default=0, metavar="K",
                    help="measure the top K routes again on fresh games (default 0: no)")
     p.add_argument("--rows", type=int, default=20, help="rows printed (default 20)")
+    _stronger_option(p)
 
     def run(args):
-        from ttrsim.analysis.studies import route_importance
+        from ttrsim.analysis.studies import compare_importance, route_importance
         from ttrsim.report import write_route_importance_report
 
         _study_outputs(args)
+        strong_players = _stronger_players(args)
         routes = None
         if args.routes:
             try:
@@ -464,10 +489,13 @@ def _cmd_route_importance(sub):
             except ValueError:
                 raise ValueError(f"--routes {args.routes!r}: give route ids separated by commas, "
                                  "e.g. 3,17,42") from None
-        result = route_importance(args.board, _study_players(args), args.games, args.seed,
-                                  args.jobs, routes=routes, batch_size=args.batch_size,
-                                  group_size=args.group_size, out=args.out,
-                                  progress=not args.quiet, confirm=args.confirm)
+        def study(players, out):
+            return route_importance(args.board, players, args.games, args.seed, args.jobs,
+                                    routes=routes, batch_size=args.batch_size,
+                                    group_size=args.group_size, out=out,
+                                    progress=not args.quiet, confirm=args.confirm)
+
+        result = study(_study_players(args), args.out)
         t = result.table
         # the interval of the drop, in the importance's units (percentage points)
         shown = t.assign(importance_low=-100 * t.completion_high, importance_high=-100 * t.completion_low)
@@ -483,11 +511,15 @@ def _cmd_route_importance(sub):
         if not args.confirm:
             print("The top ranks' screening values are biased upward (the best of many noisy "
                   "estimates): --confirm K measures the top K again on fresh games.")
+        stronger = None
+        if strong_players is not None:
+            stronger = compare_importance(result, study(strong_players, _stronger_out(args)))
+            print(stronger.summary())
         if args.csv:
             t.to_csv(args.csv, index=False)
             print(f"table written to {args.csv}")
         if args.report:
-            print(f"report: {write_route_importance_report(result, args.report)}")
+            print(f"report: {write_route_importance_report(result, args.report, stronger=stronger)}")
         if args.out:
             print(f"results saved in {args.out}: the same command resumes or reads them back")
         return 0
@@ -509,16 +541,23 @@ def _cmd_ticket_fairness(sub):
                    help="suggested points stay within points / F .. points x F (default 2)")
     p.add_argument("--resamples", type=int, default=1000,
                    help="bootstrap resamples of the intervals (default 1000)")
+    _stronger_option(p)
 
     def run(args):
-        from ttrsim.analysis.studies import ticket_fairness
+        from ttrsim.analysis.studies import compare_fairness, ticket_fairness
         from ttrsim.report import write_fairness_report
 
         _study_outputs(args)
-        f = ticket_fairness(args.board, _study_players(args), args.games, args.seed, args.jobs,
-                            rounds=args.rounds, min_completion=args.min_completion,
-                            max_factor=args.max_factor, batch_size=args.batch_size,
-                            n_resamples=args.resamples, out=args.out, progress=not args.quiet)
+        strong_players = _stronger_players(args)
+
+        def study(players, out):
+            return ticket_fairness(args.board, players, args.games, args.seed, args.jobs,
+                                   rounds=args.rounds, min_completion=args.min_completion,
+                                   max_factor=args.max_factor, batch_size=args.batch_size,
+                                   n_resamples=args.resamples, out=out,
+                                   progress=not args.quiet)
+
+        f = study(_study_players(args), args.out)
         m = f.manifest
         print(f"ticket fairness on {m['board']}, {m['players']} players, {m['games']:,} games "
               f"per round, seed {m['seed']}, {m['rounds']} round(s); "
@@ -532,12 +571,16 @@ def _cmd_ticket_fairness(sub):
         shown = last.assign(printed=last.ticket.map(first.points))[
             ["ticket", "name", "printed", "points", "completion", "value", "suggested", "balanceable"]]
         print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        stronger = None
+        if strong_players is not None:
+            stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
+            print(stronger.summary())
         if args.csv:
             f.table.to_csv(args.csv, index=False)
             print(f"table written to {args.csv}")
         if args.report:
             title = f"Ticket fairness: {m['board']}, {m['games']:,} games per round"
-            print(f"report: {write_fairness_report(f, args.report, title)}")
+            print(f"report: {write_fairness_report(f, args.report, title, stronger=stronger)}")
         if args.out:
             print(f"results saved in {args.out}: the same command resumes (more --rounds reuse "
                   "the rounds played)")

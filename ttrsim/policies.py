@@ -25,7 +25,7 @@ from ttrsim._expert import ExpertPolicy
 from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
-           "seat_specs", "expert_models",
+           "seat_specs", "expert_models", "replace_policy",
            "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
 
 
@@ -172,6 +172,24 @@ def split_label(spec: str) -> tuple[str, str]:
         raise ValueError(f"policy {spec!r}: a label after '#' is letters, digits, '_', '.', '+' or "
                          "'-', e.g. 'tickets#a'")
     return body.strip(), label
+
+
+def replace_policy(specs, policy: str) -> list[str]:
+    """Each spec with its policy name replaced by ``policy``, keeping its settings and
+    label (``"tickets:risk=0#a"`` -> ``"expert:risk=0#a"``): the same seats under another
+    policy, e.g. to play a study again under stronger play. A setting ``policy`` does not
+    take is refused (ValueError naming it)."""
+    if ":" in policy or "#" in policy:
+        raise ValueError(f"{policy!r}: give a built-in policy name only (its settings come "
+                         "from each seat's spec)")
+    out = []
+    for spec in specs:
+        body, label = split_label(str(spec))
+        rest = body.partition(":")[2]
+        new = policy + (f":{rest}" if rest else "")
+        parse_spec(new)
+        out.append(new + (f"#{label}" if label else ""))
+    return out
 
 
 _IDENT = r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*"
