@@ -3,9 +3,10 @@
 ``compare`` (a board against a variant), ``route_importance`` (each route removed in
 turn) and ``ticket_fairness`` (fairer ticket points) play the same seeds on both sides and
 share the paired machinery of ``paired``; ``compare_play`` applies it to two finished runs
-of the same games under different policies (a run's headline measures under stronger play),
-``compare_importance`` and ``compare_fairness`` two balance studies likewise. Each returns a result object with its manifest;
-figures are in ``ttrsim.plots``, HTML reports in ``ttrsim.report``.
+of the same games under different policies (a run's headline measures under stronger
+play), ``compare_importance`` and ``compare_fairness`` two balance studies likewise. Each
+returns a result object with its manifest; figures are in ``ttrsim.plots``, HTML reports
+in ``ttrsim.report``.
 """
 from ttrsim.analysis.studies.compare import Comparison, compare
 from ttrsim.analysis.studies.fairness import Fairness, ticket_difficulty, ticket_fairness

@@ -623,9 +623,10 @@ def compare_importance(base, strong, *, top: int = TOP_IMPORTANT, alpha: float =
     ticket completion with its q over the routes below ``alpha``, ``below`` when the board
     does better without it, else ``unclear``; so each verdict keeps the study's false
     discovery rate), or it is among the ``top`` most important under one play and not
-    the other and the difference is significant (q < ``alpha``). The manifest adds Spearman's rank
-    correlation of the importances (``scipy.stats.spearmanr``). Both studies must have
-    played the same games with the same routes removed (refused otherwise)."""
+    the other and the difference is significant (q < ``alpha``). The manifest adds
+    Spearman's rank correlation of the importances (``scipy.stats.spearmanr``). Both
+    studies must have played the same games with the same routes removed (refused
+    otherwise)."""
     from scipy import stats as sps
 
     _check_same_study(base, strong, "route_importance", ("routes",))
@@ -677,16 +678,12 @@ def compare_fairness(base, strong, *, material: float = MATERIAL_POINTS, alpha: 
     suggested points; ``changed``: the value differs significantly (q < ``alpha``) and
     the ticket is balanceable under one play only, or the two suggestions differ by at
     least ``material`` of its printed points (both are read from point estimates: without
-    a significant difference they may differ by chance). ``spread``: the spread between tickets as given
-    under each play (balanceable tickets, all tickets). Both studies must have played
-    the same games with the same settings (refused otherwise)."""
+    a significant difference they may differ by chance). ``spread``: the spread between
+    tickets as given under each play (balanceable tickets, all tickets). Both studies
+    must have played the same games with the same settings (refused otherwise)."""
     _check_same_study(base, strong, "ticket_fairness",
                       ("min_completion", "max_factor", "confidence", "n_resamples"))
-    firsts = {}
-    for side, f in (("base", base), ("strong", strong)):
-        t = f.table[f.table["round"] == 0].set_index("ticket")
-        firsts[side] = t
-    b, s = firsts["base"], firsts["strong"]
+    b, s = (f.table[f.table["round"] == 0].set_index("ticket") for f in (base, strong))
     df = pd.DataFrame({"name": b.name, "points": b.points, "difficulty": b.difficulty,
                        "base": b.value, "base_low": b.value_low, "base_high": b.value_high,
                        "strong": s.value, "strong_low": s.value_low, "strong_high": s.value_high,
@@ -705,8 +702,8 @@ def compare_fairness(base, strong, *, material: float = MATERIAL_POINTS, alpha: 
     for k in range(len(df)):
         parts = []
         if bal.iloc[k]:
-            parts.append("balanceable under " + ("the strong play only" if df.strong_balanceable.iloc[k]
-                                                 else "the base play only"))
+            parts.append("balanceable under the " + ("strong" if df.strong_balanceable.iloc[k]
+                                                     else "base") + " play only")
         if apart.iloc[k]:
             parts.append(f"suggested {int(df.base_suggested.iloc[k])} -> "
                          f"{int(df.strong_suggested.iloc[k])} (printed {int(df.points.iloc[k])})")
