@@ -324,6 +324,13 @@ def test_a_study_against_itself_differs_in_nothing(importance, fairness):
     assert (f.table.difference == 0).all() and not f.table.changed.any()
     assert (f.spread.difference == 0).all()
     assert f.table.ticket.nunique() == len(fairness[0].table.query("round == 0"))
+    # rows are paired by route or ticket id, not by position: the same study with its
+    # rows shuffled is still the same study
+    for compare, result in ((an.compare_importance, importance[0]),
+                            (an.compare_fairness, fairness[0])):
+        shuffled = with_table(result, result.table.sample(frac=1.0, random_state=5))
+        got = compare(result, shuffled).table
+        assert (got.difference == 0).all() and not got.changed.any()
 
 
 def test_importance_flags_exactly_the_route_whose_verdict_flips(importance):
