@@ -263,8 +263,9 @@ def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool
             work = runs / (name if policy == "tickets" else f"{name}-{policy}")
             if fresh and work.exists():
                 shutil.rmtree(work)
+            # the top 5 measured again on fresh games (the screening's top is biased upward)
             results.append(route_importance(board, [policy] * players, games=games, seed=SEED,
-                                            n_jobs=jobs, out=work, progress=True))
+                                            n_jobs=jobs, out=work, progress=True, confirm=5))
         played = time.perf_counter() - t
         result = results[0]
         n_boards = int(result.table.note.eq("").sum()) + 1
