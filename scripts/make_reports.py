@@ -272,8 +272,9 @@ def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool
         notes = [f"Europe, 4 players, every seat on the default policy (tickets), seats rotating; "
                  f"{games:,} games per board on {n_boards} boards (the intact board and each "
                  f"route removed), and the same with {strong} in every seat: "
-                 f"{2 * games * n_boards:,} games in {played:.0f} s with --jobs {jobs}. Seed "
-                 f"{SEED}. Made by: {command}"]
+                 f"{2 * games * n_boards:,} games, and the top 5 routes of each again on "
+                 f"{games:,} fresh games, in {played:.0f} s with --jobs {jobs}. Seed {SEED}. "
+                 f"Made by: {command}"]
         index = write_route_importance_report(
             result, out, f"Route importance: Europe, 4 players, {games:,} games per route",
             notes, stronger=compare_importance(*results))
