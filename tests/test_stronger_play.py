@@ -445,6 +445,10 @@ def test_study_manifests_name_the_expert_model(importance):
     assert importance[1].manifest["expert_models"] == expert_models(["expert"])
     c = an.compare_importance(*importance)
     assert c.manifest["expert_models"] == expert_models(["expert"])
+    v = ttrsim.variant("newyork", trains=14)
+    assert an.compare("newyork", v, players=["expert"] * 2, games=20).manifest[
+        "expert_models"] == expert_models(["expert"])
+    assert "expert_models" not in an.compare("newyork", v, players=2, games=20).manifest
 
 
 def test_the_study_commands_play_again_under_stronger_play(importance, fairness, tmp_path, capsys):

@@ -18,6 +18,7 @@ from ttrsim._validate import check_fraction
 from ttrsim.analysis.studies.paired import (align, paired_configs, paired_moments, paired_stats,
                                             play_metrics, sum_moments)
 from ttrsim.dispatch import progress_bar, run_tasks
+from ttrsim.policies import expert_models
 from ttrsim.stats import bh_q
 
 __all__ = ["Comparison", "compare"]
@@ -181,7 +182,9 @@ def compare(base, variant, players=4, policies=None, games: int = 10_000, seed: 
         "variant": cfg_v.board.name, "variant_checksum": cfg_v.board.checksum,
         "variant_description": vinfo.get("description", cfg_v.board.title),
         "variant_hash": vinfo.get("hash"), "variant_changes": vinfo.get("changes"),
-        "players": cfg_b.n_players, "policies": list(cfg_b.names), "games": cfg_b.games,
+        "players": cfg_b.n_players, "policies": list(cfg_b.names),
+        **({"expert_models": models} if (models := expert_models(cfg_b.names)) else {}),
+        "games": cfg_b.games,
         "seed": cfg_b.seed, "variant_seed": cfg_v.seed, "common_random_numbers": bool(crn),
         "batch_size": cfg_b.batch_size, "alpha": alpha, "confidence": confidence,
         "allow_unrelated": bool(allow_unrelated),
