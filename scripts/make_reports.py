@@ -273,8 +273,9 @@ def run_balance(name: str, games: int | None, runs: Path, jobs: int, fresh: bool
                  f"{games:,} games per board on {n_boards} boards (the intact board and each "
                  f"route removed), and the same with {strong} in every seat: "
                  f"{2 * games * n_boards:,} games, and the top 5 routes of each again on "
-                 f"{games:,} fresh games, in {played:.0f} s with --jobs {jobs}. Seed {SEED}. "
-                 f"Made by: {command}"]
+                 f"{games:,} fresh games, in {played:.0f} s with --jobs {jobs}"
+                 + ("" if fresh else " (tasks saved by an earlier run were reused)")
+                 + f". Seed {SEED}. Made by: {command}"]
         index = write_route_importance_report(
             result, out, f"Route importance: Europe, 4 players, {games:,} games per route",
             notes, stronger=compare_importance(*results))
