@@ -114,10 +114,14 @@ class PlayComparison:
         for name, t in self.tables().items():
             lines.append(f"{name}: {len(t)} rows, {int(t.significant.sum())} differ at q < "
                          f"{self.alpha}, {int(t.changed.sum())} conclusions change")
-        ch = self.changed()
-        if len(ch):
-            lines.append(ch.to_string(index=False, max_colwidth=40))
-        return "\n".join(lines)
+        return _with_changed(lines, self.changed())
+
+
+def _with_changed(lines: list[str], changed: pd.DataFrame) -> str:
+    """A summary's lines, then its changed rows (if any) as a table."""
+    if len(changed):
+        lines = [*lines, changed.to_string(index=False, max_colwidth=40)]
+    return "\n".join(lines)
 
 
 def _label(policies) -> str:
@@ -555,10 +559,7 @@ class StudyComparison:
             for _, r in self.spread.iterrows():
                 lines.append(f"{r['label']}: {r.base:.3f} [{r.base_low:.3f}, {r.base_high:.3f}] -> "
                              f"{r.strong:.3f} [{r.strong_low:.3f}, {r.strong_high:.3f}]")
-        ch = self.changed()
-        if len(ch):
-            lines.append(ch.to_string(index=False, max_colwidth=40))
-        return "\n".join(lines)
+        return _with_changed(lines, self.changed())
 
 
 def _check_same_study(base, strong, kind: str, keys: tuple) -> None:
