@@ -478,3 +478,51 @@ def test_the_study_commands_play_again_under_stronger_play(importance, fairness,
                  "--policy", "routes:min_len=3", "--stronger", "expert", "--quiet"]) == 2
     err = capsys.readouterr()
     assert "bad parameter 'min_len=3'" in err.err and "ticket fairness on" not in err.out
+
+
+@pytest.fixture(scope="module")
+def variant_pair():
+    v = ttrsim.variant("newyork", trains=14)
+    return (v, an.compare("newyork", v, players=2, games=400, seed=1),
+            an.compare("newyork", v, players=["expert"] * 2, games=400, seed=1))
+
+
+def test_a_variant_comparison_under_stronger_play(variant_pair, tmp_path, capsys):
+    # against itself: nothing; a copy where one significant effect loses its significance
+    # flags exactly that row; rows pair by metric, not position; other games, boards or
+    # kinds refused; the report's section and the command's --stronger agree
+    import dataclasses
+
+    from ttrsim.cli import main
+    from ttrsim.report import write_comparison_report
+
+    v, a, b = variant_pair
+    same = an.compare_variant(a, a)
+    assert (same.table.difference == 0).all() and not same.table.changed.any()
+    shuffled = dataclasses.replace(a, full=a.full.sample(frac=1.0, random_state=3))
+    assert not an.compare_variant(a, shuffled).table.changed.any()
+    full = a.full.copy()
+    sig = full.index[full.significant.astype(bool)][0]
+    full.loc[sig, ["q_value", "significant"]] = [0.5, False]
+    c = an.compare_variant(a, dataclasses.replace(a, full=full))
+    assert c.table.changed.sum() == 1
+    row = c.table.iloc[0]
+    assert (row.kind, row.key) == (full.kind[sig], full.key[sig]) and row.strong_verdict == "unclear"
+    assert row.base_verdict == ("above" if full.difference[sig] > 0 else "below")
+    other = an.compare("newyork", v, players=["expert"] * 2, games=400, seed=2)
+    with pytest.raises(ValueError, match="seed 2 in the strong study, 1 in the base study"):
+        an.compare_variant(a, other)
+    with pytest.raises(TypeError, match="not a board-variant comparison"):
+        an.compare_variant(a, an.route_importance("newyork", 2, games=20, seed=1, routes=[1]))
+    page = write_comparison_report(a, tmp_path / "api", stronger=an.compare_variant(a, b))
+    assert "<h2>Under stronger play</h2>" in page.read_text()
+    with pytest.raises(ValueError, match="not of this study"):
+        write_comparison_report(other, tmp_path / "bad", stronger=an.compare_variant(a, b))
+    vfile = tmp_path / "v.json"
+    vfile.write_text('{"base": "newyork", "trains": 14}')
+    assert main(["compare", "--variant", str(vfile), "--players", "2", "--games", "400",
+                 "--seed", "1", "--quiet", "--stronger", "expert",
+                 "--report", str(tmp_path / "cli")]) == 0
+    assert "variant_comparison: newyork" in capsys.readouterr().out
+    assert (tmp_path / "cli" / "stronger_variant.csv").read_text() == \
+        (tmp_path / "api" / "stronger_variant.csv").read_text()

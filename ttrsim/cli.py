@@ -345,6 +345,10 @@ def _cmd_compare(sub):
                    help="compare boards that are not the same board or a variant of it (their "
                    "tickets and routes are paired by id: only when the ids correspond)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--stronger", metavar="POLICY", default=None,
+                   help="compare again with this built-in policy in place of each seat's (its "
+                        "settings kept) and set the variant's effects under both plays side by "
+                        "side: printed, and the report's section 'Under stronger play'")
 
     def run(args):
         import os
@@ -353,7 +357,7 @@ def _cmd_compare(sub):
         check_output_dir(args.report, "--report")
 
         from ttrsim import maps
-        from ttrsim.analysis.studies import compare
+        from ttrsim.analysis.studies import compare, compare_variant
         from ttrsim.report import write_comparison_report
         from ttrsim.variants import load_variant
 
@@ -385,15 +389,25 @@ def _cmd_compare(sub):
             raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
                              f"seat), not {len(specs)} times")
         players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
-        result = compare(base, other, players, games=args.games, seed=args.seed,
-                         n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet,
-                         allow_unrelated=args.allow_unrelated)
+        strong_players = _stronger_players(argparse.Namespace(
+            stronger=args.stronger, policy=specs, players=args.players))
+
+        def study(players):
+            return compare(base, other, players, games=args.games, seed=args.seed,
+                           n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet,
+                           allow_unrelated=args.allow_unrelated)
+
+        result = study(players)
         print(result.summary(args.rows))
+        stronger = None
+        if strong_players is not None:
+            stronger = compare_variant(result, study(strong_players), alpha=args.alpha)
+            print(stronger.summary())
         if args.csv:
             result.sorted_table().to_csv(args.csv, index=False)
             print(f"table written to {args.csv}")
         if args.report:
-            print(f"report: {write_comparison_report(result, args.report)}")
+            print(f"report: {write_comparison_report(result, args.report, stronger=stronger)}")
         return 0
 
     p.set_defaults(func=run)

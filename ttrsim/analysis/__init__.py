@@ -8,8 +8,8 @@ See ``docs/analysis.md`` for a guide.
 
 ``ttrsim.analysis.studies`` (re-exported here) plays new games on common random numbers:
 ``compare``, ``route_importance``, ``ticket_fairness``; ``compare_play``,
-``compare_importance`` and ``compare_fairness`` set a run or study beside the same games
-under stronger play.
+``compare_importance``, ``compare_fairness`` and ``compare_variant`` set a run or study
+beside the same games under stronger play.
 """
 from ttrsim.analysis.inputs import MissingTable
 from ttrsim.analysis.routes import binned_quantile, route_claims
@@ -27,8 +27,8 @@ from ttrsim.analysis.tickets import ticket_balance, ticket_completion
 from ttrsim.analysis.tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
 from ttrsim.analysis.studies import (Comparison, Fairness, PlayComparison, RouteImportance,
                                      StudyComparison, compare, compare_fairness,
-                                     compare_importance, compare_play, route_importance,
-                                     ticket_difficulty, ticket_fairness)
+                                     compare_importance, compare_play, compare_variant,
+                                     route_importance, ticket_difficulty, ticket_fairness)
 
 __all__ = [
     "Comparison",
@@ -40,6 +40,7 @@ __all__ = [
     "compare_fairness",
     "compare_importance",
     "compare_play",
+    "compare_variant",
     "route_importance",
     "ticket_difficulty",
     "ticket_fairness",

@@ -15,8 +15,14 @@ from ttrsim.report.html import Section, manifest_table, write_page
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
 
 
-def write_comparison_report(comparison, out_dir, title: str | None = None) -> Path:
-    """HTML report of a :class:`~ttrsim.analysis.compare.Comparison`."""
+def write_comparison_report(comparison, out_dir, title: str | None = None,
+                            stronger=None) -> Path:
+    """HTML report of a :class:`~ttrsim.analysis.compare.Comparison`. ``stronger``,
+    optional, is ``ttrsim.analysis.compare_variant(comparison, strong_comparison)``: the
+    same comparison under stronger play, which adds the section "Under stronger play"."""
+    if stronger is not None:
+        _check_stronger(comparison, stronger, "compare_variant",
+                        ("base_checksum", "variant_checksum"))
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     m = comparison.manifest
@@ -54,17 +60,29 @@ def write_comparison_report(comparison, out_dir, title: str | None = None) -> Pa
     w.text("Half-widths of the 95% interval of the difference, paired (the same games on "
            "both sides) against unpaired (the two sides treated as independent samples).")
     w.table("interval_widths", summ, "Median half-widths per kind of metric.")
-    return write_page(out_dir, title, [sec, res, maps, w])
+    sections = [sec, res, maps, w]
+    if stronger is not None:
+        sections.append(_stronger_section(
+            out_dir, stronger, "variant", None, None,
+            ["kind", "metric", "base", "base_low", "base_high", "strong", "strong_low",
+             "strong_high", "difference", "low", "high", "q_value", "base_verdict",
+             "strong_verdict", "why"],
+            ["Each row is the variant's effect on a metric (variant - base, its paired "
+             "interval) under each play. A conclusion changes when the verdict on the effect "
+             "differs (above: the variant raises the metric, below: it lowers it, each at "
+             f"its own comparison's q < {stronger.alpha:g}; else unclear)."]))
+    return write_page(out_dir, title, sections)
 
 
-def _check_stronger(study, stronger, what: str) -> None:
+def _check_stronger(study, stronger, what: str,
+                    boards: tuple = ("board_checksum",)) -> None:
     """Refuse a comparison whose base study is not the report's (before anything is
     written)."""
     m, c = study.manifest, stronger.manifest
+    pairs = [(b, b) for b in boards] + [("players", "players"), ("games", "games"),
+                                        ("seed", "seed"), ("policies", "base_policies")]
     diff = [f"{k} {c.get(ck)!r} in the comparison, {m.get(k)!r} in the study"
-            for k, ck in (("board_checksum", "board_checksum"), ("players", "players"),
-                          ("games", "games"), ("seed", "seed"), ("policies", "base_policies"))
-            if m.get(k) != c.get(ck)]
+            for k, ck in pairs if m.get(k) != c.get(ck)]
     if diff:
         raise ValueError(f"the comparison under stronger play is not of this study ("
                          + "; ".join(diff) + f"): pass {what}(study, strong_study) of this very "
@@ -88,13 +106,14 @@ def _stronger_section(out_dir: Path, stronger, name: str, quantity: str, referen
     if m.get("expert_models"):
         sec.text("Expert model files: " + ", ".join(f"{p} ({d})" for p, d in
                                                     m["expert_models"].items()) + ".")
-    sec.figure(f"stronger_{name}", plot_play_scatter(t, base, strong, quantity,
-                                                     reference=reference),
-               f"{quantity} under {strong} against {base} (95% intervals); red: the conclusion "
-               "changes.")
-    sec.table(f"stronger_{name}", t, "One row per " + ("route" if name == "importance" else
-                                                       "ticket") + "; the changed ones first, "
-              "with why.", columns, max_rows=40, highlight=t.changed.to_numpy(dtype=bool))
+    if quantity is not None:
+        sec.figure(f"stronger_{name}", plot_play_scatter(t, base, strong, quantity,
+                                                         reference=reference),
+                   f"{quantity} under {strong} against {base} (95% intervals); red: the "
+                   "conclusion changes.")
+    rows = {"importance": "route", "fairness": "ticket", "variant": "metric"}[name]
+    sec.table(f"stronger_{name}", t, f"One row per {rows}; the changed ones first, with why.",
+              columns, max_rows=40, highlight=t.changed.to_numpy(dtype=bool))
     return sec
 
 

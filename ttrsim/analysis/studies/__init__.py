@@ -4,16 +4,18 @@
 turn) and ``ticket_fairness`` (fairer ticket points) play the same seeds on both sides and
 share the paired machinery of ``paired``; ``compare_play`` applies it to two finished runs
 of the same games under different policies (a run's headline measures under stronger
-play), ``compare_importance`` and ``compare_fairness`` two balance studies likewise. Each
-returns a result object with its manifest; figures are in ``ttrsim.plots``, HTML reports
-in ``ttrsim.report``.
+play), ``compare_importance``, ``compare_fairness`` and ``compare_variant`` set the other
+studies likewise beside themselves under stronger play. Each returns a result object with
+its manifest; figures are in ``ttrsim.plots``, HTML reports in ``ttrsim.report``.
 """
 from ttrsim.analysis.studies.compare import Comparison, compare
 from ttrsim.analysis.studies.fairness import Fairness, ticket_difficulty, ticket_fairness
 from ttrsim.analysis.studies.importance import RouteImportance, route_importance
 from ttrsim.analysis.studies.play import (PlayComparison, StudyComparison, check_same_games,
-                                         compare_fairness, compare_importance, compare_play)
+                                         compare_fairness, compare_importance, compare_play,
+                                         compare_variant)
 
 __all__ = ["Comparison", "compare", "Fairness", "ticket_fairness", "ticket_difficulty",
            "RouteImportance", "route_importance", "PlayComparison", "compare_play",
-           "check_same_games", "StudyComparison", "compare_importance", "compare_fairness"]
+           "check_same_games", "StudyComparison", "compare_importance", "compare_fairness",
+           "compare_variant"]

@@ -45,7 +45,7 @@ from ttrsim.policies import parse_spec
 from ttrsim.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES, bh_q
 
 __all__ = ["PlayComparison", "compare_play", "TOP_ROUTES", "MATERIAL", "StudyComparison",
-           "compare_importance", "compare_fairness"]
+           "compare_importance", "compare_fairness", "compare_variant"]
 
 #: Routes compared by their place among the most claimed.
 TOP_ROUTES = 20
@@ -562,6 +562,18 @@ class StudyComparison:
         return _with_changed(lines, self.changed())
 
 
+def _policy_differences(pb, ps) -> list[str]:
+    """How two studies' policies differ in more than their names, slot by slot."""
+    pb, ps = list(pb or []), list(ps or [])
+    if len(pb) != len(ps):
+        return [f"policy count {len(ps)} in the strong study, {len(pb)} in the base study"]
+    diff = [f"policy settings of slot {k}: {b!r} in the strong study, {a!r} in the base study"
+            for k, (a, b) in enumerate(zip(pb, ps)) if _settings(a) != _settings(b)]
+    if _slot_groups(pb) != _slot_groups(ps):
+        diff.append(f"policy layout: {ps} in the strong study, {pb} in the base study")
+    return diff
+
+
 def _check_same_study(base, strong, kind: str, keys: tuple) -> None:
     """Refuse two results of `kind` that did not play the same games with the same study
     settings, or whose policies differ in more than their names (one ValueError naming
@@ -574,14 +586,7 @@ def _check_same_study(base, strong, kind: str, keys: tuple) -> None:
     diff = [f"{k} {ms.get(k)!r} in the strong study, {m.get(k)!r} in the base study"
             for k in ("board", "board_checksum", "players", "games", "seed", "max_turns", *keys)
             if m.get(k) != ms.get(k)]
-    pb, ps = list(m.get("policies") or []), list(ms.get("policies") or [])
-    if len(pb) != len(ps):
-        diff.append(f"policy count {len(ps)} in the strong study, {len(pb)} in the base study")
-    else:
-        diff += [f"policy settings of slot {k}: {b!r} in the strong study, {a!r} in the base "
-                 "study" for k, (a, b) in enumerate(zip(pb, ps)) if _settings(a) != _settings(b)]
-        if _slot_groups(pb) != _slot_groups(ps):
-            diff.append(f"policy layout: {ps} in the strong study, {pb} in the base study")
+    diff += _policy_differences(m.get("policies"), ms.get("policies"))
     if diff:
         raise ValueError("the two studies do not play the same games (" + "; ".join(diff) + "): "
                          "run the strong study with the base study's settings, changing only "
@@ -728,3 +733,55 @@ def compare_fairness(base, strong, *, material: float = MATERIAL_POINTS, alpha: 
     return StudyComparison(df[cols], spread, _study_manifest(
         "fairness_comparison", base, strong, material=material, alpha=alpha,
         confidence=confidence), alpha)
+
+
+def compare_variant(base, strong, *, alpha: float = 0.05,
+                    confidence: float = DEFAULT_CONFIDENCE) -> StudyComparison:
+    """A board against a variant (:func:`~ttrsim.analysis.compare`) under two plays: each
+    metric's effect of the variant (variant - base, its paired interval) under ``base``
+    and ``strong``, the difference of the two effects with its interval, p- and
+    Benjamini-Hochberg q-value, and ``changed``: the verdict on the effect differs (each
+    comparison's own: ``above`` when the variant raises the metric at its q < ``alpha``,
+    ``below`` when it lowers it, else ``unclear``). Both comparisons must have played the
+    same games on the same two boards (refused otherwise)."""
+    m, ms = manifest_of(base), manifest_of(strong)
+    for side, mm in (("base", m), ("strong", ms)):
+        if "variant_checksum" not in mm:
+            raise TypeError(f"the {side} study is not a board-variant comparison "
+                            "(ttrsim.compare's result)")
+    diff = [f"{k} {ms.get(k)!r} in the strong study, {m.get(k)!r} in the base study"
+            for k in ("base_checksum", "variant_checksum", "players", "games", "seed",
+                      "variant_seed", "common_random_numbers")
+            if m.get(k) != ms.get(k)]
+    diff += _policy_differences(m.get("policies"), ms.get("policies"))
+    if diff:
+        raise ValueError("the two comparisons do not play the same games (" + "; ".join(diff)
+                         + "): run the strong one with the base one's boards, players, games "
+                         "and seed, changing only the policy name seat by seat")
+    sides = []
+    for side, c in (("base", base), ("strong", strong)):
+        t = c.table.set_index(["kind", "key"])
+        verdict = np.where(~t.significant.astype(bool), "unclear",
+                           np.where(t.difference > 0, "above", "below"))
+        sides.append(pd.DataFrame({side: t.difference, f"{side}_low": t.low,
+                                   f"{side}_high": t.high, f"{side}_q": t.q_value,
+                                   f"{side}_verdict": verdict}, index=t.index))
+    t0 = base.table.set_index(["kind", "key"])
+    df = pd.concat([t0[["metric"]], *sides], axis=1).reset_index()
+    df = _independent(df, confidence)
+    verdicts = df[["base_verdict", "strong_verdict"]].copy()
+    df = _finish(df.assign(label=df.metric, rule="none", reference=0.0), alpha, 0.0)
+    df[["base_verdict", "strong_verdict"]] = verdicts
+    df["changed"] = df.base_verdict != df.strong_verdict
+    df["why"] = np.where(df.changed, df.base_verdict + " 0 -> " + df.strong_verdict, "")
+    df = df.sort_values("changed", ascending=False, kind="stable", ignore_index=True)
+    manifest = {"kind": "variant_comparison", "ttrsim_version": __version__,
+                "board": f"{m.get('base')} -> {m.get('variant')}",
+                **{k: m.get(k) for k in ("base", "base_checksum", "variant", "variant_checksum",
+                                         "variant_hash", "players", "games", "seed")},
+                "base_policies": list(m["policies"]), "strong_policies": list(ms["policies"]),
+                "base_label": _label(m["policies"]), "strong_label": _label(ms["policies"]),
+                "expert_models": {**_models(m), **_models(ms)} or None, "alpha": alpha,
+                "confidence": confidence, "versions": versions()}
+    cols = ["kind", "key", "metric", "label", "base_q", "strong_q", *VALUES]
+    return StudyComparison(df[cols], None, manifest, alpha)
