@@ -89,9 +89,10 @@ def _check_stronger(study, stronger, what: str,
                          "study")
 
 
-def _stronger_section(out_dir: Path, stronger, name: str, quantity: str, reference,
+def _stronger_section(out_dir: Path, stronger, name: str, quantity: str | None, reference,
                       columns: list, lead: list[str]) -> Section:
-    """The section "Under stronger play" of a balance study's report."""
+    """The section "Under stronger play" of a study's report (a scatter of ``quantity``
+    under both plays unless it is None)."""
     m, t = stronger.manifest, stronger.table
     base, strong = m["base_label"], m["strong_label"]
     if base == strong:
