@@ -384,13 +384,8 @@ def _cmd_compare(sub):
             info = other.variant or {}
             base = (rebuild(info["base_variant"]) if info.get("base_variant")
                     else maps.load(info.get("base_path") or info.get("base") or "europe"))
-        specs = args.policy
-        if specs and len(specs) not in (1, args.players):
-            raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
-                             f"seat), not {len(specs)} times")
-        players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
-        strong_players = _stronger_players(argparse.Namespace(
-            stronger=args.stronger, policy=specs, players=args.players))
+        players = _study_players(args)
+        strong_players = _stronger_players(args)
 
         def study(players):
             return compare(base, other, players, games=args.games, seed=args.seed,

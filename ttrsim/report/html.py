@@ -17,7 +17,8 @@ import pandas as pd
 
 from ttrsim._version import __version__
 
-__all__ = ["Section", "Skip", "write_page", "manifest_table", "fmt", "STYLE"]
+__all__ = ["Section", "Skip", "write_page", "manifest_table", "fmt", "STYLE",
+           "check_stronger"]
 
 DPI = 110
 MAX_ROWS = 30
@@ -100,6 +101,20 @@ def _highlight_rows(body: str, flags) -> str:
     for i, chunk in enumerate(chunks[1:]):
         out.append(("<tr class='flag'>" if i < len(flags) and flags[i] else "<tr>") + chunk)
     return head + sep + "".join(out)
+
+
+def check_stronger(manifest: dict, stronger, pairs, what: str, call: str) -> None:
+    """Refuse a comparison under stronger play whose base is not the report's `what` (run
+    or study), before anything is written: ``pairs`` are (manifest key, comparison
+    manifest key) that must agree where both are given; the error names every
+    difference and ``call``, the comparison to pass instead."""
+    c = stronger.manifest
+    diff = [f"{k} {c.get(ck)!r} in the comparison, {manifest[k]!r} in the {what}"
+            for k, ck in pairs
+            if k in manifest and c.get(ck) is not None and manifest[k] != c.get(ck)]
+    if diff:
+        raise ValueError(f"the comparison under stronger play is not of this {what} ("
+                         + "; ".join(diff) + f"): pass {call} of this very {what}")
 
 
 def manifest_table(sec: Section, manifest: dict, name: str = "manifest") -> None:

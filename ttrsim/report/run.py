@@ -18,7 +18,7 @@ from ttrsim import plots
 from ttrsim.analysis.inputs import EVENT, manifest_of, source
 from ttrsim.analysis.stations import check_paired_runs
 from ttrsim.analysis.tickets import MIN_KEPT
-from ttrsim.report.html import Section, Skip, write_page
+from ttrsim.report.html import Section, Skip, check_stronger, write_page
 
 __all__ = ["write_report", "SECTIONS"]
 
@@ -348,19 +348,6 @@ _PLAY_TABLES = {
 }
 
 
-def _check_stronger(run, stronger) -> None:
-    """Refuse a comparison made from another run than the report's (before anything is
-    written)."""
-    m, c = manifest_of(run), stronger.manifest
-    pairs = [("board", "board"), ("board_checksum", "board_checksum"), ("games", "games"),
-             ("seed", "seed"), ("players", "players"), ("policies", "base_policies")]
-    diff = [f"{k} {c.get(ck)!r} in the comparison, {m[k]!r} in the run" for k, ck in pairs
-            if k in m and c.get(ck) is not None and m[k] != c.get(ck)]
-    if diff:
-        raise ValueError("the comparison under stronger play is not of this run (" + "; ".join(diff)
-                         + "): pass compare_play(run, strong_run) of this very run")
-
-
 def _stronger(sec: Section, run, ctx) -> None:
     cmp = ctx["stronger"]
     if cmp is None:
@@ -473,7 +460,10 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
     if baseline is not None:        # before anything is written
         check_paired_runs(run, baseline)
     if stronger is not None:
-        _check_stronger(run, stronger)
+        check_stronger(manifest_of(run), stronger,
+                       [("board", "board"), ("board_checksum", "board_checksum"),
+                        ("games", "games"), ("seed", "seed"), ("players", "players"),
+                        ("policies", "base_policies")], "run", "compare_play(run, strong_run)")
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_of(run)

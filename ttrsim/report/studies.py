@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from ttrsim.plots import plot_comparison, plot_fairness, plot_play_scatter, plot_route_map
-from ttrsim.report.html import Section, manifest_table, write_page
+from ttrsim.report.html import Section, check_stronger, manifest_table, write_page
 
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
 
@@ -76,17 +76,10 @@ def write_comparison_report(comparison, out_dir, title: str | None = None,
 
 def _check_stronger(study, stronger, what: str,
                     boards: tuple = ("board_checksum",)) -> None:
-    """Refuse a comparison whose base study is not the report's (before anything is
-    written)."""
-    m, c = study.manifest, stronger.manifest
+    """Refuse a comparison whose base study is not the report's."""
     pairs = [(b, b) for b in boards] + [("players", "players"), ("games", "games"),
                                         ("seed", "seed"), ("policies", "base_policies")]
-    diff = [f"{k} {c.get(ck)!r} in the comparison, {m.get(k)!r} in the study"
-            for k, ck in pairs if m.get(k) != c.get(ck)]
-    if diff:
-        raise ValueError(f"the comparison under stronger play is not of this study ("
-                         + "; ".join(diff) + f"): pass {what}(study, strong_study) of this very "
-                         "study")
+    check_stronger(study.manifest, stronger, pairs, "study", f"{what}(study, strong_study)")
 
 
 def _stronger_section(out_dir: Path, stronger, name: str, quantity: str | None, reference,
