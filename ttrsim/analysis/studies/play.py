@@ -149,15 +149,8 @@ def check_same_games(run, strong) -> None:
     ``expert:risk=0``). One ValueError names every difference and the fix."""
     diff = identity_differences(run, strong, "the base run", "the strong run")
     pb, ps = manifest_of(run).get("policies"), manifest_of(strong).get("policies")
-    if pb is not None and ps is not None and len(pb) == len(ps):
-        for k, (a, b) in enumerate(zip(pb, ps)):
-            if _settings(a) != _settings(b):
-                diff.append(f"policy settings of slot {k}: {b!r} in the strong run, {a!r} in the "
-                            "base run")
-        if _slot_groups(pb) != _slot_groups(ps):
-            diff.append(f"policy layout: {ps} in the strong run, {pb} in the base run")
-    elif pb is not None and ps is not None:
-        diff.append(f"policy count {len(ps)} in the strong run, {len(pb)} in the base run")
+    if pb is not None and ps is not None:
+        diff += _policy_differences(pb, ps, "run")
     if diff:
         raise ValueError("the two runs do not play the same games (" + "; ".join(diff) + "): "
                          "simulate the strong run with the base run's board, players, games, "
@@ -562,15 +555,15 @@ class StudyComparison:
         return _with_changed(lines, self.changed())
 
 
-def _policy_differences(pb, ps) -> list[str]:
-    """How two studies' policies differ in more than their names, slot by slot."""
+def _policy_differences(pb, ps, noun: str = "study") -> list[str]:
+    """How two runs' or studies' policies differ in more than their names, slot by slot."""
     pb, ps = list(pb or []), list(ps or [])
     if len(pb) != len(ps):
-        return [f"policy count {len(ps)} in the strong study, {len(pb)} in the base study"]
-    diff = [f"policy settings of slot {k}: {b!r} in the strong study, {a!r} in the base study"
-            for k, (a, b) in enumerate(zip(pb, ps)) if _settings(a) != _settings(b)]
+        return [f"policy count {len(ps)} in the strong {noun}, {len(pb)} in the base {noun}"]
+    diff = [f"policy settings of slot {k}: {b!r} in the strong {noun}, {a!r} in the base "
+            f"{noun}" for k, (a, b) in enumerate(zip(pb, ps)) if _settings(a) != _settings(b)]
     if _slot_groups(pb) != _slot_groups(ps):
-        diff.append(f"policy layout: {ps} in the strong study, {pb} in the base study")
+        diff.append(f"policy layout: {ps} in the strong {noun}, {pb} in the base {noun}")
     return diff
 
 
