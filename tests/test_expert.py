@@ -96,7 +96,7 @@ def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path)
     (with the shipped model and with models that push every kind of candidate)."""
     custom = small_board(3)
     models = [None] + [_model(tmp_path, f, f"{f}.json")[0]
-                       for f in ("blind", "draw_tickets", "is_best_claim", "is_routes", "claim")] \
+                       for f in ("blind", "draw_tickets", "is_best_claim", "claim")] \
         + [_random_model(tmp_path, 1)]
     total = 0
     for board in ("usa", "europe", "newyork", custom):
@@ -119,7 +119,7 @@ def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path)
 
 def test_the_model_scores_the_candidates(tmp_path):
     """A model that prefers a blind draw makes the policy draw blind at every turn where
-    it may; one that prefers greedy's choice plays greedy's choice."""
+    it may; a margin larger than any score plays tickets' choice."""
     blind, d = _model(tmp_path, "blind")
     g = midgame("europe", 2, seed=5)
     e = make_policy(f"expert:model={blind}", g.board)
@@ -137,9 +137,6 @@ def test_the_model_scores_the_candidates(tmp_path):
     assert codes[0] != act
     assert decide(make_policy(f"expert:model={tmp_path / 'bonus.json'}", g.board), g,
                   seed=1) == codes[0]
-    routes, _ = _model(tmp_path, "is_routes", "r.json")
-    want = decide(make_policy("routes", g.board), g, seed=1)
-    assert decide(make_policy(f"expert:model={routes}", g.board), g, seed=1) == want
 
 
 def _joined_points(g, seat, route):
@@ -215,7 +212,7 @@ def test_features_describe_the_candidate_actions():
                              "draw_tickets": "draw_tickets", "station": "station"}
                     flags = [x[F[f]] for f in kinds.values()]
                     assert sum(flags) == 1 and x[F[kinds[a.kind]]] == 1
-                    assert x[F["agree"]] == x[F["is_tickets"]] + x[F["is_best_claim"]] + x[F["is_routes"]]
+                    assert x[F["agree"]] == x[F["is_tickets"]] + x[F["is_best_claim"]]
                     assert x[F["players"]] == n
                     assert x[F["fewest_trains"]] == min(pl["trains"] for pl in g.state()["players"])
                     assert x[F["left_trains"]] >= 0 and x[F["left_claims"]] >= 0
@@ -249,11 +246,13 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
     on offer (once each), claims of the four longest routes the hand pays, a blind draw
     and a ticket draw when legal; `longest_claim` is the longest of those routes; a
     face-up candidate's `colour_missing` is at most the plan's `plan_short`; the rounds
-    left are 0 in the final round. And the labelling search (uniform, claims=4) values
+    left are 0 in the final round; the plan features are those of the plan `tickets` follows (its routes need the
+    trains and claims given, a claim is `on_plan` exactly when its route is planned).
+    And the labelling search (uniform, claims=4) values
     nearly every candidate (the training labels cover them)."""
     from ttrsim.actions import Action
 
-    checked = covered = total = final = 0
+    checked = covered = total = final = planned = 0
     for board, n, seed in (("usa", 2, 1), ("europe", 2, 2), ("newyork", 2, 3),
                            ("europe", 4, 4), ("usa", 3, 5)):
         for turns in range(40, 400, 7):
@@ -278,6 +277,20 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
                                       if a.kind == "draw_faceup"}
                 longest = _longest_claim_routes(g, tunnels=bool(tunnels))
                 assert set(longest) <= {a.route for a in acts if a.kind == "claim"}
+                # the plan features are those of the plan tickets follows, its own
+                # decision of this turn (the first candidate) having brought it up to date
+                plan = e.tickets_policy.current_plan()
+                assert plan["trains"] == sum(int(g.board.route_len[r]) for r in plan["routes"])
+                assert plan["claims"] == len(plan["routes"])
+                assert (X[:, F["left_trains"]] == plan["trains"]).all()
+                assert (X[:, F["left_claims"]] == plan["claims"]).all()
+                assert (X[:, F["left_points"]] == plan["open_points"]).all()
+                assert (X[:, F["left_dropped"]] == sum(
+                    int(g.board.ticket_points[t]) for t in plan["dropped"])).all()
+                assert (X[:, F["plan_short"]] == plan["short"]).all()
+                assert X[:, F["on_plan"]].tolist() == [
+                    float(a.kind == "claim" and a.route in plan["routes"]) for a in acts]
+                planned += len(plan["routes"])
                 assert (X[:, F["longest_claim"]] == (max(int(g.board.route_len[r]) for r in longest)
                                                      if longest else 0)).all()
                 if not tunnels:
@@ -304,7 +317,7 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
             codes, _ = e.candidates(g)
             covered += sum(int(c) in valued for c in codes)
             total += len(codes)
-    assert checked >= 40 and final >= 1
+    assert checked >= 40 and final >= 1 and planned >= 20
     assert covered >= 0.95 * total
 
 

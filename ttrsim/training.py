@@ -504,7 +504,7 @@ def calibrate(model: dict, path, boards=BOARDS, games: int = 400, seed: int = 0,
 def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: int = 1000,
           playouts: int = 256, endgame_players=(2, 4), endgame_games: int = 500,
           endgame_playouts: int = 400, max_trains: int = 12, later: float = 0.5,
-          setup_trees: int = 300, setup_depth: int = 5, turn_trees: int = 100,
+          setup_trees: int = 100, setup_depth: int = 5, turn_trees: int = 100,
           turn_depth: int = 4, min_leaf: int = 40, calib_games: int = 400,
           final_calib_games: int = 5000, reaches=(12, 16, 20, 24), calib_players=(2, 4),
           midgame_games: int = 2500, midgame_trains: int = 30, midgame_playouts: int = 16,
@@ -553,9 +553,10 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
                 if resolve_board(b).min_players <= c <= resolve_board(b).max_players]
 
     def labelled(name, kind, part_list, **kw):
-        # reused only when labelled with the same arguments (and the same model files)
+        # reused only when labelled with the same arguments, model files and features
         key = json.dumps([kind, part_list, {k: _file_digest(v) if k.endswith("model") else v
-                                            for k, v in sorted(kw.items())}], default=str)
+                                            for k, v in sorted(kw.items())},
+                          FORMAT_VERSION, list(FEATURES)], default=str)
         saved = out / f"{name}.npz"
         if saved.exists():
             p, saved_key = _load_positions(saved, with_key=True)

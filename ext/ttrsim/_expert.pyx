@@ -5,12 +5,12 @@
 # computed from what the seat may know only (its hand and tickets, the board, public
 # counts). `setup` scores every initial keep set, with features of the plan (the planner
 # of _planning.pxd) joining the tickets kept; the best is kept. `turns`, when the file
-# has it, scores the candidates of a turn: what `tickets` and `routes` (this seat's own
-# instances, kept for the whole game) would play, the claim worth most now, the longest
-# claims the hand pays, a blind draw, a face-up card of each colour on offer and a ticket
-# draw (the search's own turn candidates, among which it finds its end-game gain). Every
-# other decision (and a turn without a `turns` section) is `tickets`' own, at `tickets`'
-# speed. The same compiled code gives the features to the training pipeline
+# has it, scores the candidates of a turn: what `tickets` (this seat's own instance, kept
+# for the whole game) would play, the claim worth most now, the longest claims the hand
+# pays, a blind draw, a face-up card of each colour on offer and a ticket draw (the
+# search's own turn candidates but `routes`' move, which cost a sixth of a decision and
+# little strength), with features of the plan `tickets` follows. Every other decision (and
+# a turn without a `turns` section) is `tickets`' own, at `tickets`' speed. The same compiled code gives the features to the training pipeline
 # (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.math cimport INFINITY
@@ -23,6 +23,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
                              hand_total, is_legal, legal_actions, make_action, route_open)
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
+from ttrsim._policies cimport followed_plan
 from ttrsim._planning cimport (BoardInfo, Needs, Plan, PlanParams, UNIT, Workspace,
                                board_info_init, claim_payment, hand_most, longest_claims,
                                may_afford, own_components, plan_needs, plan_tickets,
@@ -38,16 +39,16 @@ from ttrsim._policy import PolicyError
 
 cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
-    N_FEAT = 61               # features per candidate (FEATURES below)
+    N_FEAT = 60               # features per candidate (FEATURES below)
     N_LONGEST = 4             # longest claims among a turn's candidates (as search:claims=4)
-    N_PROP = 3                # proposers: tickets, the best claim, routes
+    N_PROP = 2                # proposers: tickets, the best claim
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
     CHECK = 4                 # trees between two checks of which rows can still win
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
 FEATURES = (
-    "is_tickets", "is_best_claim", "is_routes", "agree",
+    "is_tickets", "is_best_claim", "agree",
     "claim", "blind", "faceup", "draw_tickets", "station",
     "route_len", "route_points", "wild_used", "tunnel",
     "tickets_joined", "points_joined", "touches_network",
@@ -61,8 +62,8 @@ FEATURES = (
     # ticket choices (initial and drawn): the plan joining the tickets held and kept
     "keep", "setup", "kept", "kept_points", "kept_long", "plan_trains", "plan_extra",
     "plan_slack", "plan_dropped", "plan_claims", "points_per_train",
-    # turns: the plan joining the seat's tickets with its trains (what is left to do
-    # before the end), the fewest trains of any seat, and whether a claim is on the plan
+    # turns: the plan `tickets` follows (what is left to do before the end), the fewest
+    # trains of any seat, and whether a claim is on the plan
     "left_trains", "left_claims", "left_points", "left_dropped", "cards_short",
     "fewest_trains", "on_plan",
     # turns: the longest claim the hand pays, the cards of a face-up candidate's colour the
@@ -72,8 +73,8 @@ FEATURES = (
 assert len(FEATURES) == N_FEAT
 
 FORMAT = "ttrsim-expert"
-FORMAT_VERSION = 3
-DEFAULT_MODEL = "expert-v3.json"
+FORMAT_VERSION = 4
+DEFAULT_MODEL = "expert-v4.json"
 
 
 class ModelFileError(ValueError):
@@ -474,8 +475,10 @@ cdef class ExpertPolicy(Policy):
     cdef bint has_turns                 # False: turns are tickets' own
     cdef int reach                      # the turn trees decide once a seat has this many
     cdef int reach_param                #   trains or fewer (-1 given: the model's own)
-    cdef Policy tk, ro                  # this seat's tickets and routes (proposers),
-                                        # kept for the whole game
+    cdef Policy tk                      # this seat's tickets (a proposer), kept for
+                                        # the whole game
+    cdef const Plan* tk_plan            # the plan it follows and the cards that plan
+    cdef const Needs* tk_nd             #   still needs, as its last decision left them
     cdef dict tk_params                 # the parameters of tickets (stations, tunnels, ...)
     cdef double risk                    # tickets' tunnel risk, for the best claim too
     cdef int tunnels                    # 0: no tunnel claims at all
@@ -484,7 +487,7 @@ cdef class ExpertPolicy(Policy):
     cdef int32_t prop[N_PROP]
     cdef float x[MAX_XCAND][N_FEAT]
     cdef double scores[MAX_XCAND]
-    # the planner, for ticket choices
+    # the planner, for ticket choices (turns read tickets' own plan)
     cdef BoardInfo* bi                  # per board (malloc: tens of kB)
     cdef uint64_t bi_uid
     cdef PlanParams prm
@@ -493,7 +496,6 @@ cdef class ExpertPolicy(Policy):
     cdef SetupMemo* memo                # plans on the empty board (MEMO_BITS entries)
     cdef int8_t comp[MAX_CITIES]        # components of the seat's own network, this decision
     cdef int longest                    # the longest claim the hand pays, this decision
-    cdef Needs nd                       # the cards the plan still needs, this decision
     cdef int32_t* legal                 # legal actions of a turn the model decides (malloc)
     cdef OpenTickets open               # its tickets not joined yet, this decision
 
@@ -528,13 +530,13 @@ cdef class ExpertPolicy(Policy):
         not make is its), also obeyed by the other candidates. `reach`: the turn trees
         decide once some seat has this many trains or fewer (-1: the model's own
         `max_trains`; fewer is faster and weaker, docs/expert.md)."""
-        from ttrsim._policies import RoutesPolicy, TicketsPolicy
+        from ttrsim._policies import TicketsPolicy
 
         Policy.__init__(self, spec or "expert")
         self.model_path = str(model or "")
         self.tk = TicketsPolicy(stations=stations, tunnels=tunnels, risk=risk, draw=draw,
                                 spec="tickets")
-        self.ro = RoutesPolicy(tunnels=tunnels, risk=risk, spec="routes")
+        self.tk_plan = followed_plan(self.tk, &self.tk_nd)
         self.tk_params = dict(stations=int(stations), tunnels=int(tunnels), risk=float(risk),
                               draw=int(draw))
         self.risk = float(risk)
@@ -553,6 +555,12 @@ cdef class ExpertPolicy(Policy):
         self.n_cand = 0
 
     @property
+    def tickets_policy(self):
+        """This seat's own ``tickets``: it proposes a candidate, makes every decision the
+        model does not, and its plan gives the turn features."""
+        return self.tk
+
+    @property
     def params(self):
         return dict(model=self.model_path, reach=self.reach_param, **self.tk_params)
 
@@ -564,7 +572,6 @@ cdef class ExpertPolicy(Policy):
                          uint64_t seed) noexcept nogil:
         rng_seed(&self.rng, seed)
         self.tk.start_game(b, s, seat, rng_next(&self.rng))
-        self.ro.start_game(b, s, seat, rng_next(&self.rng))
 
     @cython.final
     cdef void add(self, int32_t act) noexcept nogil:
@@ -601,7 +608,6 @@ cdef class ExpertPolicy(Policy):
             return -1
         self.prop[0] = act
         self.prop[1] = -1
-        self.prop[2] = -1
         self.add(act)
         if s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS:
             # every legal choice of the offered tickets
@@ -617,9 +623,7 @@ cdef class ExpertPolicy(Policy):
                 self.features(b, s, seat)
             return 0
         self.prop[1] = self.best_claim(b, s, seat)
-        self.prop[2] = self.ro.choose(b, s, seat, NULL, 0)
         self.add(self.prop[1])
-        self.add(self.prop[2])
         act = make_action(ACT_DRAW_BLIND, 0, 0, 0)
         if is_legal(b, s, act):
             self.add(act)
@@ -726,46 +730,45 @@ cdef class ExpertPolicy(Policy):
                 x[f] = 0.0
             x[0] = act == self.prop[0]
             x[1] = act == self.prop[1]
-            x[2] = act == self.prop[2]
-            x[3] = x[0] + x[1] + x[2]
+            x[2] = x[0] + x[1]
             kind = action_kind(act)
-            x[4] = kind == ACT_CLAIM
-            x[5] = kind == ACT_DRAW_BLIND
-            x[6] = kind == ACT_DRAW_FACEUP
-            x[7] = kind == ACT_DRAW_TICKETS
-            x[8] = kind == ACT_STATION
-            x[20] = s.p[seat].trains / init
+            x[3] = kind == ACT_CLAIM
+            x[4] = kind == ACT_DRAW_BLIND
+            x[5] = kind == ACT_DRAW_FACEUP
+            x[6] = kind == ACT_DRAW_TICKETS
+            x[7] = kind == ACT_STATION
+            x[19] = s.p[seat].trains / init
             if kind == ACT_CLAIM:
                 r = action_a(act)
-                x[9] = b.route_len[r]
-                x[10] = b.route_points[b.route_len[r]] / <double>max_pts
-                x[11] = action_c(act)
-                x[12] = b.route_tunnel[r]
+                x[8] = b.route_len[r]
+                x[9] = b.route_points[b.route_len[r]] / <double>max_pts
+                x[10] = action_c(act)
+                x[11] = b.route_tunnel[r]
                 joined = joins(b, r, self.comp, &self.open, &joined_pts)
-                x[13] = joined
-                x[14] = joined_pts
-                x[15] = ((s.p[seat].cities >> b.route_a[r]) & 1) | ((s.p[seat].cities >> b.route_b[r]) & 1)
-                x[20] = (s.p[seat].trains - b.route_len[r]) / init
+                x[12] = joined
+                x[13] = joined_pts
+                x[14] = ((s.p[seat].cities >> b.route_a[r]) & 1) | ((s.p[seat].cities >> b.route_b[r]) & 1)
+                x[19] = (s.p[seat].trains - b.route_len[r]) / init
             elif kind == ACT_STATION:
-                x[11] = action_c(act)
+                x[10] = action_c(act)
             elif kind == ACT_DRAW_FACEUP:
                 typ = s.faceup[action_a(act)]
                 if typ >= 0:
-                    x[16] = typ == WILD
-                    x[17] = s.p[seat].hand[typ]
-            x[18] = s.p[seat].trains / init
-            x[19] = (min_other if min_other < (1 << 20) else 0) / init
-            x[21] = s.last_round
-            x[22] = hand_total(s, seat)
-            x[23] = open_n
-            x[24] = open_pts
-            x[25] = done_pts
-            x[26] = s.tdeck_n
-            x[27] = s.n_players
-            x[28] = s.turn / <double>s.n_players
-            x[29] = me_pts - (best_other if best_other > -(1 << 20) else 0)
+                    x[15] = typ == WILD
+                    x[16] = s.p[seat].hand[typ]
+            x[17] = s.p[seat].trains / init
+            x[18] = (min_other if min_other < (1 << 20) else 0) / init
+            x[20] = s.last_round
+            x[21] = hand_total(s, seat)
+            x[22] = open_n
+            x[23] = open_pts
+            x[24] = done_pts
+            x[25] = s.tdeck_n
+            x[26] = s.n_players
+            x[27] = s.turn / <double>s.n_players
+            x[28] = me_pts - (best_other if best_other > -(1 << 20) else 0)
             for j in range(9):
-                x[30 + j] = tk[j]
+                x[29 + j] = tk[j]
 
     @cython.final
     cdef int32_t best_claim(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -834,43 +837,41 @@ cdef class ExpertPolicy(Policy):
 
     @cython.final
     cdef void plan_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        """x[50:61] of a turn's candidates: the plan (the planner `tickets` uses) joining
-        the seat's tickets with its trains: trains and claims still needed, planned
-        points still open, points given up, trains still needed beyond the cards in
-        hand; the fewest trains of any seat (how near the end is); whether a claim is on
-        the plan; the longest claim the hand pays; for a face-up card the cards of its
-        colour the plan still misses (a wild card: all it misses); the cards it misses;
-        the rounds left (rounds_left: trains placed so far and public hand sizes). Own
-        tickets and hand and public information only."""
+        """x[49:60] of a turn's candidates, from the plan `tickets` follows (its decision
+        of this turn, list_candidates' first, brought it up to date): trains and claims
+        still needed, planned points still open, points given up, trains still needed
+        beyond the cards in hand; the fewest trains of any seat (how near the end is);
+        whether a claim is on the plan; the longest claim the hand pays; for a face-up
+        card the cards of its colour the plan still misses (a wild card: all it misses);
+        the cards it misses; the rounds left (rounds_left: trains placed so far and
+        public hand sizes). Own tickets and hand and public information only."""
         cdef int k, r, t, typ, dropped = 0
         cdef int fewest = fewest_trains(s)
         cdef double rounds = rounds_left(b, s)
+        cdef const Plan* plan = self.tk_plan
+        cdef const Needs* nd = self.tk_nd
         cdef float* x
-        self.board_info(b)
-        plan_tickets(self.bi, &self.prm, s, seat, s.p[seat].tickets, s.p[seat].trains,
-                     &self.plan, &self.ws)
-        plan_needs(b, s, seat, &self.plan, 0, &self.nd)
         for t in range(b.n_tickets):
-            if (self.plan.dropped[t >> 6] >> (t & 63)) & 1:
+            if (plan.dropped[t >> 6] >> (t & 63)) & 1:
                 dropped += b.ticket_points[t]
         for k in range(self.n_cand):
             x = &self.x[k][0]
-            x[50] = self.plan.trains
-            x[51] = self.plan.claims
-            x[52] = self.plan.points - self.plan.done_points
-            x[53] = dropped
-            x[54] = self.plan.trains - hand_total(s, seat)
-            x[55] = fewest
+            x[49] = plan.trains
+            x[50] = plan.claims
+            x[51] = plan.points - plan.done_points
+            x[52] = dropped
+            x[53] = plan.trains - hand_total(s, seat)
+            x[54] = fewest
             if action_kind(self.cand[k]) == ACT_CLAIM:
                 r = action_a(self.cand[k])
-                x[56] = (self.plan.routes[r >> 6] >> (r & 63)) & 1
+                x[55] = (plan.routes[r >> 6] >> (r & 63)) & 1
             elif action_kind(self.cand[k]) == ACT_DRAW_FACEUP:
                 typ = s.faceup[action_a(self.cand[k])]
                 if typ >= 0:
-                    x[58] = self.nd.short if typ == WILD else self.nd.missing[typ]
-            x[57] = self.longest
-            x[59] = self.nd.short
-            x[60] = rounds
+                    x[57] = nd.short if typ == WILD else nd.missing[typ]
+            x[56] = self.longest
+            x[58] = nd.short
+            x[59] = rounds
 
     @cython.final
     cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -898,17 +899,17 @@ cdef class ExpertPolicy(Policy):
                     kept_pts += b.ticket_points[t]
                     kept_long |= b.ticket_long[t]
             self.plan_of(b, s, seat, tickets, &plan_trains, &claims, &dropped)
-            x[39] = 1
-            x[40] = s.phase == PH_SETUP_TICKETS
-            x[41] = kept
-            x[42] = kept_pts
-            x[43] = kept_long
-            x[44] = plan_trains
-            x[45] = plan_trains - base_trains
-            x[46] = (s.p[seat].trains - plan_trains) / init
-            x[47] = dropped
-            x[48] = claims
-            x[49] = kept_pts / <double>(x[45] if x[45] > 1 else 1)
+            x[38] = 1
+            x[39] = s.phase == PH_SETUP_TICKETS
+            x[40] = kept
+            x[41] = kept_pts
+            x[42] = kept_long
+            x[43] = plan_trains
+            x[44] = plan_trains - base_trains
+            x[45] = (s.p[seat].trains - plan_trains) / init
+            x[46] = dropped
+            x[47] = claims
+            x[48] = kept_pts / <double>(x[44] if x[44] > 1 else 1)
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:

@@ -399,6 +399,18 @@ cdef class PlanningPolicy(Policy):
     def __reduce__(self):
         return (_rebuild, (type(self), self.params, self.spec))
 
+    def current_plan(self):
+        """The plan this policy follows, as its last decision left it: ``routes`` (the
+        route indices it still means to claim), ``trains`` and ``claims`` they need,
+        ``open_points`` (planned ticket points not yet joined), ``dropped`` (ticket
+        indices given up) and ``short`` (cards it still has to collect for them)."""
+        def bits(words):
+            return [i for i in range(128) if (words[i >> 6] >> (i & 63)) & 1]
+        return {"routes": bits(self.plan.routes), "trains": self.plan.trains,
+                "claims": self.plan.claims,
+                "open_points": self.plan.points - self.plan.done_points,
+                "dropped": bits(self.plan.dropped), "short": self.nd.short}
+
     # --- game and board --------------------------------------------------------------
     @cython.final
     cdef void setup_board(self, const BoardC* b) noexcept nogil:
@@ -1847,3 +1859,11 @@ def draw_values(PlanningPolicy policy, game, uint64_t seed=0):
     return (policy.draw_value_bound(&cb.c, &s, seat, policy.route_rate, rounds,
                                     hand_total(&s, seat)),
             policy.draw_value_estimate(&cb.c, &s, seat, False))
+
+
+cdef const Plan* followed_plan(Policy p, const Needs** needs):
+    if not isinstance(p, PlanningPolicy):
+        return NULL
+    cdef PlanningPolicy q = <PlanningPolicy>p
+    needs[0] = &q.nd
+    return &q.plan
