@@ -615,6 +615,17 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     # saved positions are reused only for the same arguments: fewer deals label anew
     again = train(tmp_path / "b", **dict(kw, rounds=1, positions=120, n_jobs=2))
     assert again[0]["setup_positions"] == 120
+    # ... and for the same features: a saved file whose key names other features (labels
+    # of another model format) is labelled anew, one with this key is reused as it is
+    from ttrsim.training import _load_positions, _save_positions, _subset
+    path = tmp_path / "b" / "setup-round1.npz"
+    p, key = _load_positions(path, with_key=True)
+    stale = json.loads(key)
+    assert stale[-1] == list(FEATURES)
+    for k, want in (([*stale[:-1], [f"old_{f}" for f in FEATURES]], 120), (stale, 60)):
+        _save_positions(_subset(p, p.group < 60), path, json.dumps(k, default=str))
+        got = train(tmp_path / "b", **dict(kw, rounds=1, positions=120, n_jobs=2))
+        assert got[0]["setup_positions"] == want
     s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
                  opponent="random")
     assert s["win_share"] > 0.9 and s["games"] == 100
