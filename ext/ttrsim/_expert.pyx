@@ -9,9 +9,10 @@
 # for the whole game) would play, the claim worth most now, the longest claims the hand
 # pays, a blind draw, a face-up card of each colour on offer and a ticket draw (the
 # search's own turn candidates but `routes`' move, which cost a sixth of a decision and
-# little strength), with features of the plan `tickets` follows. Every other decision (and
-# a turn without a `turns` section) is `tickets`' own, at `tickets`' speed. The same compiled code gives the features to the training pipeline
-# (ExpertPolicy.candidates), so the model sees in play exactly what it was trained on.
+# little strength), with features of the plan `tickets` follows. Every other decision
+# (and a turn without a `turns` section) is `tickets`' own, at `tickets`' speed. The same
+# compiled code gives the features to the training pipeline (ExpertPolicy.candidates),
+# so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.math cimport INFINITY
 from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
@@ -26,7 +27,7 @@ from ttrsim._policy cimport Policy
 from ttrsim._policies cimport followed_plan
 from ttrsim._planning cimport (BoardInfo, Needs, Plan, PlanParams, UNIT, Workspace,
                                board_info_init, claim_payment, hand_most, longest_claims,
-                               may_afford, own_components, plan_needs, plan_tickets,
+                               may_afford, own_components, plan_tickets,
                                rounds_left, unknown_cards)
 
 import json
