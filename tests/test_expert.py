@@ -686,6 +686,32 @@ def test_histogram_trees_export_scores_as_scikit_learn_predicts():
     assert len(trees["roots"]) == 20 and set(trees["feature"]) - {-1} >= {3, 7, 11}
 
 
+def test_float32_rows_split_on_float64_thresholds_as_scikit_learn_does():
+    """Play compares float32 features with thresholds stored as float32: a threshold that
+    float32 cannot hold must still split every float32 value as the float64 comparison
+    does. Thresholds that round up (0.1), down (0.3) and huge ones; rows on the rounded
+    threshold and its float32 neighbours (a threshold merely cast to float32 sends the
+    row on 0.1's float32 left)."""
+    from ttrsim._expert import section_from_dict
+
+    for thr in (0.1, 0.3, 1 / 3, 2.5, -0.7, 1e39, -1e39, 2.0 ** -149 / 3):
+        sec = section_from_dict({"trees": {"feature": [5, -1, -1], "threshold": [thr, 0, 0],
+                                           "left": [1, -1, -1], "right": [2, -1, -1],
+                                           "value": [0.0, 0.0, 1.0], "roots": [0]},
+                                 "base": 0.0, "margin": 0.0})
+        f = np.float32(thr) if abs(thr) < 3e38 else np.float32(np.sign(thr) * 3.4e38)
+        xs = [np.nextafter(f, np.float32(-np.inf)), f, np.nextafter(f, np.float32(np.inf)),
+              np.float32(np.inf), np.float32(-np.inf), np.float32(0.0)]
+        X = np.zeros((len(xs), len(FEATURES)), dtype=np.float32)
+        X[:, 5] = xs
+        want = np.array([float(x) > thr for x in xs], dtype=float)
+        assert sec.predict(X).tolist() == want.tolist(), thr
+        for k in range(len(xs)):           # the compiled choice between a row and a zero row
+            pair = np.stack([np.zeros(len(FEATURES), np.float32), X[k]])
+            pair[0, 5] = -np.inf
+            assert sec.pick(pair) == int(want[k]), (thr, xs[k])
+
+
 def test_labels_of_many_tasks_join_as_chained_concats():
     """label() puts thousands of tasks' positions together in one copy; ids of decisions
     and games must run on as chained ``concat``s make them, empty parts included."""

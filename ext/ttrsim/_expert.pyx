@@ -14,21 +14,21 @@
 # compiled code gives the features to the training pipeline (ExpertPolicy.candidates),
 # so the model sees in play exactly what it was trained on.
 cimport cython
-from libc.math cimport INFINITY
-from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
+from libc.math cimport INFINITY, nextafterf
+from libc.stdint cimport int8_t, int16_t, int32_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
-                             hand_total, is_legal, legal_actions, make_action, route_open)
+from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, hand_total,
+                             is_legal, legal_actions, make_action)
+from ttrsim._bits cimport lowest_bit
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._policies cimport followed_plan
 from ttrsim._planning cimport (BoardInfo, Needs, Plan, PlanParams, UNIT, Workspace,
                                board_info_init, claim_payment, hand_most, longest_claims,
-                               may_afford, own_components, plan_tickets,
-                               rounds_left, unknown_cards)
+                               own_components, plan_tickets, rounds_left, unknown_cards)
 
 import json
 import os
@@ -45,6 +45,8 @@ cdef enum:
     N_PROP = 2                # proposers: tickets, the best claim
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
     CHECK = 4                 # trees between two checks of which rows can still win
+    LINK_BITS = 24            # tree nodes of one section at most 2**24, features at most 256
+    LINK_MASK = (1 << LINK_BITS) - 1
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -71,7 +73,7 @@ FEATURES = (
     # plan still misses, the cards the plan still misses in all, the rounds left (estimate)
     "longest_claim", "colour_missing", "plan_short", "rounds_left",
 )
-assert len(FEATURES) == N_FEAT
+assert len(FEATURES) == N_FEAT and N_FEAT <= 1 << (32 - LINK_BITS)
 
 FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 4
@@ -131,9 +133,25 @@ cdef inline int joins(const BoardC* b, int r, const int8_t* comp, const OpenTick
 
 
 ctypedef struct Node:
-    double threshold          # a leaf: +inf, so that every row stays there
-    int32_t feature           # a leaf: 0 (any feature: it is never above +inf)
-    int32_t left              # the left child, the right one is left + 1; a leaf: itself
+    # 8 bytes, so that a model's nodes stay in the first-level cache
+    float threshold           # a leaf: +inf, so that every row stays there
+    uint32_t link             # left child | feature << LINK_BITS; the right child is the
+                              # left one + 1; a leaf: itself, feature 0 (never above +inf)
+
+
+cdef inline int step(const Node* nd, const float* x) noexcept nogil:
+    """The node after nd for the feature row x."""
+    return (nd.link & LINK_MASK) + (x[nd.link >> LINK_BITS] > nd.threshold)
+
+
+cdef float below_float(double t):
+    """The largest float32 not above t: for every float32 x, x > t exactly when
+    x > below_float(t), so the float32 comparison of play decides as sklearn's float64
+    one does."""
+    cdef float f = <float>t
+    if f > t:
+        f = nextafterf(f, -INFINITY)
+    return f
 
 
 cdef inline int fewest_trains(const GameState* s) noexcept nogil:
@@ -190,12 +208,10 @@ cdef class TreeModel:
 
     cdef inline double tree(self, int t, const float* x) noexcept nogil:
         cdef int i = self.roots[t], d
-        cdef const Node* nd
         for d in range(self.depth[t]):
             # sklearn's trees compare the float32 feature with a float64 threshold;
             # the right child follows the left one
-            nd = &self.nodes[i]
-            i = nd.left + (<double>x[nd.feature] > nd.threshold)
+            i = step(&self.nodes[i], x)
         return self.value[i]
 
     cdef double score(self, const float* x) noexcept nogil:
@@ -218,7 +234,6 @@ cdef class TreeModel:
         cdef const float* row[MAX_XCAND]
         cdef int n_live = n, t = 0, end, j, k, keep, win, d, deepest, w, n_walks
         cdef double floor, top
-        cdef const Node* nd
         for k in range(n):
             out[k] = self.base
             live[k] = k
@@ -240,8 +255,7 @@ cdef class TreeModel:
                 w = 0
                 while w < n_walks:
                     for j in range(n_live):
-                        nd = &self.nodes[at[w]]
-                        at[w] = nd.left + (<double>row[j][nd.feature] > nd.threshold)
+                        at[w] = step(&self.nodes[at[w]], row[j])
                         w += 1
             w = 0
             while t < end:                  # the rows' sums in tree order, as in score()
@@ -357,6 +371,8 @@ def _trees_from_dict(sec, bad, name):
                 queue += [(int(left[node]), d + 1), (int(right[node]), d + 1)]
         depths.append(deepest)
     n = len(order)
+    if n > LINK_MASK + 1:
+        raise bad(f"{name}: {n} nodes, more than the {LINK_MASK + 1} one section may hold")
     m.n_nodes = n
     m.nodes = <Node*>malloc(n * sizeof(Node))
     m.value = <double*>malloc(n * sizeof(double))
@@ -370,14 +386,12 @@ def _trees_from_dict(sec, bad, name):
         node = order[i]
         is_leaf.append(feature[node] < 0)
         if feature[node] >= 0:
-            m.nodes[i].feature = feature[node]
-            m.nodes[i].threshold = threshold[node]
-            m.nodes[i].left = new_left[node]
+            m.nodes[i].threshold = below_float(threshold[node])
+            m.nodes[i].link = new_left[node] | (<uint32_t>feature[node] << LINK_BITS)
             m.value[i] = 0.0
         else:                           # a leaf: every row stays on it
-            m.nodes[i].feature = 0
             m.nodes[i].threshold = INFINITY
-            m.nodes[i].left = i
+            m.nodes[i].link = i
             m.value[i] = value[node]
     for i in range(m.n_trees):
         m.roots[i] = new_roots[i]
@@ -776,20 +790,40 @@ cdef class ExpertPolicy(Policy):
         """The claim the hand pays now that is worth most: route points plus the points of
         the own tickets it joins (longer first on a tie), with the cheapest payment; a
         tunnel only within `tickets`' risk (none with tunnels=0). -1: no claim."""
-        cdef int r, v, best_v = -1, pts
-        cdef int most = hand_most(b, &s.p[seat].hand[0])
+        cdef int r, w, c, k, v, best_v = -1, pts, open_pts = 0, i
+        cdef const int16_t* hand = &s.p[seat].hand[0]
+        cdef int wild = hand[WILD], most = hand_most(b, hand)
+        # indices into the board's per-length route sets (lengths stop at MAX_LEN - 1)
+        cdef int trains = s.p[seat].trains if s.p[seat].trains < MAX_LEN - 1 else MAX_LEN - 1
+        cdef int ferry = wild if wild < MAX_LEN - 1 else MAX_LEN - 1
         cdef int32_t act = -1, best = -1
         cdef int pool[N_CARD_TYPES]
+        cdef uint64_t bits[2]
         unknown_cards(b, s, seat, pool)
-        for r in range(b.n_routes):
-            if (b.route_len[r] > s.p[seat].trains or not may_afford(b, &s.p[seat].hand[0], most, r)
-                    or not route_open(b, s, r, seat) or (b.route_tunnel[r] and not self.tunnels)):
-                continue
-            joins(b, r, self.comp, &self.open, &pts)
-            v = 4 * (b.route_points[b.route_len[r]] + pts) + b.route_len[r]
-            if v > best_v and claim_payment(b, s, seat, r, NULL, self.risk, pool, &act) >= 0:
-                best_v = v
-                best = act
+        for i in range(self.open.n):
+            open_pts += self.open.points[i]
+        # the routes may_afford passes, no longer than the seat's trains and open to it
+        # (route_open's rules as GameState's bitsets), from the board's route classes
+        for w in range(2):
+            bits[w] = 0
+            for c in range(MAX_COLORS + 1):
+                k = (hand[c] if c < MAX_COLORS else most) + wild
+                bits[w] |= b.class_upto[c][k if k < trains else trains][w]
+            bits[w] &= ~(s.closed[w] | s.closed_to[seat][w] | b.ferry_over[ferry][w])
+        for w in range(2):
+            while bits[w]:                      # in index order, as a plain scan
+                r = 64 * w + lowest_bit(bits[w])
+                bits[w] &= bits[w] - 1
+                if b.route_tunnel[r] and not self.tunnels:
+                    continue
+                v = 4 * b.route_points[b.route_len[r]] + b.route_len[r]
+                if v + 4 * open_pts <= best_v:   # not even with every open ticket joined
+                    continue
+                joins(b, r, self.comp, &self.open, &pts)
+                v += 4 * pts
+                if v > best_v and claim_payment(b, s, seat, r, NULL, self.risk, pool, &act) >= 0:
+                    best_v = v
+                    best = act
         return best
 
     @cython.final
