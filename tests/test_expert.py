@@ -187,6 +187,100 @@ def test_best_claim_candidate_is_the_claim_worth_most(tmp_path):
     assert checked >= 10
 
 
+def test_best_claim_is_worth_most_in_random_positions_custom_board_included():
+    """In hundreds of positions of every board (a custom one with gray and double routes
+    included) and table size, the candidate flagged as the best
+    claim is a legal claim worth at least as much (4 x (route points + joined ticket
+    points) + length) as every legal claim that is not a tunnel, and there is one
+    exactly when some claim is legal. A scan that skipped a colour class, the gray
+    routes, the double routes' rules or a length would miss a better claim."""
+    checked = with_claims = 0
+    for board in ("usa", "europe", "newyork", small_board(3)):
+        for n in (2, 4):
+            for seed in (5, 6):
+                for turns in range(2, 80, 6):
+                    g = midgame(board, n, seed, turns)
+                    if g.is_over() or g.phase != "turn":
+                        continue
+                    seat = g.current_player
+                    ex = ExpertPolicy()
+                    ex.start(g, seat, 0)
+                    codes, X = ex.candidates(g)
+                    legal = set(g.legal_action_codes().tolist())
+                    claims = [a for a in g.legal_actions() if a.kind == "claim"]
+
+                    def value(route):
+                        length = int(g.board.route_len[route])
+                        return 4 * (int(g.board.route_points[length])
+                                    + _joined_points(g, seat, route)) + length
+                    flagged = [int(c) for c, x in zip(codes, X)
+                               if x[FEATURES.index("is_best_claim")] == 1]
+                    assert len(flagged) <= 1
+                    checked += 1
+                    if not claims:
+                        assert not flagged
+                        continue
+                    with_claims += 1
+                    plain = [value(a.route) for a in claims
+                             if not g.board.route_tunnel[a.route]]
+                    if not flagged:             # only tunnels beyond tickets' risk
+                        assert not plain
+                        continue
+                    a = ttrsim.actions.Action.decode(flagged[0], g.board)
+                    assert flagged[0] in legal and a.kind == "claim"
+                    assert value(a.route) >= max(plain, default=-1)
+    assert checked >= 150 and with_claims >= 100
+
+
+def _double_board():
+    """Cities A..D; A - B a double route (red / blue, 3), the other routes gray and
+    shorter; doubles open to different seats from 4 players on."""
+    from ttrsim import maps
+    routes = [dict(id=1, a="A", b="B", length=3, color="red", tunnel=False, ferry=0, double=2),
+              dict(id=2, a="A", b="B", length=3, color="blue", tunnel=False, ferry=0, double=1),
+              dict(id=3, a="B", b="C", length=2, color="gray", tunnel=False, ferry=0, double=None),
+              dict(id=4, a="C", b="D", length=1, color="gray", tunnel=False, ferry=0, double=None),
+              dict(id=5, a="A", b="D", length=2, color="gray", tunnel=False, ferry=0, double=None)]
+    pairs = [("A", "C"), ("B", "D"), ("A", "D"), ("C", "D"), ("A", "B"), ("B", "C")]
+    tickets = [dict(id=i + 1, a=a, b=b, points=5 + i // 6, long=False)
+               for i, (a, b) in enumerate(pairs + pairs)]
+    return maps.from_dict({
+        "name": "double", "title": "a double route", "colors": ["red", "blue"],
+        "wild": "locomotive",
+        "cities": [{"name": c, "x": 10 * i, "y": 50} for i, c in enumerate("ABCD")],
+        "routes": routes, "tickets": tickets,
+        "rules": {"players_min": 2, "players_max": 4, "trains": 45, "stations": 0,
+                  "station_points": 4, "initial_hand": 4, "deal_regular": 3, "deal_long": 0,
+                  "initial_keep": 2, "initial_discards_removed": False, "draw_tickets": 3,
+                  "draw_keep": 1, "longest_bonus": 10, "double_min_players": 4,
+                  "end_trigger": 2, "wild_faceup_limit": 3, "max_redeals": 3,
+                  "deck": {"red": 30, "blue": 30, "wild": 10},
+                  "route_points": {"1": 1, "2": 2, "3": 4}, "attraction_points": 0,
+                  "tie_breaks": ["tickets", "fewest_stations", "longest"]}})
+
+
+@pytest.mark.parametrize("players, owner", [(4, 0), (4, 1), (2, 1)])
+def test_best_claim_respects_the_double_route_rules(players, owner):
+    """Seat 0 holds three blue cards: the blue half of A - B is its most valuable claim
+    unless the double-route rules close it -- when seat 0 owns the red half itself (any
+    table), or another seat owns it below the doubles' player count (2 players). Then the
+    best claim is the first of the longest open gray routes (B - C)."""
+    board = _double_board()
+    routes = [[] for _ in range(players)]
+    routes[owner] = [0]                             # the red half
+    # seat 0's ticket A - B: the red half joins it already, no other route adds to it
+    g = Game.from_position(board, players, hands=[{"blue": 3}], routes=routes,
+                           tickets=[[4]] + [[q] for q in range(players - 1)])
+    ex = ExpertPolicy()
+    ex.start(g, 0, 0)
+    codes, X = ex.candidates(g)
+    best = [int(c) for c, x in zip(codes, X) if x[FEATURES.index("is_best_claim")] == 1]
+    route = ttrsim.actions.Action.decode(best[0], g.board).route
+    open_to_seat_0 = players >= 4 and owner != 0
+    assert route == (1 if open_to_seat_0 else 2)
+    assert best[0] in set(g.legal_action_codes().tolist())
+
+
 def test_features_describe_the_candidate_actions():
     """Randomized: each candidate's kind flags are one-hot and match its code, a claim's
     length and trains afterwards match the board; tickets' choice comes first."""
