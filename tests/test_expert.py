@@ -781,11 +781,11 @@ def test_histogram_trees_export_scores_as_scikit_learn_predicts():
 
 
 def test_float32_rows_split_on_float64_thresholds_as_scikit_learn_does():
-    """Play compares float32 features with thresholds stored as float32: a threshold that
-    float32 cannot hold must still split every float32 value as the float64 comparison
-    does. Thresholds that round up (0.1), down (0.3) and huge ones; rows on the rounded
-    threshold and its float32 neighbours (a threshold merely cast to float32 sends the
-    row on 0.1's float32 left)."""
+    """A threshold that float32 cannot hold splits every float32 feature value as
+    scikit-learn's float64 comparison does, in predict() and in the compiled choice.
+    Thresholds that round up (0.1), down (0.3) and huge ones; rows on the rounded
+    threshold and its float32 neighbours (thresholds stored as float32 by a plain cast
+    would send the row on 0.1's float32 left)."""
     from ttrsim._expert import section_from_dict
 
     for thr in (0.1, 0.3, 1 / 3, 2.5, -0.7, 1e39, -1e39, 2.0 ** -149 / 3):

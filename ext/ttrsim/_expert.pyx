@@ -14,8 +14,8 @@
 # compiled code gives the features to the training pipeline (ExpertPolicy.candidates),
 # so the model sees in play exactly what it was trained on.
 cimport cython
-from libc.math cimport INFINITY, nextafterf
-from libc.stdint cimport int8_t, int16_t, int32_t, uint32_t, uint64_t
+from libc.math cimport INFINITY
+from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcpy
 
@@ -45,8 +45,6 @@ cdef enum:
     N_PROP = 2                # proposers: tickets, the best claim
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
     CHECK = 4                 # trees between two checks of which rows can still win
-    LINK_BITS = 24            # tree nodes of one section at most 2**24, features at most 256
-    LINK_MASK = (1 << LINK_BITS) - 1
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -73,7 +71,7 @@ FEATURES = (
     # plan still misses, the cards the plan still misses in all, the rounds left (estimate)
     "longest_claim", "colour_missing", "plan_short", "rounds_left",
 )
-assert len(FEATURES) == N_FEAT and N_FEAT <= 1 << (32 - LINK_BITS)
+assert len(FEATURES) == N_FEAT
 
 FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 4
@@ -133,25 +131,9 @@ cdef inline int joins(const BoardC* b, int r, const int8_t* comp, const OpenTick
 
 
 ctypedef struct Node:
-    # 8 bytes, so that a model's nodes stay in the first-level cache
-    float threshold           # a leaf: +inf, so that every row stays there
-    uint32_t link             # left child | feature << LINK_BITS; the right child is the
-                              # left one + 1; a leaf: itself, feature 0 (never above +inf)
-
-
-cdef inline int step(const Node* nd, const float* x) noexcept nogil:
-    """The node after nd for the feature row x."""
-    return (nd.link & LINK_MASK) + (x[nd.link >> LINK_BITS] > nd.threshold)
-
-
-cdef float below_float(double t):
-    """The largest float32 not above t: for every float32 x, x > t exactly when
-    x > below_float(t), so the float32 comparison of play decides as sklearn's float64
-    one does."""
-    cdef float f = <float>t
-    if f > t:
-        f = nextafterf(f, -INFINITY)
-    return f
+    double threshold          # a leaf: +inf, so that every row stays there
+    int32_t feature           # a leaf: 0 (any feature: it is never above +inf)
+    int32_t left              # the left child, the right one is left + 1; a leaf: itself
 
 
 cdef inline int fewest_trains(const GameState* s) noexcept nogil:
@@ -208,10 +190,12 @@ cdef class TreeModel:
 
     cdef inline double tree(self, int t, const float* x) noexcept nogil:
         cdef int i = self.roots[t], d
+        cdef const Node* nd
         for d in range(self.depth[t]):
             # sklearn's trees compare the float32 feature with a float64 threshold;
             # the right child follows the left one
-            i = step(&self.nodes[i], x)
+            nd = &self.nodes[i]
+            i = nd.left + (<double>x[nd.feature] > nd.threshold)
         return self.value[i]
 
     cdef double score(self, const float* x) noexcept nogil:
@@ -234,6 +218,7 @@ cdef class TreeModel:
         cdef const float* row[MAX_XCAND]
         cdef int n_live = n, t = 0, end, j, k, keep, win, d, deepest, w, n_walks
         cdef double floor, top
+        cdef const Node* nd
         for k in range(n):
             out[k] = self.base
             live[k] = k
@@ -255,7 +240,8 @@ cdef class TreeModel:
                 w = 0
                 while w < n_walks:
                     for j in range(n_live):
-                        at[w] = step(&self.nodes[at[w]], row[j])
+                        nd = &self.nodes[at[w]]
+                        at[w] = nd.left + (<double>row[j][nd.feature] > nd.threshold)
                         w += 1
             w = 0
             while t < end:                  # the rows' sums in tree order, as in score()
@@ -371,8 +357,6 @@ def _trees_from_dict(sec, bad, name):
                 queue += [(int(left[node]), d + 1), (int(right[node]), d + 1)]
         depths.append(deepest)
     n = len(order)
-    if n > LINK_MASK + 1:
-        raise bad(f"{name}: {n} nodes, more than the {LINK_MASK + 1} one section may hold")
     m.n_nodes = n
     m.nodes = <Node*>malloc(n * sizeof(Node))
     m.value = <double*>malloc(n * sizeof(double))
@@ -386,12 +370,14 @@ def _trees_from_dict(sec, bad, name):
         node = order[i]
         is_leaf.append(feature[node] < 0)
         if feature[node] >= 0:
-            m.nodes[i].threshold = below_float(threshold[node])
-            m.nodes[i].link = new_left[node] | (<uint32_t>feature[node] << LINK_BITS)
+            m.nodes[i].feature = feature[node]
+            m.nodes[i].threshold = threshold[node]
+            m.nodes[i].left = new_left[node]
             m.value[i] = 0.0
         else:                           # a leaf: every row stays on it
+            m.nodes[i].feature = 0
             m.nodes[i].threshold = INFINITY
-            m.nodes[i].link = i
+            m.nodes[i].left = i
             m.value[i] = value[node]
     for i in range(m.n_trees):
         m.roots[i] = new_roots[i]
