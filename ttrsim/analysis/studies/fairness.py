@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+import warnings
 from contextlib import closing
 from pathlib import Path
 
@@ -263,7 +264,9 @@ def _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence)
         pts = boards[r].ticket_points.astype(int)
         p, v = _values(k, c, pts.astype(float), D)
         lo, hi = wilson_interval(c, k, confidence)
-        with np.errstate(invalid="ignore"):
+        with warnings.catch_warnings():
+            # a ticket that no resample kept has no value: a NaN interval, not a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
             vlo, vhi = np.nanquantile(boot_v[r], [alpha / 2, 1 - alpha / 2], axis=0)
         sug, target = suggestions[r]
         for t in range(base.n_tickets):
