@@ -6,8 +6,9 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
             at 4 players, per board (--tickets-games games per table, default 2000)
   speed     expert and tickets self-play, Europe 4 players, side by side in one process:
             games per CPU second of each, best of 3 alternated rounds, and their ratio
-  cost      CPU seconds per decision of `search` (tickets rollouts), of
-            `search:rollout=expert` and of `search:lead=expert` at the same playouts,
+  cost      CPU seconds per decision of `search:rollout=tickets` (the search before
+            ttrsim 0.2; "`search`" below), of `search:rollout=expert` and of
+            `search:lead=expert` (tickets rollouts) at the same playouts,
             2 players against tickets, per board; gives the playouts of each of the two
             at equal CPU per decision with `search`
   rollout   `search:rollout=expert` against `search`, 2 players, per board: at equal CPU
@@ -17,6 +18,9 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
   four      four seats of `search:rollout=expert` (equal CPU), of `search:lead=expert`
             (equal CPU) and of `search`, USA 4 players: the winners' mean score
   vs-search `expert` against `search`, 2 players, per board
+  default   the default search of ttrsim 0.2 (expert rollouts, 35 playouts) against
+            `search`, 2 players, per board, with the CPU per decision of each (against
+            tickets, --games / 20 games)
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
 with Wilson 95% intervals. Every row names the shipped model it measured (the first 12
@@ -97,9 +101,10 @@ def cost(playouts: int, games: int) -> dict:
     playouts of the two with the expert at equal CPU per decision with `search`."""
     rows = {}
     for board in BOARDS:
-        a = play(board, [f"search:playouts={playouts}", "tickets"], games)
+        a = play(board, [f"search:playouts={playouts},rollout=tickets", "tickets"], games)
         b = play(board, [f"search:playouts={playouts},rollout=expert", "tickets"], games)
-        c = play(board, [f"search:playouts={playouts},lead=expert", "tickets"], games)
+        c = play(board, [f"search:playouts={playouts},rollout=tickets,lead=expert", "tickets"],
+                 games)
 
         def equal(row):
             return max(1, int(round(playouts * a["cpu_per_decision"] / row["cpu_per_decision"])))
@@ -116,7 +121,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", action="append",
-                    choices=("tickets", "speed", "cost", "rollout", "lead", "four", "vs-search"))
+                    choices=("tickets", "speed", "cost", "rollout", "lead", "four", "vs-search",
+                             "default"))
     ap.add_argument("--tickets-games", type=int, default=2000,
                     help="games per table of --part tickets (default 2000)")
     ap.add_argument("--games", type=int, default=200, help="games per table (default 200)")
@@ -141,7 +147,7 @@ def main(argv=None) -> int:
         raise SystemExit("run --part cost first (with this model): it gives the equal-CPU "
                          "playouts")
 
-    ref = f"search:playouts={a.playouts}"
+    ref = f"search:playouts={a.playouts},rollout=tickets"
     for part in a.part or ["speed"]:
         if part == "tickets":
             for board in BOARDS:
@@ -163,12 +169,13 @@ def main(argv=None) -> int:
         elif part == "lead":
             eq = equal_cpu("equal_cpu_playouts_lead")
             for board in BOARDS:
-                save(dict(play(board, [f"search:playouts={eq[board]},lead=expert", ref],
+                save(dict(play(board, [f"search:playouts={eq[board]},rollout=tickets,lead=expert",
+                                       ref],
                                a.games), part="lead", budget="equal_cpu"))
         elif part == "four":
             eq, eq_lead = equal_cpu(), equal_cpu("equal_cpu_playouts_lead")
             for spec in (f"search:playouts={eq['usa']},rollout=expert",
-                         f"search:playouts={eq_lead['usa']},lead=expert"):
+                         f"search:playouts={eq_lead['usa']},rollout=tickets,lead=expert"):
                 save(dict(play("usa", [f"{spec}#{k}" for k in range(4)], a.games),
                           part="four", search=spec))
             save(dict(play("usa", [f"{ref}#{k}" for k in range(4)], a.games),
@@ -176,6 +183,13 @@ def main(argv=None) -> int:
         elif part == "vs-search":
             for board in BOARDS:
                 save(dict(play(board, ["expert", ref], a.games), part="vs-search"))
+        elif part == "default":
+            for board in BOARDS:
+                n = max(4, a.games // 20)
+                cpu = {s: play(board, [s, "tickets"], n)["cpu_per_decision"]
+                       for s in ("search", ref)}
+                save(dict(play(board, ["search", ref], a.games), part="default",
+                          cpu_per_decision_vs_tickets=cpu))
     return 0
 
 

@@ -475,8 +475,8 @@ def test_listed_usable_by_spec_and_pickles():
     assert decide(s, g, seed=2) in set(g.legal_action_codes().tolist())
 
 
-@pytest.mark.parametrize("spec", ["search:playouts=1,lead=expert",
-                                  "search:playouts=30,phases=4,lead=expert"])
+@pytest.mark.parametrize("spec", ["search:playouts=1,lead=expert,rollout=tickets",
+                                  "search:playouts=30,phases=4,lead=expert,rollout=tickets"])
 def test_the_lead_of_a_search_plays_where_the_search_does_not_depart(spec):
     """`lead=expert`: the expert's choice is the default candidate. With one playout there
     is nothing to compare, and decisions outside `phases` are not searched; either way
@@ -662,6 +662,21 @@ def test_train_script_defaults_are_the_apis(tmp_path, monkeypatch):
     assert seen and {k: defaults[k] for k in seen} == seen
 
 
+def test_first_round_labels_come_from_the_search_over_tickets_rollouts(tmp_path):
+    """Round 1 labels with the search over `tickets` rollouts (the search's default until
+    ttrsim 0.2, which rolls out with the shipped expert): a model trained from a fresh
+    clone must not learn from the model it replaces. Later rounds roll out with the
+    previous round's model, the other seats playing it."""
+    from ttrsim.training import _labelling_specs
+
+    spec, other = _labelling_specs("search:playouts=8", None)
+    assert (make_policy(spec, None).params["rollout"], other) == ("tickets", "tickets")
+    path, _ = _model(tmp_path, "blind")
+    spec, other = _labelling_specs("search:playouts=8", path)
+    assert make_policy(spec, None).params["rollout"] == other == f"expert:model={path.resolve()}"
+    assert make_policy(spec, None).params["playouts"] == 8
+
+
 def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train
@@ -695,7 +710,7 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     written = json.loads((tmp_path / "a" / "expert-round2.json").read_text())["turns"]
     assert (written["max_trains"], written["margin"]) == (rec[1]["turn_max_trains"],
                                                           rec[1]["turn_margin"])
-    assert "rollout=expert" in rec[1]["labels"] and "rollout" not in rec[0]["labels"]
+    assert "rollout=expert" in rec[1]["labels"] and "rollout=tickets" in rec[0]["labels"]
     assert rec[1]["setup_positions"] == 450 and rec[0]["setup_positions"] == 300
     assert rec[1]["endgame_decisions"] > rec[0]["endgame_decisions"] > 30
     # held-out keep sets: the model's picks are worth more (by the search's values) than
@@ -926,8 +941,37 @@ def test_run_manifest_names_the_expert_models_it_played(tmp_path):
                    games=2, seed=1)
     assert run.manifest["expert_models"] == {str(blind): other, shipped: digest}
     assert other != digest
-    led = simulate("usa", ["search:playouts=2,lead=expert", "tickets"], games=2, seed=1)
+    led = simulate("usa", ["search:playouts=2,lead=expert,rollout=tickets", "tickets"],
+                   games=2, seed=1)
     assert led.manifest["expert_models"] == {shipped: digest}      # the search's lead too
+    # the default search's rollout is the expert: named although the spec does not say so
+    plain = simulate("usa", ["search:playouts=2", "tickets"], games=2, seed=1)
+    assert plain.manifest["expert_models"] == {shipped: digest}
+    assert "expert_models" not in simulate("usa", ["search:playouts=2,rollout=tickets",
+                                                   "tickets"], games=2, seed=1).manifest
+
+
+def test_a_run_does_not_resume_with_another_model_file(tmp_path):
+    """A saved run resumes or grows only with expert model files of the same contents: the
+    spec `expert:model=PATH` names the file, not the model (else the tables would mix the
+    games of two models)."""
+    from ttrsim._expert import default_model_path
+    from ttrsim.results import prepare_out
+
+    path = tmp_path / "m.json"
+    path.write_text(open(default_model_path()).read())
+    spec = [f"expert:model={path}", "tickets"]
+    out = tmp_path / "run"
+    simulate("newyork", spec, games=4, seed=1, out=out, batch_size=2)
+    assert simulate("newyork", spec, games=6, seed=1, out=out, batch_size=2).games.game.nunique() == 6
+    path.write_text(json.dumps(json.loads(path.read_text())))    # same model, other bytes
+    with pytest.raises(ValueError, match=r"expert models \(SHA-256 prefixes\): \['[0-9a-f]{12}'\] "
+                                         r"there, \['[0-9a-f]{12}'\] here"):
+        simulate("newyork", spec, games=8, seed=1, out=out, batch_size=2)
+    # compared by contents: the same digests under another path (a moved checkout) resume
+    m = json.loads((out / "manifest.json").read_text())
+    moved = dict(m, expert_models={"/elsewhere/m.json": d for d in m["expert_models"].values()})
+    assert prepare_out(out, moved, ("board",)) is not None
 
 
 def test_search_strength_keeps_the_tables_of_two_models_apart(tmp_path, monkeypatch):
@@ -941,7 +985,8 @@ def test_search_strength_keeps_the_tables_of_two_models_apart(tmp_path, monkeypa
     ss = load_script("search_strength")
     t = dict(board="newyork", players=2, specs=["search:playouts=4,lead=expert", "tickets"],
              games=3)
-    assert "|expert=" not in ss.key_of(dict(t, specs=["search", "tickets"]))
+    assert "|expert=" not in ss.key_of(dict(t, specs=["search:rollout=tickets", "tickets"]))
+    assert "|expert=" in ss.key_of(dict(t, specs=["search", "tickets"]))   # expert rollouts
     chunks = [ss.play_chunk(t, 0, 3, 0)]
     other = tmp_path / "same-trees-other-bytes.json"
     other.write_text(Path(ttrsim._expert.default_model_path()).read_text() + "\n")

@@ -110,6 +110,28 @@ def test_phases_search_only_the_decisions_named():
     assert make_policy("search", None).params["phases"] == 31
 
 
+def test_the_default_search_rolls_out_with_the_expert_at_its_own_budget():
+    """Since ttrsim 0.2 the rollout is `expert` with 35 playouts, about the CPU per decision
+    of 200 `tickets` playouts; `playouts=0` (the default) follows the rollout."""
+    assert make_policy("search", None).params["rollout"] == "expert"
+    assert make_policy("search", None).params["playouts"] == 35
+    assert make_policy("search:playouts=0", None).params["playouts"] == 35
+    assert make_policy("search:rollout=expert:reach=4", None).params["playouts"] == 35
+    for rollout in ("tickets", "tickets:risk=0.2", "greedy", "routes"):
+        p = make_policy(f"search:rollout={rollout}", None)
+        assert (p.params["rollout"], p.params["playouts"]) == (rollout, 200)
+    assert make_policy("search:rollout=tickets,playouts=7", None).params["playouts"] == 7
+    assert make_policy("search:playouts=7", None).params["playouts"] == 7
+    assert make_search_policy().params == make_policy("search", None).params
+    # the default candidate is the expert's move: it decides where nothing is searched
+    g = Game("europe", 2, seed=4)
+    for _ in range(30):
+        p = make_policy("search:phases=1", g.board)
+        if g.phase == "turn":
+            assert decide(p, g, seed=1) == decide(make_policy("expert", g.board), g, seed=1)
+        g.apply(decide(make_policy("tickets", g.board), g, seed=2))
+
+
 # --- hidden information ----------------------------------------------------------------
 
 
@@ -273,7 +295,7 @@ def test_clear_errors_for_bad_parameters_and_positions(tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown rollout policy 'search'"):
         make_search_policy(rollout="search")
     with pytest.raises(ValueError, match="playouts must be a positive"):
-        make_policy("search:playouts=0", None)
+        make_policy("search:playouts=-1", None)
     with pytest.raises(ValueError, match="playouts must be a positive"):
         ttrsim.analyse(last_turn_position(), playouts=0)
     with pytest.raises(ValueError, match="utility"):

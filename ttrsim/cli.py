@@ -178,7 +178,8 @@ def _cmd_analyse(sub):
                    help="with RUN_DIR: the position at the start of this turn")
     p.add_argument("--playouts", type=int, default=1000, help="playouts per candidate (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
-    p.add_argument("--rollout", default="tickets", help="rollout policy (default tickets)")
+    p.add_argument("--rollout", default=None,
+                   help="rollout policy (default: the search policy's, expert)")
     p.add_argument("--claims", type=int, default=12, help="claims considered (default 12)")
     p.add_argument("--infer", type=float, default=5.0,
                    help="weight of the others' routes when their tickets are dealt in the "

@@ -47,6 +47,19 @@ _DRAW = (12, "once its tickets are done, draw more only while at least this many
              "remain (and a draw is expected to beat playing for route points)")
 
 _PROPOSERS = ("tickets", "greedy", "routes")
+SEARCH_ROLLOUT = "expert"
+# playouts per decision of a search whose `playouts` is 0, by rollout policy: about the same
+# CPU per decision (an expert playout costs 5-6 times a tickets one; docs/search.md)
+_BUDGET, _EXPERT_BUDGET = 200, 35
+
+
+def search_budget(rollout: str, playouts: int = 0) -> int:
+    """The playouts per decision of a search with rollout policy ``rollout`` (a spec):
+    ``playouts`` when given (> 0), else the rollout's default budget, 35 for ``expert``
+    and 200 for any other policy (about the same CPU per decision)."""
+    if playouts:
+        return playouts
+    return _EXPERT_BUDGET if str(rollout).partition(":")[0].strip() == "expert" else _BUDGET
 
 
 def _builtin_spec(role: str, spec: str) -> str:
@@ -61,10 +74,12 @@ def _builtin_spec(role: str, spec: str) -> str:
     return spec
 
 
-def make_search_policy(rollout: str = "tickets", lead: str = "", **params) -> SearchPolicy:
+def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: int = 0,
+                       **params) -> SearchPolicy:
     """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
     ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
-    instances and its proposers. ``lead`` (a built-in spec; "" : the rollout) plays the
+    instances and its proposers. ``playouts`` per decision; 0: :func:`search_budget`'s
+    default for the rollout (35 with ``expert``, 200 with the others). ``lead`` (a built-in spec; "" : the rollout) plays the
     real game: its choice is the default candidate, which the search leaves only on
     evidence, and it makes the decisions that are not searched. ``params`` are the
     search's own (``ttrsim policies``). The proposers: of the rollout followed by
@@ -77,7 +92,7 @@ def make_search_policy(rollout: str = "tickets", lead: str = "", **params) -> Se
     names = ([rollout] + [p for p in _PROPOSERS if p != rollout and p in REGISTRY])[:3]
     proposers = [p for p in (make_policy(n, None) for n in names) if not isinstance(p, RandomPolicy)]
     return SearchPolicy(rollouts, proposers if lead else proposers[1:], rollout=rollout,
-                        lead=lead, **params)
+                        lead=lead, playouts=search_budget(rollout, playouts), **params)
 
 
 REGISTRY: dict[str, PolicyInfo] = {
@@ -112,8 +127,11 @@ REGISTRY: dict[str, PolicyInfo] = {
         "ticket draw, the longest claims) out to the end with the rollout policy and "
         "departs from the rollout policy's own choice only for a candidate better by z "
         "paired standard errors (sequential halving over the candidates; docs/search.md)",
-        {"playouts": (200, "playouts per decision (the budget; more is stronger and slower)"),
-         "rollout": ("tickets", "built-in policy that plays every seat in the playouts"),
+        {"playouts": (0, "playouts per decision (the budget; more is stronger and slower); "
+                         "0: about equal CPU per decision, 35 with expert rollouts and 200 "
+                         "with any other"),
+         "rollout": (SEARCH_ROLLOUT, "built-in policy that plays every seat in the playouts "
+                                     "(until ttrsim 0.2: tickets, with 200 playouts)"),
          "lead": ("", "built-in policy whose choice is the default candidate and which makes "
                       "the decisions not searched (e.g. expert); empty: the rollout policy"),
          "worlds": (0, "distinct sampled worlds per decision (0: a fresh one per playout)"),
@@ -378,7 +396,7 @@ def expert_models(specs) -> dict:
     """The ``expert`` model files a list of policy specs plays, as {path: the first 12
     hex digits of its SHA-256} ("missing" for a file that cannot be read): the shipped
     model for ``expert`` without ``model=``, the named file otherwise, nested specs
-    (``search:rollout=expert``) included. Empty when no spec plays ``expert``. A run's
+    (a search's rollout and lead, given or by default) included. Empty when no spec plays ``expert``. A run's
     manifest carries it: the same spec plays other games with another model."""
     import hashlib
     from pathlib import Path
@@ -399,7 +417,8 @@ def expert_models(specs) -> dict:
                 out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
             except OSError:
                 out[path] = "missing"
-        for value in params.values():  # nested specs, e.g. a search's rollout=expert
+        defaults = {k: v[0] for k, v in REGISTRY[name].params.items()}
+        for value in (defaults | params).values():   # nested specs: a search's rollout
             if isinstance(value, str) and value:
                 visit(value)
 

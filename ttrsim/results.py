@@ -173,7 +173,8 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
     already done there.
 
     The directory must be missing, empty, or hold the same job: the ``identity`` keys of
-    its manifest must equal ours (else a ValueError names each difference). The manifest
+    its manifest must equal ours and its ``expert`` model files have the same contents
+    (else a ValueError names each difference). The manifest
     is (re)written atomically with ``complete: false`` until :func:`finish_out`.
     """
     path = Path(path)
@@ -183,8 +184,15 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
     if (path / "manifest.json").exists():
         old = read_manifest(path)
         diff = [k for k in identity if old.get(k) != manifest.get(k)]
-        if diff:
-            detail = ", ".join(f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff)
+        details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
+        # the same spec plays other games with another model file: compared by content,
+        # wherever the file lies
+        models = [sorted(set((m.get("expert_models") or {}).values())) for m in (old, manifest)]
+        if models[0] != models[1]:
+            details.append(f"expert models (SHA-256 prefixes): {models[0] or 'none'} there, "
+                           f"{models[1] or 'none'} here")
+        if details:
+            detail = ", ".join(details)
             raise ValueError(f"{path} holds a different {what} ({detail}); choose another --out "
                              "directory or delete it")
     elif path.exists() and any(path.iterdir()):

@@ -15,7 +15,7 @@ __all__ = ["analyse"]
 
 
 def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, *,
-            rollout: str = "tickets", claims: int = 12, utility: float = 0.2,
+            rollout: str | None = None, claims: int = 12, utility: float = 0.2,
             infer: float = 5.0, progress: bool = False) -> pd.DataFrame:
     """Evaluate the candidate actions of the seat to move by information-set search.
 
@@ -24,11 +24,11 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     declining); at the start of a turn the candidates are the heuristics' choices, a
     face-up card of each colour on offer, a blind draw, a ticket draw and up to
     ``claims`` claims. Each is played ``playouts`` times to the end of the game from
-    worlds sampled from what the seat may know (hidden hands, deck order and hidden tickets resampled, the others'
-    tickets dealt toward the cities their routes touch), with
-    ``rollout`` playing every seat. Candidate k's i-th playout uses the same world as
-    every other candidate's i-th (common random numbers), so differences between rows
-    are measured on the same deals.
+    worlds sampled from what the seat may know (hidden hands, deck order and hidden
+    tickets resampled, the others' tickets dealt toward the cities their routes touch),
+    with ``rollout`` playing every seat (default: the ``search`` policy's, ``expert``).
+    Candidate k's i-th playout uses the same world as every other candidate's i-th
+    (common random numbers), so differences between rows are measured on the same deals.
 
     Parameters
     ----------
@@ -69,8 +69,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
         raise ValueError(f"seat {seat} is not to move (seat {game.current_player} is, in "
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
     check_int("playouts", playouts, 1, hint=" (per candidate)")
-    policy = make_search_policy(playouts=playouts, rollout=rollout, claims=claims,
-                                utility=utility, infer=infer)
+    policy = make_search_policy(playouts=playouts, claims=claims, utility=utility, infer=infer,
+                                **({"rollout": rollout} if rollout is not None else {}))
     policy.uniform = True
     bar = None
     if progress:

@@ -76,7 +76,7 @@ def _labelling_specs(search: str, rollout_model) -> tuple[str, str]:
     else ``tickets``) and the other seats' spec (the same policy); a bad model file is
     refused now rather than in a game."""
     if rollout_model is None:
-        return search, "tickets"
+        return f"{search},rollout=tickets", "tickets"
     load_model(rollout_model)
     other = _expert_spec(rollout_model)
     return f"{search},rollout={other}", other
@@ -577,7 +577,7 @@ def train(out, *, rounds: int = 2, boards=BOARDS, players=(2, 3, 4), positions: 
         setup = fit(s_train, seed=seed, trees=setup_trees, depth=setup_depth, min_leaf=min_leaf)
         prev_turns = json.loads(Path(prev).read_text())["turns"] if prev else None
         labels = f"search:playouts={int(playouts)}" + (
-            f",rollout=expert:model={Path(prev).name}" if prev else "")
+            f",rollout=expert:model={Path(prev).name}" if prev else ",rollout=tickets")
         info = {"round": r, "labels": labels, "boards": list(boards), "players": list(counts),
                 "endgame_players": list(end_counts), "max_trains": int(max_trains)}
         follow = export(make_model(setup, prev_turns, info), out / f"expert-round{r}-setup.json")
