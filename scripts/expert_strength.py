@@ -44,6 +44,7 @@ import numpy as np
 
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
 from ttrsim._expert import default_model_path
+from ttrsim._version import __version__
 from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
@@ -134,7 +135,7 @@ def main(argv=None) -> int:
     model = hashlib.sha256(Path(default_model_path()).read_bytes()).hexdigest()[:12]
 
     def save(row):
-        row = dict(row, model=model, date=time.strftime("%Y-%m-%d"))
+        row = dict(row, model=model, date=time.strftime("%Y-%m-%d"), ttrsim=__version__)
         data.append(row)
         a.json.write_text(json.dumps(data, indent=1) + "\n")
         print(json.dumps(row), flush=True)

@@ -10,8 +10,9 @@ Tables (--part):
   four   one search seat vs three tickets, 4 players, on the three boards
   curve  search with playouts=P vs tickets, Europe 2 players, for a range of P
   infer  search with infer=B vs tickets, Europe 2 players, for a range of B, every B on
-         the same seeds (paired: the differences from infer=0 get paired intervals)
-  draws  search against search:ticket_draws=0 (no ticket draw unless its rollout policy
+         the same seeds (paired: the differences from infer=0 get paired intervals;
+         the paired table is printed for the search of ttrsim 0.1's rows)
+  draws  search against itself with ticket_draws=0 (no ticket draw unless its rollout policy
          would draw), 2 players, on the three boards: what the ticket draws the search
          makes are worth to it
 
@@ -21,6 +22,8 @@ Tables (--part):
     python scripts/search_strength.py --markdown    # tables of docs/search.md from the JSON
     python scripts/search_strength.py --figure docs/search_curve.png
 
+Every part plays --search (default: the default search; the search of ttrsim 0.1, whose
+rows are stored under the spec `search` without a model, is `search:rollout=tickets`).
 Win share: games the search seat ranks first (a shared first place counts as a win),
 with its Wilson 95% interval (scipy.stats.binomtest). The machine was shared with other
 work while these ran, so the seconds per game are provisional.
@@ -48,6 +51,12 @@ KEPT = SCORE_COLS.index("tickets_kept")
 DEFAULT_JSON = Path(__file__).with_name("search_strength.json")
 
 
+def _with(search: str, setting: str) -> str:
+    """The search spec with one more setting: ``("search", "infer=3")`` ->
+    ``"search:infer=3"``."""
+    return f"{search}{',' if ':' in search else ':'}{setting}"
+
+
 def tables(part: str, games: int, search: str) -> list[dict]:
     """The tables of one part: board, players, specs (slot 0 is the search seat)."""
     if part == "two":
@@ -56,14 +65,14 @@ def tables(part: str, games: int, search: str) -> list[dict]:
         return [dict(board=b, players=4, specs=[search] + ["tickets"] * 3, games=games)
                 for b in BOARDS]
     if part == "curve":
-        return [dict(board="europe", players=2, specs=[f"search:playouts={p}", "tickets"],
+        return [dict(board="europe", players=2, specs=[_with(search, f"playouts={p}"), "tickets"],
                      games=games) for p in CURVE]
     if part == "infer":
-        return [dict(board="europe", players=2, specs=[f"search:infer={b}", "tickets"],
+        return [dict(board="europe", players=2, specs=[_with(search, f"infer={b}"), "tickets"],
                      games=games, seeds="europe|2|infer") for b in INFER]
     if part == "draws":
-        return [dict(board=b, players=2, specs=[search, "search:ticket_draws=0"], games=games)
-                for b in BOARDS]
+        return [dict(board=b, players=2, specs=[search, _with(search, "ticket_draws=0")],
+                     games=games) for b in BOARDS]
     raise ValueError(f"unknown part {part!r}: two, four, curve, infer or draws")
 
 
@@ -217,30 +226,41 @@ def paired_infer(path: Path) -> str:
 
 
 def figure(path: Path, out: str) -> None:
+    """The playouts curves of Europe 2 players: one line per search (its spec without
+    the playouts, and its expert model), the seconds per game beside each point."""
+    import re
+
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    rows = [r for r in summary(path) if r["board"] == "europe" and r["players"] == 2
-            and "playouts=" in r["search"]]
-    rows.sort(key=lambda r: int(r["search"].split("playouts=")[1]))
-    if not rows:
+    curves: dict[str, list] = {}
+    for r in summary(path):
+        m = re.search(r"playouts=(\d+)", r["search"])
+        if r["board"] == "europe" and r["players"] == 2 and m:
+            name = re.sub(r"[:,]?playouts=\d+", "", r["search"])
+            curves.setdefault(name, []).append((int(m.group(1)), r))
+    if not curves:
         raise SystemExit("no curve results yet (--part curve)")
-    x = [int(r["search"].split("playouts=")[1]) for r in rows]
-    y = np.array([r["win_share"] for r in rows])
-    lo = np.array([r["low"] for r in rows])
-    hi = np.array([r["high"] for r in rows])
-    fig, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=3)
-    for xi, r in zip(x, rows):
-        ax.annotate(f"{r['seconds_per_game']:.2f}s", (xi, r["win_share"]),
-                    textcoords="offset points", xytext=(4, -12), fontsize=7)
+    fig, ax = plt.subplots(figsize=(6.5, 4.2))
+    for name, points in sorted(curves.items()):
+        points.sort(key=lambda p: p[0])
+        x = [p[0] for p in points]
+        y = np.array([p[1]["win_share"] for p in points])
+        lo = np.array([p[1]["low"] for p in points])
+        hi = np.array([p[1]["high"] for p in points])
+        label = name if "expert=" in name else f"{name} (tickets rollouts, ttrsim 0.1)"
+        ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=3, label=label)
+        for xi, (_, r) in zip(x, points):
+            ax.annotate(f"{r['seconds_per_game']:.2f}s", (xi, r["win_share"]),
+                        textcoords="offset points", xytext=(4, -12), fontsize=7)
     ax.axhline(0.5, color="gray", lw=0.8, ls="--")
     ax.set_xscale("log", base=2)
     ax.set_xlabel("playouts per decision")
     ax.set_ylabel("win share vs tickets (Wilson 95%)")
-    ax.set_title(f"search vs tickets, Europe 2 players ({rows[0]['games']}+ games per point)")
+    ax.set_title("search vs tickets, Europe 2 players")
+    ax.legend(fontsize=7, loc="lower right")
     fig.tight_layout()
     fig.savefig(out, dpi=110)
     print(f"wrote {out}")
