@@ -355,8 +355,9 @@ def search_rate(board: str = "europe", games: int = 20, seed: int = 1,
         k = 0
         while not g.is_over() and taken < positions:
             if k % 7 == 6 and g.phase == "turn":
-                times = bench_playouts(make_policy("search", cb.board), g, playouts,
-                                       seed=g_seed * 1000 + k)
+                # the default search's settings with room for `playouts` in one decision
+                times = bench_playouts(make_policy(f"search:playouts={playouts}", cb.board),
+                                       g, playouts, seed=g_seed * 1000 + k)
                 searched += times[0]
                 plain += times[1]
                 sampling += times[2]

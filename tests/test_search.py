@@ -132,6 +132,16 @@ def test_the_default_search_rolls_out_with_the_expert_at_its_own_budget():
         g.apply(decide(make_policy("tickets", g.board), g, seed=2))
 
 
+def test_the_benchmark_measures_the_default_search():
+    """scripts/bench.py --search times the default search and a batch of playouts of its
+    first candidate (more than the default 35 in one decision)."""
+    from helpers import load_script
+
+    r = load_script("bench").search_rate("newyork", games=1, positions=1)
+    assert r["decisions_per_game"] > 0 and r["playouts_per_position"] == 200
+    assert r["search_playout_us"] > 0 and np.isfinite(r["overhead"])
+
+
 # --- hidden information ----------------------------------------------------------------
 
 
