@@ -79,12 +79,13 @@ def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: 
     """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
     ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
     instances and its proposers. ``playouts`` per decision; 0: :func:`search_budget`'s
-    default for the rollout (35 with ``expert``, 200 with the others). ``lead`` (a built-in spec; "" : the rollout) plays the
-    real game: its choice is the default candidate, which the search leaves only on
-    evidence, and it makes the decisions that are not searched. ``params`` are the
-    search's own (``ttrsim policies``). The proposers: of the rollout followed by
-    tickets, greedy and routes (without the rollout), the first three less any that
-    plays at random, less the first when it is the default candidate (no `lead`)."""
+    default for the rollout (35 with ``expert``, 200 with the others). ``lead`` (a
+    built-in spec; "" : the rollout) plays the real game: its choice is the default
+    candidate, which the search leaves only on evidence, and it makes the decisions that
+    are not searched. ``params`` are the search's own (``ttrsim policies``). The
+    proposers: of the rollout followed by tickets, greedy and routes (without the
+    rollout), the first three less any that plays at random, less the first when it is
+    the default candidate (no `lead`)."""
     rollout = _builtin_spec("rollout", rollout)
     lead = _builtin_spec("lead", lead) if str(lead or "").strip() else ""
     rollouts = [make_policy(rollout, None) for _ in range(5)]
@@ -396,8 +397,9 @@ def expert_models(specs) -> dict:
     """The ``expert`` model files a list of policy specs plays, as {path: the first 12
     hex digits of its SHA-256} ("missing" for a file that cannot be read): the shipped
     model for ``expert`` without ``model=``, the named file otherwise, nested specs
-    (a search's rollout and lead, given or by default) included. Empty when no spec plays ``expert``. A run's
-    manifest carries it: the same spec plays other games with another model."""
+    (a search's rollout and lead, given or by default) included. Empty when no spec
+    plays ``expert``. A run's manifest carries it: the same spec plays other games with
+    another model."""
     import hashlib
     from pathlib import Path
 

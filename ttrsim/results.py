@@ -174,8 +174,8 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
 
     The directory must be missing, empty, or hold the same job: the ``identity`` keys of
     its manifest must equal ours and its ``expert`` model files have the same contents
-    (else a ValueError names each difference). The manifest
-    is (re)written atomically with ``complete: false`` until :func:`finish_out`.
+    (else a ValueError names each difference). The manifest is (re)written atomically
+    with ``complete: false`` until :func:`finish_out`.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
