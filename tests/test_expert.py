@@ -930,8 +930,8 @@ def test_run_manifest_names_the_expert_models_it_played(tmp_path):
 
     from ttrsim._expert import default_model_path
 
-    shipped = default_model_path()
-    digest = hashlib.sha256(open(shipped, "rb").read()).hexdigest()[:12]
+    shipped = f"ttrsim/data/{DEFAULT_MODEL}"       # the same on every machine
+    digest = hashlib.sha256(open(default_model_path(), "rb").read()).hexdigest()[:12]
     assert simulate("usa", ["expert", "tickets"], games=4, seed=1).manifest["expert_models"] \
         == {shipped: digest}
     assert "expert_models" not in simulate("usa", ["tickets", "greedy"], games=4, seed=1).manifest

@@ -396,14 +396,15 @@ def _listing(actions, limit: int = 20) -> str:
 def expert_models(specs) -> dict:
     """The ``expert`` model files a list of policy specs plays, as {path: the first 12
     hex digits of its SHA-256} ("missing" for a file that cannot be read): the shipped
-    model for ``expert`` without ``model=``, the named file otherwise, nested specs
-    (a search's rollout and lead, given or by default) included. Empty when no spec
-    plays ``expert``. A run's manifest carries it: the same spec plays other games with
-    another model."""
+    model for ``expert`` without ``model=`` (named by its place in the package,
+    ``ttrsim/data/...``, the same on every machine), the named file otherwise (its
+    absolute path), nested specs (a search's rollout and lead, given or by default)
+    included. Empty when no spec plays ``expert``. A run's manifest carries it: the same
+    spec plays other games with another model."""
     import hashlib
     from pathlib import Path
 
-    from ttrsim._expert import default_model_path
+    from ttrsim._expert import DEFAULT_MODEL, default_model_path
 
     out = {}
 
@@ -413,12 +414,14 @@ def expert_models(specs) -> dict:
         except ValueError:             # a Python policy, or a parameter that is no spec
             return
         if name == "expert":
-            path = str(Path(params["model"]).resolve()) if params.get("model") \
-                else default_model_path()
+            if params.get("model"):
+                path = key = str(Path(params["model"]).resolve())
+            else:
+                path, key = default_model_path(), f"ttrsim/data/{DEFAULT_MODEL}"
             try:
-                out[path] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+                out[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
             except OSError:
-                out[path] = "missing"
+                out[key] = "missing"
         defaults = {k: v[0] for k, v in REGISTRY[name].params.items()}
         for value in (defaults | params).values():   # nested specs: a search's rollout
             if isinstance(value, str) and value:
