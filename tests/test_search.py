@@ -145,13 +145,13 @@ def test_the_benchmark_measures_the_default_search():
 # --- hidden information ----------------------------------------------------------------
 
 
-@pytest.mark.parametrize("lead", ["", ",lead=expert"])
+@pytest.mark.parametrize("lead", ["", ",rollout=tickets", ",rollout=tickets,lead=expert"])
 @pytest.mark.parametrize("board,n,seed", [("europe", 2, 1), ("usa", 3, 2), ("newyork", 2, 3),
                                           ("europe", 4, 4)])
 def test_search_decisions_ignore_hidden_information(board, n, seed, lead):
     """Changing only what the seat cannot see (other hands except cards known taken face
     up, deck order, other players' tickets, the ticket deck) leaves its decision alone,
-    led by the rollout policy or by the expert."""
+    with the default expert rollouts, with tickets', and led by the expert."""
     changed = 0
     for turns in (3, 9, 16, 24):
         g = midgame(board, n, seed, turns)
