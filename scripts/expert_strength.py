@@ -33,6 +33,7 @@ hex digits of the model file's SHA-256) and the date.
 from __future__ import annotations
 
 import argparse
+import fcntl
 import hashlib
 import json
 import sys
@@ -48,6 +49,7 @@ from ttrsim._version import __version__
 from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
+from ttrsim.results import atomic_write
 
 BOARDS = ("usa", "europe", "newyork")
 RANK = SCORE_COLS.index("rank")
@@ -137,7 +139,11 @@ def main(argv=None) -> int:
     def save(row):
         row = dict(row, model=model, date=time.strftime("%Y-%m-%d"), ttrsim=__version__)
         data.append(row)
-        a.json.write_text(json.dumps(data, indent=1) + "\n")
+        # read again under a lock: rows another run wrote meanwhile stay
+        with open(a.json.with_name(a.json.name + ".lock"), "w") as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            rows = json.loads(a.json.read_text()) if a.json.exists() else []
+            atomic_write(a.json, lambda p: p.write_text(json.dumps(rows + [row], indent=1) + "\n"))
         print(json.dumps(row), flush=True)
 
     def equal_cpu(key="equal_cpu_playouts"):

@@ -116,6 +116,21 @@ def load(path: Path) -> dict:
     return json.loads(path.read_text()) if path.exists() else {"chunks": []}
 
 
+def save_chunks(path: Path, rows: list[dict]) -> None:
+    """Add finished chunks to the JSON file: read again under a lock and written whole
+    (atomically), so that two runs on other tables at once keep each other's chunks."""
+    import fcntl
+
+    from ttrsim.results import atomic_write
+
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = load(path)
+        have = {(c["key"], c["first"]) for c in data["chunks"]}
+        data["chunks"] += [r for r in rows if (r["key"], r["first"]) not in have]
+        atomic_write(path, lambda p: p.write_text(json.dumps(data, indent=0)))
+
+
 def run(parts: list[str], games: int, chunk: int, seed: int, search: str, path: Path,
         deadline: float | None, jobs: int = 1) -> None:
     """Play the missing chunks, round-robin over the tables so that partial results cover
@@ -135,8 +150,7 @@ def run(parts: list[str], games: int, chunk: int, seed: int, search: str, path: 
             batch = pending[i:i + jobs]
             rows = parallel(delayed(play_chunk)(t, first, min(chunk, t["games"] - first), seed)
                             for t, first in batch)
-            data["chunks"] += rows
-            path.write_text(json.dumps(data, indent=0))
+            save_chunks(path, rows)
             for (t, first), row in zip(batch, rows):
                 n = row["games"]
                 print(f"{row['key']} games {first}..{first + n - 1}: {row['wins']}/{n} wins, "

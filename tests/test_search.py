@@ -142,6 +142,30 @@ def test_the_benchmark_measures_the_default_search():
     assert r["search_playout_us"] > 0 and np.isfinite(r["overhead"])
 
 
+def test_search_strength_keeps_the_chunks_another_run_saved_meanwhile(tmp_path, monkeypatch):
+    """Two runs of scripts/search_strength.py on other tables at once share the JSON file:
+    each saves by reading the file again, so neither drops the other's chunks."""
+    import json
+
+    from helpers import load_script
+
+    ss = load_script("search_strength")
+    path = tmp_path / "s.json"
+    foreign = dict(key="elsewhere", first=0, games=1)
+
+    def fake(t, first, n, seed):
+        if not path.exists() or "elsewhere" not in path.read_text():
+            ss.save_chunks(path, [foreign])          # another run's chunk, written meanwhile
+        return dict(key=ss.key_of(t), first=first, games=n, wins=0, seconds=0.0)
+
+    monkeypatch.setattr(ss, "play_chunk", fake)
+    ss.run(["two"], 2, 1, 0, "search", path, None)
+    keys = [(c["key"], c["first"]) for c in json.loads(path.read_text())["chunks"]]
+    assert ("elsewhere", 0) in keys and len(keys) == 1 + 3 * 2 == len(set(keys))
+    ss.save_chunks(path, [foreign])                  # a chunk saved twice is kept once
+    assert len(json.loads(path.read_text())["chunks"]) == 7
+
+
 # --- hidden information ----------------------------------------------------------------
 
 
