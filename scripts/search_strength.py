@@ -264,7 +264,8 @@ def figure(path: Path, out: str) -> None:
         y = np.array([p[1]["win_share"] for p in points])
         lo = np.array([p[1]["low"] for p in points])
         hi = np.array([p[1]["high"] for p in points])
-        label = name if "expert=" in name else f"{name} (tickets rollouts, ttrsim 0.1)"
+        label = (re.sub(r"\(expert=(\w+)\)", r"(expert model \1)", name) if name != "search"
+                 else "search of ttrsim 0.1 (tickets rollouts)")
         ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=3, label=label)
         for xi, (_, r) in zip(x, points):
             ax.annotate(f"{r['seconds_per_game']:.2f}s", (xi, r["win_share"]),
