@@ -286,7 +286,28 @@ def test_analysis_table_and_flags(browser, tmp_path):
     flags = [x for x, v in decisions.items() if v["flag"]]
     shown = browser.execute_script("return document.querySelectorAll('#movelist .flag').length")
     assert shown == len(flags)
+    _open(browser, path, "#decision=0")          # not one of seat 0's decisions: the legend
+    assert "20 playouts per candidate, played on by expert" in _text(browser, "#analysis")
     assert _errors(browser) == []
+
+
+def test_the_analysis_names_its_rollout_and_plays_it(tmp_path, capsys):
+    """The viewer's analysis plays the positions on with the search's rollout (`expert`)
+    unless told otherwise, and says which; `--rollout` reaches it from the shell."""
+    rec = record_game("newyork", ["tickets", "tickets"], seed=3)
+    default = rec.view_data(analyse=1, playouts=12)["analysis"]
+    expert = rec.view_data(analyse=1, playouts=12, rollout="expert")["analysis"]
+    tickets = rec.view_data(analyse=1, playouts=12, rollout="tickets")["analysis"]
+    assert (default["rollout"], tickets["rollout"]) == ("expert", "tickets")
+    assert default["decisions"] == expert["decisions"] != tickets["decisions"]
+    out = tmp_path / "g.html"
+    assert main(["show", "--board", "newyork", "--players", "2", "--analyse", "0",
+                 "--playouts", "2", "--rollout", "nope", "--quiet", "--out", str(out)]) == 2
+    assert "unknown rollout policy 'nope'" in capsys.readouterr().err and not out.exists()
+    assert main(["show", "--board", "newyork", "--players", "2", "--analyse", "0",
+                 "--playouts", "2", "--rollout", "greedy", "--quiet", "--out", str(out)]) == 0
+    page = out.read_text()
+    assert '"rollout": "greedy"' in page or '"rollout":"greedy"' in page
 
 
 def test_ctrl_c_stops_show_analyse_with_one_line(tmp_path):

@@ -237,6 +237,9 @@ def _cmd_show(sub):
                         "moves that were not the best")
     p.add_argument("--playouts", type=int, default=200,
                    help="with --analyse: playouts per candidate (default 200)")
+    p.add_argument("--rollout", default=None,
+                   help="with --analyse: the policy that plays the playouts on (default: the "
+                        "search policy's, expert; tickets is about six times cheaper)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def run(args):
@@ -274,7 +277,7 @@ def _cmd_show(sub):
         progress = not args.quiet and args.analyse is not None
         try:
             path = record.html(args.out, analyse=args.analyse, playouts=args.playouts,
-                               progress=progress)
+                               progress=progress, rollout=args.rollout)
         except KeyboardInterrupt:
             if progress:            # the message goes below the progress bar, not after it
                 print(file=sys.stderr)

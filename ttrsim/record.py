@@ -243,10 +243,11 @@ class GameRecord:
 
     # --- the viewer ---------------------------------------------------------------------
     def view_data(self, analyse: int | None = None, playouts: int = 200, seed: int = 0,
-                  progress: bool = False) -> dict:
+                  progress: bool = False, rollout: str | None = None) -> dict:
         """The plain data the viewer draws (board geometry, positions, moves, scores;
         JSON-serialisable). ``analyse``: a seat whose every decision is analysed with
-        ``ttrsim.analyse`` (``playouts`` per candidate)."""
+        ``ttrsim.analyse`` (``playouts`` per candidate, played on by ``rollout``: default
+        the search's, ``expert``)."""
         board = self.board
         routes = []
         for r in range(board.n_routes):
@@ -272,16 +273,19 @@ class GameRecord:
             "analysis": None,
         }
         if analyse is not None:
-            data["analysis"] = self._analysis(int(analyse), playouts, seed, progress)
+            data["analysis"] = self._analysis(int(analyse), playouts, seed, progress, rollout)
         return data
 
-    def _analysis(self, seat: int, playouts: int, seed: int, progress: bool) -> dict:
+    def _analysis(self, seat: int, playouts: int, seed: int, progress: bool,
+                  rollout: str | None) -> dict:
+        from ttrsim.policies import SEARCH_ROLLOUT
         from ttrsim.search import analyse as run_analysis
 
         if not 0 <= seat < self.n_players:
             raise ValueError(f"seat {seat} outside 0..{self.n_players - 1}")
+        rollout = SEARCH_ROLLOUT if rollout is None else rollout
         todo = [k for k, s in enumerate(self.seats) if int(s) == seat]
-        out = {"seat": seat, "playouts": playouts, "decisions": {}}
+        out = {"seat": seat, "playouts": playouts, "rollout": rollout, "decisions": {}}
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -294,7 +298,7 @@ class GameRecord:
                 if int(self.seats[k]) == seat:
                     g = Game(self.board, _core=core.clone())
                     if len(g.legal_action_codes()) > 1:
-                        df = run_analysis(g, playouts=playouts, seed=seed + k)
+                        df = run_analysis(g, playouts=playouts, seed=seed + k, rollout=rollout)
                         played = int(code)
                         rows = [{"action": r.action, "code": int(r.code),
                                  "win": _num(r.win_rate), "low": _num(r.win_low),
@@ -321,13 +325,14 @@ class GameRecord:
         return out
 
     def html(self, path, *, analyse: int | None = None, playouts: int = 200, seed: int = 0,
-             progress: bool = False):
+             progress: bool = False, rollout: str | None = None):
         """Write the game as one self-contained HTML page (no network access needed):
         the board with the claimed routes, a turn slider, the seats' panels and the move
-        list; ``analyse=SEAT`` adds the analysis of that seat's decisions. Returns the path."""
+        list; ``analyse=SEAT`` adds the analysis of that seat's decisions (``playouts`` per
+        candidate, played on by ``rollout``). Returns the path."""
         from ttrsim.viewer import write_html
 
-        return write_html(self.view_data(analyse, playouts, seed, progress), path)
+        return write_html(self.view_data(analyse, playouts, seed, progress, rollout), path)
 
     def __repr__(self) -> str:
         return (f"<GameRecord {self.board.name} {self.n_players}p game {self.game}: "
