@@ -11,7 +11,8 @@ under ``--runs``, default ``runs/``, which is not kept in the repository):
 - ``europe-4p-tunnels``: the tunnel study, four tunnel attitudes at one table
   (``tickets:risk=0``, the default ``tickets`` (risk 0.3), ``tickets:risk=0.6`` and
   ``tickets:tunnels=0``), seat-rotated, so the win matrix says which attitude pays.
-- ``europe-2p-search``: ``search`` (default settings) against ``tickets``, 2 players,
+- ``europe-2p-search``: ``search`` (default settings: ``expert`` rollouts since ttrsim
+  0.2) against ``tickets``, 2 players,
   seat-rotated, 1,000 games (FIXED_GAMES): every table split by policy, so ticket
   completion, score parts and routes show under both players side by side;
 - ``europe-4p-route-importance``: each route of Europe removed in turn and played on the
