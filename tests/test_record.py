@@ -136,6 +136,49 @@ def test_python_policy_of_a_saved_run_needs_the_policy_again(tmp_path):
     pd.testing.assert_frame_equal(a, b)
 
 
+def test_a_replay_that_is_not_the_runs_game_is_refused(tmp_path):
+    """A saved game played again must end as the run's did: a run whose expert model file
+    changed since, or a run of another ttrsim version whose policies now play otherwise,
+    replays other games from the same seeds. Checked against the saved scores; a summary
+    run, which keeps none, warns from its manifest."""
+    import json
+    import shutil
+    import warnings
+
+    from ttrsim._expert import default_model_path
+
+    model = tmp_path / "m.json"
+    shutil.copy(default_model_path(), model)
+    spec = [f"expert:model={model}", "tickets"]
+    ttrsim.simulate("newyork", spec, games=6, seed=3, out=tmp_path / "r")
+    ttrsim.simulate("newyork", spec, games=6, seed=3, out=tmp_path / "s", summary=True)
+    run = ttrsim.load_run(tmp_path / "r")
+    assert run.game(4).final.total.tolist() == run.games[run.games.game == 4].score.tolist()
+    d = json.loads(model.read_text())
+    d["turns"] = None                     # another model: no turn trees
+    model.write_text(json.dumps(d))
+    changed = 0
+    for i in range(6):
+        try:
+            ttrsim.load_run(tmp_path / "r").game(i)
+        except ValueError as exc:
+            assert f"game {i} played again ends with scores" in str(exc)
+            assert "its expert models were ['" in str(exc)
+            changed += 1
+    assert changed >= 3
+    with pytest.warns(UserWarning, match="may not be the run's game: its expert models"):
+        ttrsim.load_run(tmp_path / "s").game(1)
+    # another version whose policies play as before: the scores agree, no complaint
+    ttrsim.simulate("newyork", 2, games=3, seed=3, out=tmp_path / "t")
+    with pytest.raises(ValueError, match="the policies do not play as the run's did"):
+        ttrsim.load_run(tmp_path / "t").game(2, policies=["greedy", "greedy"])
+    m = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    (tmp_path / "t" / "manifest.json").write_text(json.dumps(dict(m, ttrsim_version="0.0.1")))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert ttrsim.load_run(tmp_path / "t").game(2).final.total.sum() > 0
+
+
 @pytest.mark.parametrize("board, seed", [("europe", 1), ("europe", 2), ("usa", 3), ("newyork", 4)])
 def test_move_columns_agree_with_the_rules(board, seed):
     rec = record_game(board, ["tickets", "random", "greedy"], seed=seed)

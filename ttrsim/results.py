@@ -115,9 +115,59 @@ class Run:
         cfg = config_from_manifest(m, self.board, summary=False, policies=specs,
                                    names=tuple(m["policies"]))
         seed = int(game_seeds(cfg.key, 1, i)[0])
-        return record_game(self.board, list(specs), seed, game=i, rotate=cfg.rotate,
-                           max_turns=cfg.max_turns, names=cfg.names,
-                           tables=lambda: batch_tables(cfg, play(cfg, i, i + 1), i))
+        rec = record_game(self.board, list(specs), seed, game=i, rotate=cfg.rotate,
+                          max_turns=cfg.max_turns, names=cfg.names,
+                          tables=lambda: batch_tables(cfg, play(cfg, i, i + 1), i))
+        self._check_replay(rec, i, specs)
+        return rec
+
+    def _check_replay(self, rec, i: int, specs) -> None:
+        """Refuse a replay that does not end as the run's game did (another ttrsim version
+        or expert model plays other games from the same seed); a run without per-game rows
+        (summary mode) can only be checked by its manifest: a warning then."""
+        import warnings
+
+        from ttrsim._version import __version__
+        from ttrsim.policies import expert_models
+
+        m = self.manifest
+        why = []
+        if m.get("ttrsim_version") != __version__:
+            why.append(f"the run was played by ttrsim {m.get('ttrsim_version')}, this is "
+                       f"{__version__}")
+        models = [sorted(set((d or {}).values()))
+                  for d in (m.get("expert_models"), expert_models(specs))]
+        if models[0] != models[1]:
+            why.append(f"its expert models were {models[0] or 'none'}, these are "
+                       f"{models[1] or 'none'}")
+        saved = self._saved_scores(i)
+        if saved is None:
+            if why:
+                warnings.warn(f"game {i} may not be the run's game: {'; '.join(why)} (a "
+                              "summary run keeps no per-game scores to check it against)",
+                              stacklevel=3)
+            return
+        got = {int(q): int(t) for q, t in zip(rec.final.index, rec.final["total"])}
+        if got != saved:
+            cause = "; ".join(why) or "the policies do not play as the run's did"
+            raise ValueError(
+                f"game {i} played again ends with scores {got}, the run's game with {saved}: "
+                f"{cause}. Replay it with the version and models that played it, or give "
+                "policies=[...] that do")
+
+    def _saved_scores(self, i: int) -> dict | None:
+        """The run's final score of game ``i`` by seat, or None for a summary run."""
+        if self.manifest["summary"]:
+            return None
+        if "games" in self._tables:
+            games = self._tables["games"]
+        elif self.path is not None:
+            b = i // self.manifest["batch_size"]
+            games = _read_part(part_path(self.path, "games", b), columns=["game", "seat", "score"])
+        else:
+            return None
+        rows = games[games["game"] == i]
+        return {int(q): int(t) for q, t in zip(rows["seat"], rows["score"])}
 
     def __repr__(self) -> str:
         m = self.manifest
