@@ -33,7 +33,6 @@ hex digits of the model file's SHA-256) and the date.
 from __future__ import annotations
 
 import argparse
-import fcntl
 import hashlib
 import json
 import sys
@@ -49,7 +48,7 @@ from ttrsim._version import __version__
 from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy
-from ttrsim.results import atomic_write
+from ttrsim.results import update_json
 
 BOARDS = ("usa", "europe", "newyork")
 RANK = SCORE_COLS.index("rank")
@@ -140,10 +139,7 @@ def main(argv=None) -> int:
         row = dict(row, model=model, date=time.strftime("%Y-%m-%d"), ttrsim=__version__)
         data.append(row)
         # read again under a lock: rows another run wrote meanwhile stay
-        with open(a.json.with_name(a.json.name + ".lock"), "w") as lock:
-            fcntl.flock(lock, fcntl.LOCK_EX)
-            rows = json.loads(a.json.read_text()) if a.json.exists() else []
-            atomic_write(a.json, lambda p: p.write_text(json.dumps(rows + [row], indent=1) + "\n"))
+        update_json(a.json, lambda rows: rows + [row], default=[])
         print(json.dumps(row), flush=True)
 
     def equal_cpu(key="equal_cpu_playouts"):

@@ -117,18 +117,16 @@ def load(path: Path) -> dict:
 
 
 def save_chunks(path: Path, rows: list[dict]) -> None:
-    """Add finished chunks to the JSON file: read again under a lock and written whole
-    (atomically), so that two runs on other tables at once keep each other's chunks."""
-    import fcntl
+    """Add finished chunks to the JSON file, read again under a lock (``update_json``), so
+    that two runs on other tables at once keep each other's chunks."""
+    from ttrsim.results import update_json
 
-    from ttrsim.results import atomic_write
-
-    with open(path.with_name(path.name + ".lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        data = load(path)
+    def add(data: dict) -> dict:
         have = {(c["key"], c["first"]) for c in data["chunks"]}
         data["chunks"] += [r for r in rows if (r["key"], r["first"]) not in have]
-        atomic_write(path, lambda p: p.write_text(json.dumps(data, indent=0)))
+        return data
+
+    update_json(path, add, default={"chunks": []}, indent=0)
 
 
 def run(parts: list[str], games: int, chunk: int, seed: int, search: str, path: Path,

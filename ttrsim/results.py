@@ -135,8 +135,7 @@ class Run:
         if m.get("ttrsim_version") != __version__:
             why.append(f"the run was played by ttrsim {m.get('ttrsim_version')}, this is "
                        f"{__version__}")
-        models = [sorted(set((d or {}).values()))
-                  for d in (m.get("expert_models"), expert_models(specs))]
+        models = [model_digests(m.get("expert_models")), model_digests(expert_models(specs))]
         if models[0] != models[1]:
             why.append(f"its expert models were {models[0] or 'none'}, these are "
                        f"{models[1] or 'none'}")
@@ -198,6 +197,25 @@ def atomic_write(target: Path, write) -> None:
     os.replace(tmp, target)
 
 
+def update_json(path, update, *, default, indent: int = 1) -> None:
+    """Read the JSON file at ``path`` (``default`` when it is missing), pass it through
+    ``update`` and write the result back atomically, all under an exclusive lock
+    (``PATH.lock``): processes adding to one file at once keep each other's additions."""
+    import fcntl
+
+    path = Path(path)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        data = update(json.loads(path.read_text()) if path.exists() else default)
+        atomic_write(path, lambda p: p.write_text(json.dumps(data, indent=indent) + "\n"))
+
+
+def model_digests(models) -> list:
+    """The distinct digests of a manifest's ``expert_models`` ({path: digest}), sorted:
+    what identifies the models, wherever their files lie."""
+    return sorted(set((models or {}).values()))
+
+
 def _write_manifest(path: Path, manifest: dict) -> None:
     atomic_write(path / "manifest.json", lambda p: p.write_text(json.dumps(manifest, indent=2)))
 
@@ -237,7 +255,7 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
         details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
         # the same spec plays other games with another model file: compared by content,
         # wherever the file lies
-        models = [sorted(set((m.get("expert_models") or {}).values())) for m in (old, manifest)]
+        models = [model_digests(m.get("expert_models")) for m in (old, manifest)]
         if models[0] != models[1]:
             details.append(f"expert models (SHA-256 prefixes): {models[0] or 'none'} there, "
                            f"{models[1] or 'none'} here")

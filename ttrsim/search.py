@@ -56,7 +56,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     from ttrsim._search import analyse_position
     from ttrsim.actions import describe
     from ttrsim.game import Game
-    from ttrsim.policies import make_search_policy
+    from ttrsim.policies import SEARCH_ROLLOUT, make_search_policy
 
     if isinstance(game, (str, os.PathLike)):
         game = Game.load(game)
@@ -70,7 +70,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
     check_int("playouts", playouts, 1, hint=" (per candidate)")
     policy = make_search_policy(playouts=playouts, claims=claims, utility=utility, infer=infer,
-                                **({"rollout": rollout} if rollout is not None else {}))
+                                rollout=SEARCH_ROLLOUT if rollout is None else rollout)
     policy.uniform = True
     bar = None
     if progress:
