@@ -21,6 +21,13 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
   default   the default search of ttrsim 0.2 (expert rollouts, 35 playouts) against
             `search`, 2 players, per board, with the CPU per decision of each (against
             tickets, --games / 20 games)
+  budget    what more CPU buys: `search` at 100, 200, 400 and 800 playouts (half, once,
+            twice and four times its own budget; at 200 it plays itself, which gives
+            parity: a shared first place counts as a win for both) and the default
+            search at 18, 35, 70 and 140 playouts (about the same multiples of that CPU)
+            against `search`, 2 players, on --board (default newyork), with the CPU per
+            decision of each (against tickets, --games / 20 games); a rerun plays only
+            the rows not yet in --json
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
 with Wilson 95% intervals. Every row names the shipped model it measured (the first 12
@@ -29,6 +36,8 @@ hex digits of the model file's SHA-256) and the date.
     nice -n 10 python scripts/expert_strength.py --part speed
     nice -n 10 python scripts/expert_strength.py --part cost --part rollout --games 200
     nice -n 10 python scripts/expert_strength.py --part cost --part lead --games 600
+    nice -n 10 python scripts/expert_strength.py --part budget --games 2000
+    python scripts/expert_strength.py --figure docs/search_budget.png   # from the JSON
 """
 from __future__ import annotations
 
@@ -54,15 +63,20 @@ BOARDS = ("usa", "europe", "newyork")
 RANK = SCORE_COLS.index("rank")
 SCORE = SCORE_COLS.index("score")
 DEFAULT_JSON = Path(__file__).with_name("expert_strength.json")
+# --part budget: playouts of the search of ttrsim 0.1 and of the default search, about
+# half, once, twice and four times the CPU per decision of the first at 200
+BUDGET_TICKETS = (100, 200, 400, 800)    # 200: the reference against itself (parity)
+BUDGET_EXPERT = (18, 35, 70, 140)
 
 
 def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) -> dict:
-    """Seat-rotated games of `specs`; the first policy's win share (Wilson interval), the
-    winners' mean score, and the first policy's CPU seconds per decision when it counts
-    them (the search)."""
+    """Seat-rotated games of `specs`; the first policy's win share (Wilson interval; a
+    shared first place counts as a win, and `shared` counts those games), the winners'
+    mean score, and the first policy's CPU seconds per decision when it counts them (the
+    search)."""
     cb = compile_board(board)
     key = (seed * 1_000_003 + zlib.crc32(f"{board}|{'/'.join(specs)}".encode())) & (2**64 - 1)
-    wins, winner_scores, cpu, decisions = 0, [], 0.0, 0
+    wins, shared, winner_scores, cpu, decisions = 0, 0, [], 0.0, 0
     for first in range(0, games, chunk):
         n = min(chunk, games - first)
         policies = [make_policy(s, cb.board) for s in specs]
@@ -70,7 +84,9 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) ->
         out = play_batch(cb, len(specs), policies, game_seeds(key, n, first), first, True, True)
         cpu += time.process_time() - t
         sc, slot = out["scores"], out["slot"]
-        wins += int((sc[slot == 0][:, RANK] == 1).sum())
+        mine, others = sc[slot == 0], sc[slot != 0].reshape(n, len(specs) - 1, -1)
+        wins += int((mine[:, RANK] == 1).sum())
+        shared += int(((mine[:, RANK] == 1) & (others[:, :, RANK] == 1).any(axis=1)).sum())
         flat = sc.reshape(-1, sc.shape[-1])            # every seat of every game
         winner_scores += flat[flat[:, RANK] == 1][:, SCORE].tolist()
         decisions += int(getattr(policies[0], "total_decisions", 0))
@@ -78,7 +94,7 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) ->
               flush=True)
     lo, hi = wilson_interval(wins, games)
     return {"board": board, "players": len(specs), "specs": specs, "games": games,
-            "wins": wins, "win_share": wins / games, "low": float(lo), "high": float(hi),
+            "wins": wins, "shared": shared, "win_share": wins / games, "low": float(lo), "high": float(hi),
             "winner_mean_score": float(np.mean(winner_scores)), "cpu_seconds": cpu,
             "cpu_per_decision": cpu / decisions if decisions else None}
 
@@ -119,19 +135,75 @@ def cost(playouts: int, games: int) -> dict:
     return {"part": "cost", "playouts": playouts, "games": games, "boards": rows}
 
 
+def budget_figure(rows: list, out: str) -> None:
+    """--part budget: win share against the search of ttrsim 0.1 by CPU per decision
+    (relative to that search's), one line per rollout, one panel per board; the newest
+    row of each board and spec. The reference against itself gives parity (above 0.5
+    where first places are shared; (1, 0.5) until it is measured)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    newest = {(r["board"], r["specs"][0]): r for r in rows if r.get("part") == "budget"}
+    boards = [b for b in BOARDS if any(k[0] == b for k in newest)]
+    if not boards:
+        raise SystemExit("no budget results yet (--part budget)")
+    fig, axes = plt.subplots(1, len(boards), figsize=(4.2 * len(boards) + 0.6, 3.8),
+                             sharey=True, squeeze=False)
+    for ax, board in zip(axes[0], boards):
+        mine = [r for (b, _), r in newest.items() if b == board]
+        ref = mine[0]["specs"][1]
+        for name, rollout in (("tickets rollouts (the search of 0.1)", True),
+                              ("expert rollouts (the default)", False)):
+            pts = [(r["cpu_ratio"], r["win_share"], r["low"], r["high"], r["specs"][0])
+                   for r in mine if ("rollout=tickets" in r["specs"][0]) == rollout]
+            if rollout and not any(r["specs"][0] == ref for r in mine):
+                pts.append((1.0, 0.5, 0.5, 0.5, ref))     # parity, before it was measured
+            if not pts:
+                continue
+            pts.sort()
+            x, y, lo, hi = (np.array(v) for v in list(zip(*pts))[:4])
+            ax.errorbar(x, y, yerr=[y - lo, hi - y], marker="o", capsize=3, label=name)
+            for xi, yi, *_, spec in pts:
+                ax.annotate(spec.split("playouts=")[1].split(",")[0], (xi, yi),
+                            textcoords="offset points", xytext=(4, -11), fontsize=7)
+        parity = [r["win_share"] for r in mine if r["specs"][0] == ref]
+        ax.axhline(parity[0] if parity else 0.5, color="gray", lw=0.8, ls="--")
+        ax.axhline(0.6, color="tab:red", lw=0.8, ls=":")
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("CPU per decision (the search of 0.1 = 1)")
+        ax.set_title(f"{board}, 2 players, {mine[0]['games']:,} games a point", fontsize=9)
+    axes[0][0].set_ylabel("win share vs the search of 0.1 (Wilson 95%)")
+    axes[0][-1].legend(fontsize=7, loc="lower right")
+    fig.suptitle("What more CPU buys (labels: playouts per decision; dashed: parity, "
+                 "dotted: 0.60)",
+                 fontsize=10)
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    print(f"wrote {out}")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", action="append",
                     choices=("tickets", "speed", "cost", "rollout", "lead", "four", "vs-search",
-                             "default"))
+                             "default", "budget"))
     ap.add_argument("--tickets-games", type=int, default=2000,
                     help="games per table of --part tickets (default 2000)")
     ap.add_argument("--games", type=int, default=200, help="games per table (default 200)")
     ap.add_argument("--playouts", type=int, default=200, help="playouts of the reference search")
+    ap.add_argument("--board", action="append", choices=BOARDS,
+                    help="board of --part budget (repeatable; default newyork)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    ap.add_argument("--figure", metavar="PNG", help="draw the budget curves (--part budget) "
+                                                    "from --json and exit")
     a = ap.parse_args(argv)
     data = json.loads(a.json.read_text()) if a.json.exists() else []
+    if a.figure:
+        budget_figure(data, a.figure)
+        return 0
 
     model = hashlib.sha256(Path(default_model_path()).read_bytes()).hexdigest()[:12]
 
@@ -193,6 +265,24 @@ def main(argv=None) -> int:
                        for s in ("search", ref)}
                 save(dict(play(board, ["search", ref], a.games), part="default",
                           cpu_per_decision_vs_tickets=cpu))
+        elif part == "budget":
+            specs = ([f"search:playouts={p},rollout=tickets" for p in BUDGET_TICKETS]
+                     + [f"search:playouts={p}" for p in BUDGET_EXPERT])
+            for board in a.board or ["newyork"]:
+                n = max(4, a.games // 20)
+                base = None
+                for spec in specs:
+                    if any(r.get("part") == "budget" and r["board"] == board
+                           and r["specs"] == [spec, ref] and r["games"] == a.games
+                           and r.get("model") == model and r.get("ttrsim") == __version__
+                           for r in data):
+                        continue                  # measured already: a rerun goes on
+                    if base is None:
+                        base = play(board, [ref, "tickets"], n)["cpu_per_decision"]
+                    cpu = play(board, [spec, "tickets"], n)["cpu_per_decision"]
+                    save(dict(play(board, [spec, ref], a.games), part="budget",
+                              reference_playouts=a.playouts, cpu_per_decision_vs_tickets=cpu,
+                              cpu_ratio=cpu / base))
     return 0
 
 

@@ -1002,3 +1002,29 @@ def test_search_strength_keeps_the_tables_of_two_models_apart(tmp_path, monkeypa
     assert len(rows) == 2 and all(r["games"] == 3 for r in rows)
     assert rows[0]["search"] != rows[1]["search"]
     assert all(r["search"].startswith("search:playouts=4,lead=expert (expert=") for r in rows)
+
+
+def test_expert_strength_budget_rows_resume_and_draw(tmp_path, monkeypatch):
+    """scripts/expert_strength.py --part budget: one row per spec against the reference
+    search, the reference against itself among them (parity), shared first places
+    counted within the wins; a rerun plays only what is missing; --figure draws them."""
+    es = load_script("expert_strength")
+    monkeypatch.setattr(es, "BUDGET_TICKETS", (4, 8))
+    monkeypatch.setattr(es, "BUDGET_EXPERT", (2,))
+    path = tmp_path / "strength.json"
+    argv = ["--part", "budget", "--games", "6", "--playouts", "8", "--json", str(path)]
+    assert es.main(argv) == 0
+    rows = json.loads(path.read_text())
+    ref = "search:playouts=8,rollout=tickets"
+    assert [r["specs"] for r in rows] == [["search:playouts=4,rollout=tickets", ref],
+                                          [ref, ref], ["search:playouts=2", ref]]
+    for r in rows:
+        assert r["part"] == "budget" and r["board"] == "newyork" and r["games"] == 6
+        assert 0 <= r["shared"] <= r["wins"] <= 6 and r["cpu_ratio"] > 0
+    monkeypatch.setattr(es, "BUDGET_EXPERT", (2, 3))
+    assert es.main(argv) == 0
+    again = json.loads(path.read_text())
+    assert again[:3] == rows and [r["specs"][0] for r in again[3:]] == ["search:playouts=3"]
+    png = tmp_path / "budget.png"
+    assert es.main(["--json", str(path), "--figure", str(png)]) == 0
+    assert png.read_bytes()[:4] == b"\x89PNG"
