@@ -22,12 +22,12 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
             `search`, 2 players, per board, with the CPU per decision of each (against
             tickets, --games / 20 games)
   budget    what more CPU buys: `search` at 100, 200, 400 and 800 playouts (half, once,
-            twice and four times its own budget; at 200 it plays itself, which gives
+            twice and four times --playouts; at 200 it plays itself, which gives
             parity: a shared first place counts as a win for both) and the default
-            search at 18, 35, 70 and 140 playouts (about the same multiples of that CPU)
-            against `search`, 2 players, on --board (default newyork), with the CPU per
-            decision of each (against tickets, --games / 20 games); a rerun plays only
-            the rows not yet in --json
+            search at 18, 35, 70 and 140 playouts (the same multiples of its 35, about
+            the same multiples of that CPU) against `search`, 2 players, on --board
+            (default newyork), with the CPU per decision of each (against tickets,
+            --games / 20 games); a rerun plays only the rows not yet in --json
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
 with Wilson 95% intervals. Every row names the shipped model it measured (the first 12
@@ -56,17 +56,16 @@ from ttrsim._expert import default_model_path
 from ttrsim._version import __version__
 from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
-from ttrsim.policies import make_policy
+from ttrsim.policies import make_policy, search_budget
 from ttrsim.results import update_json
 
 BOARDS = ("usa", "europe", "newyork")
 RANK = SCORE_COLS.index("rank")
 SCORE = SCORE_COLS.index("score")
 DEFAULT_JSON = Path(__file__).with_name("expert_strength.json")
-# --part budget: playouts of the search of ttrsim 0.1 and of the default search, about
-# half, once, twice and four times the CPU per decision of the first at 200
-BUDGET_TICKETS = (100, 200, 400, 800)    # 200: the reference against itself (parity)
-BUDGET_EXPERT = (18, 35, 70, 140)
+# --part budget: each search at these multiples of its own budget (the reference's
+# --playouts; the default search's 35), about the same multiples of the reference's CPU
+BUDGET = (0.5, 1, 2, 4)
 
 
 def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) -> dict:
@@ -94,7 +93,8 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) ->
               flush=True)
     lo, hi = wilson_interval(wins, games)
     return {"board": board, "players": len(specs), "specs": specs, "games": games,
-            "wins": wins, "shared": shared, "win_share": wins / games, "low": float(lo), "high": float(hi),
+            "wins": wins, "shared": shared, "win_share": wins / games,
+            "low": float(lo), "high": float(hi),
             "winner_mean_score": float(np.mean(winner_scores)), "cpu_seconds": cpu,
             "cpu_per_decision": cpu / decisions if decisions else None}
 
@@ -266,8 +266,11 @@ def main(argv=None) -> int:
                 save(dict(play(board, ["search", ref], a.games), part="default",
                           cpu_per_decision_vs_tickets=cpu))
         elif part == "budget":
-            specs = ([f"search:playouts={p},rollout=tickets" for p in BUDGET_TICKETS]
-                     + [f"search:playouts={p}" for p in BUDGET_EXPERT])
+            # at 1 x the reference plays itself: parity
+            specs = ([f"search:playouts={max(1, round(a.playouts * m))},rollout=tickets"
+                      for m in BUDGET]
+                     + [f"search:playouts={max(1, round(search_budget('expert') * m))}"
+                        for m in BUDGET])
             for board in a.board or ["newyork"]:
                 n = max(4, a.games // 20)
                 base = None

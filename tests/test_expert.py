@@ -1009,22 +1009,25 @@ def test_expert_strength_budget_rows_resume_and_draw(tmp_path, monkeypatch):
     search, the reference against itself among them (parity), shared first places
     counted within the wins; a rerun plays only what is missing; --figure draws them."""
     es = load_script("expert_strength")
-    monkeypatch.setattr(es, "BUDGET_TICKETS", (4, 8))
-    monkeypatch.setattr(es, "BUDGET_EXPERT", (2,))
+    monkeypatch.setattr(es, "BUDGET", (0.5, 1))
+    monkeypatch.setattr(es, "search_budget", lambda rollout: 6 if rollout == "expert" else 0)
     path = tmp_path / "strength.json"
     argv = ["--part", "budget", "--games", "6", "--playouts", "8", "--json", str(path)]
     assert es.main(argv) == 0
     rows = json.loads(path.read_text())
     ref = "search:playouts=8,rollout=tickets"
     assert [r["specs"] for r in rows] == [["search:playouts=4,rollout=tickets", ref],
-                                          [ref, ref], ["search:playouts=2", ref]]
+                                          [ref, ref], ["search:playouts=3", ref],
+                                          ["search:playouts=6", ref]]
     for r in rows:
         assert r["part"] == "budget" and r["board"] == "newyork" and r["games"] == 6
         assert 0 <= r["shared"] <= r["wins"] <= 6 and r["cpu_ratio"] > 0
-    monkeypatch.setattr(es, "BUDGET_EXPERT", (2, 3))
+    monkeypatch.setattr(es, "BUDGET", (0.5, 1, 2))
     assert es.main(argv) == 0
     again = json.loads(path.read_text())
-    assert again[:3] == rows and [r["specs"][0] for r in again[3:]] == ["search:playouts=3"]
+    assert again[:4] == rows
+    assert [r["specs"][0] for r in again[4:]] == ["search:playouts=16,rollout=tickets",
+                                                   "search:playouts=12"]
     png = tmp_path / "budget.png"
     assert es.main(["--json", str(path), "--figure", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
