@@ -1031,3 +1031,23 @@ def test_expert_strength_budget_rows_resume_and_draw(tmp_path, monkeypatch):
     png = tmp_path / "budget.png"
     assert es.main(["--json", str(path), "--figure", str(png)]) == 0
     assert png.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_expert_strength_counts_shared_first_places(monkeypatch):
+    """play() of scripts/expert_strength.py: `shared` is the number of games whose first
+    place both seats hold (each counted as a win), as the raw tables say."""
+    es = load_script("expert_strength")
+    tables = []
+
+    def spy(*args):
+        out = real(*args)
+        tables.append(out)
+        return out
+
+    real = es.play_batch
+    monkeypatch.setattr(es, "play_batch", spy)
+    r = es.play("newyork", ["tickets", "greedy"], 400, chunk=100)
+    both = sum(int((t["scores"][:, :, es.RANK] == 1).all(axis=1).sum()) for t in tables)
+    first = sum(int((t["scores"][t["slot"] == 0][:, es.RANK] == 1).sum()) for t in tables)
+    assert len(tables) == 4 and both > 0          # New York games do end level
+    assert (r["shared"], r["wins"]) == (both, first)
