@@ -138,8 +138,10 @@ def cost(playouts: int, games: int) -> dict:
 def budget_figure(rows: list, out: str) -> None:
     """--part budget: win share against the search of ttrsim 0.1 by CPU per decision
     (relative to that search's), one line per rollout, one panel per board; the newest
-    row of each board and spec. The reference against itself gives parity (above 0.5
-    where first places are shared; (1, 0.5) until it is measured)."""
+    row of each board and spec; the reference against itself is the point at 1 ((1,
+    0.5) until it is measured), and the dashed line parity: 0.5 plus half the share of
+    its games whose first place both seats held (a shared first place is a win for
+    both)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -168,8 +170,9 @@ def budget_figure(rows: list, out: str) -> None:
             for xi, yi, *_, spec in pts:
                 ax.annotate(spec.split("playouts=")[1].split(",")[0], (xi, yi),
                             textcoords="offset points", xytext=(4, -11), fontsize=7)
-        parity = [r["win_share"] for r in mine if r["specs"][0] == ref]
-        ax.axhline(parity[0] if parity else 0.5, color="gray", lw=0.8, ls="--")
+        # parity: an equal player wins half the games plus the ones it shares
+        shared = [r["shared"] / r["games"] for r in mine if r["specs"][0] == ref and "shared" in r]
+        ax.axhline(0.5 + (shared[0] / 2 if shared else 0.0), color="gray", lw=0.8, ls="--")
         ax.axhline(0.6, color="tab:red", lw=0.8, ls=":")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("CPU per decision (the search of 0.1 = 1)")
