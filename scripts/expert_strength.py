@@ -285,7 +285,8 @@ def main(argv=None) -> int:
                         continue                  # measured already: a rerun goes on
                     if base is None:
                         base = play(board, [ref, "tickets"], n)["cpu_per_decision"]
-                    cpu = play(board, [spec, "tickets"], n)["cpu_per_decision"]
+                    cpu = (base if spec == ref else
+                           play(board, [spec, "tickets"], n)["cpu_per_decision"])
                     save(dict(play(board, [spec, ref], a.games), part="budget",
                               reference_playouts=a.playouts, cpu_per_decision_vs_tickets=cpu,
                               cpu_ratio=cpu / base))
