@@ -667,12 +667,12 @@ def test_first_round_labels_come_from_the_search_over_tickets_rollouts(tmp_path)
     ttrsim 0.2, which rolls out with the shipped expert): a model trained from a fresh
     clone must not learn from the model it replaces. Later rounds roll out with the
     previous round's model, the other seats playing it."""
-    from ttrsim.training import _labelling_specs
+    from ttrsim.training.labelling import labelling_specs
 
-    spec, other = _labelling_specs("search:playouts=8", None)
+    spec, other = labelling_specs("search:playouts=8", None)
     assert (make_policy(spec, None).params["rollout"], other) == ("tickets", "tickets")
     path, _ = _model(tmp_path, "blind")
-    spec, other = _labelling_specs("search:playouts=8", path)
+    spec, other = labelling_specs("search:playouts=8", path)
     assert make_policy(spec, None).params["rollout"] == other == f"expert:model={path.resolve()}"
     assert make_policy(spec, None).params["playouts"] == 8
 
@@ -726,18 +726,63 @@ def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     assert again[0]["setup_positions"] == 120
     # ... and for the same features: a saved file whose key names other features (labels
     # of another model format) is labelled anew, one with this key is reused as it is
-    from ttrsim.training import _load_positions, _save_positions, _subset
+    from ttrsim.training.positions import load_positions, save_positions, subset
     path = tmp_path / "b" / "setup-round1.npz"
-    p, key = _load_positions(path, with_key=True)
+    p, key = load_positions(path, with_key=True)
     stale = json.loads(key)
     assert stale[-1] == list(FEATURES)
     for k, want in (([*stale[:-1], [f"old_{f}" for f in FEATURES]], 120), (stale, 60)):
-        _save_positions(_subset(p, p.group < 60), path, json.dumps(k, default=str))
+        save_positions(subset(p, p.group < 60), path, json.dumps(k, default=str))
         got = train(tmp_path / "b", **dict(kw, rounds=1, positions=120, n_jobs=2))
         assert got[0]["setup_positions"] == want
     s = strength(tmp_path / "a" / "expert-round2.json", "europe", 2, 100, seed=3,
                  opponent="random")
     assert s["win_share"] > 0.9 and s["games"] == 100
+
+
+def test_training_directory_goes_through_the_one_resume_routine(tmp_path, monkeypatch):
+    """train's output directory is opened by prepare_out: a directory holding a run or
+    other files is refused; labelled positions are reused only when marked done and
+    labelled under the same key (a file without its done marker, as a crash between the
+    write and the marker leaves it, or under another key is labelled again); writes are
+    atomic (no .tmp left)."""
+    import ttrsim.training.rounds as rounds
+    from ttrsim.training.positions import Positions, load_positions
+
+    calls = []
+
+    def fake_label(kind, parts, **kw):
+        calls.append((kind, kw.get("seed")))
+        rows = 4
+        return Positions(np.zeros((rows, len(FEATURES)), np.float32),
+                         np.arange(rows, dtype=np.float32), np.eye(1, rows, 0, np.int8)[0],
+                         np.zeros(rows, np.int64), np.zeros(rows, np.int64), ["europe"], 0.5)
+    monkeypatch.setattr(rounds, "label", fake_label)
+    manifest = {"kind": "expert_training", "arguments": {"positions": 1}}
+    store = rounds.TrainingDir(tmp_path / "t", manifest, progress=False)
+    p = store.labelled("setup-round1", "setup", [("europe", 2, 4)], seed=1)
+    assert len(calls) == 1 and (tmp_path / "t" / "done" / "setup-round1").exists()
+    again = rounds.TrainingDir(tmp_path / "t", dict(manifest, arguments={"positions": 2}),
+                               progress=False)
+    q = again.labelled("setup-round1", "setup", [("europe", 2, 4)], seed=1)
+    assert len(calls) == 1 and np.array_equal(p.value, q.value)     # reused
+    again.labelled("setup-round1", "setup", [("europe", 2, 4)], seed=2)
+    assert len(calls) == 2                                         # another key: anew
+    (tmp_path / "t" / "done" / "setup-round1").unlink()
+    rounds.TrainingDir(tmp_path / "t", manifest, progress=False).labelled(
+        "setup-round1", "setup", [("europe", 2, 4)], seed=2)
+    assert len(calls) == 3                                         # not marked done: anew
+    assert load_positions(tmp_path / "t" / "setup-round1.npz").decisions == 1
+    assert not list((tmp_path / "t").rglob("*.tmp"))
+    assert json.loads((tmp_path / "t" / "manifest.json").read_text())["complete"] is False
+    # a directory holding a simulation run, or anything else, is not a training directory
+    simulate("europe", 2, games=4, seed=0, out=tmp_path / "run")
+    with pytest.raises(ValueError, match="different expert training"):
+        rounds.TrainingDir(tmp_path / "run", manifest)
+    (tmp_path / "other").mkdir()
+    (tmp_path / "other" / "notes.txt").write_text("mine")
+    with pytest.raises(ValueError, match="not empty"):
+        rounds.TrainingDir(tmp_path / "other", manifest)
 
 
 @pytest.mark.parametrize("histogram", [False, True])
@@ -774,7 +819,7 @@ def test_histogram_trees_export_scores_as_scikit_learn_predicts():
     from sklearn.ensemble import HistGradientBoostingRegressor
 
     from ttrsim._expert import section_from_dict
-    from ttrsim.training import _hist_trees
+    from ttrsim.training.model_file import hist_trees
 
     rng = np.random.default_rng(3)
     X = rng.integers(0, 6, size=(4000, len(FEATURES))).astype(np.float32)
@@ -783,7 +828,7 @@ def test_histogram_trees_export_scores_as_scikit_learn_predicts():
     reg = HistGradientBoostingRegressor(max_iter=20, max_depth=4, max_leaf_nodes=None,
                                         learning_rate=0.3, min_samples_leaf=20,
                                         early_stopping=False, random_state=0).fit(X, y)
-    trees = _hist_trees(reg)
+    trees = hist_trees(reg)
     sec = section_from_dict({"trees": trees, "base": 0.0, "margin": 0.0})
     new = rng.integers(0, 6, size=(3000, len(FEATURES))).astype(np.float32)
     new[:, 7] = rng.normal(size=len(new))
@@ -824,7 +869,7 @@ def test_float32_rows_split_on_float64_thresholds_as_scikit_learn_does():
 def test_labels_of_many_tasks_join_as_chained_concats():
     """label() puts thousands of tasks' positions together in one copy; ids of decisions
     and games must run on as chained ``concat``s make them, empty parts included."""
-    from ttrsim.training import Positions, _join
+    from ttrsim.training.positions import Positions, join
 
     rng = np.random.default_rng(1)
 
@@ -838,7 +883,7 @@ def test_labels_of_many_tasks_join_as_chained_concats():
     chained = parts[0]
     for p in parts[1:]:
         chained = chained.concat(p)
-    joined = _join(parts)
+    joined = join(parts)
     for f in ("X", "value", "chosen", "group", "game"):
         assert np.array_equal(getattr(joined, f), getattr(chained, f))
     assert joined.boards == chained.boards and joined.cpu_seconds == 6.0

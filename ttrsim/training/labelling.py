@@ -1,0 +1,200 @@
+"""Labelling decisions with the search: initial ticket choices (:func:`generate_setup`),
+end-game turns (:func:`generate_endgame`), and both over many small tasks spread over
+workers (:func:`label`). Same seed, same positions and labels, whatever the workers."""
+from __future__ import annotations
+
+import time
+from contextlib import closing
+from pathlib import Path
+
+import numpy as np
+
+from ttrsim._expert import load_model
+from ttrsim.game import Game
+from ttrsim.training.model_file import expert_spec
+from ttrsim.training.positions import Positions, from_lists, join
+
+__all__ = ["CHUNKS", "CLAIMS", "expert_move", "generate_endgame", "generate_setup", "label",
+           "labelling_specs"]
+
+
+def labelling_specs(search: str, rollout_model) -> tuple[str, str]:
+    """The labelling search's spec (its rollouts by ``expert`` with ``rollout_model``,
+    else ``tickets``) and the other seats' spec (the same policy); a bad model file is
+    refused now rather than in a game."""
+    if rollout_model is None:
+        return f"{search},rollout=tickets", "tickets"
+    load_model(rollout_model)
+    other = expert_spec(rollout_model)
+    return f"{search},rollout={other}", other
+
+
+def generate_setup(board="europe", players: int = 2, positions: int = 100, seed: int = 0, *,
+                   playouts: int = 256, rollout_model=None, progress: bool = False) -> Positions:
+    """Label initial ticket choices: ``positions`` fresh deals, in each the choice of one
+    seat (seat ``i % players``; the seats before it keep what ``tickets`` keeps, or what
+    ``expert`` with ``rollout_model`` keeps), every legal keep set valued by the search
+    with ``playouts`` playouts each on the same sampled worlds (``ttrsim.analyse``'s
+    uniform mode; rollouts by ``tickets``, or by ``expert`` with ``rollout_model``).
+    ``value``: the keep set's mean value minus the mean over the position's keep sets;
+    ``chosen``: the best-valued one. The expert's candidates are every legal keep set,
+    tickets' own first. Same seed, same positions and labels."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+    from ttrsim.policies import decide, make_policy
+
+    spec, other = labelling_specs(f"search:playouts={int(playouts)}", rollout_model)
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x5E7]).generate_state(
+        3 * int(positions), dtype=np.uint64)
+    X, value, chosen, group, boards = [], [], [], [], []
+    t0 = time.process_time()
+    for i in tqdm(range(int(positions)), desc=f"setup {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[3 * i]))
+        me = i % players
+        while g.current_player != me:
+            q = g.current_player
+            g.apply(int(decide(make_policy(other, g.board), g, seed=int(seeds[3 * i + 2]) ^ (q + 1))))
+        expert = ExpertPolicy()
+        expert.start(g, me, int(seeds[3 * i + 1]))
+        codes, feats = expert.candidates(g)
+        search = make_policy(spec, g.board)
+        search.uniform = True                  # every keep set gets the same playouts
+        decide(search, g, seed=int(seeds[3 * i + 2]))
+        mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
+        v = np.array([mean[int(c)] for c in codes], dtype=np.float64)
+        X.append(feats)
+        value.append((v - v.mean()).astype(np.float32))
+        best = np.zeros(len(codes), np.int8)
+        best[int(np.argmax(v))] = 1
+        chosen.append(best)
+        group.append(np.full(len(codes), i, dtype=np.int64))
+        boards.append(str(board))
+    return from_lists(X, value, chosen, group, group, boards, time.process_time() - t0)
+
+
+CLAIMS = 4          # generate_endgame's search also values the 4 longest claims the hand pays
+
+
+def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
+    """The move ``expert`` with ``model`` (an ExpertModel) makes among its candidates
+    (``ExpertPolicy.candidates``): what the compiled policy decides, in Python."""
+    sec = model.setup if phase == "setup_tickets" else (
+        model.turns if phase == "turn" and model.turns is not None
+        and fewest_trains <= model.turns.max_trains else None)
+    if sec is None or len(codes) < 2:
+        return int(codes[0])
+    scores = sec.predict(X)
+    scores[0] += sec.margin
+    return int(codes[int(np.argmax(scores))])
+
+
+def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
+                     playouts: int = 400, max_trains: int = 12, model=None,
+                     rollout_model=None, progress: bool = False) -> Positions:
+    """Label end-game turns: in each game one seat (seat ``game % players``) plays
+    ``expert`` with ``model`` (a model file; None: the shipped one) against ``tickets``
+    (or, with ``rollout_model``, against ``expert`` with it); at each of its turns once
+    some seat has ``max_trains`` trains or fewer, every candidate of the search gets
+    ``playouts`` playouts on the same sampled worlds (rollouts by ``tickets``, or by
+    ``expert`` with ``rollout_model``). ``value``: each expert candidate's mean value
+    minus that of tickets' choice (NaN where the search did not value it); ``chosen``:
+    the best-valued. The game follows the expert's own moves (the positions it reaches).
+    Same seed, same positions and labels."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+    from ttrsim.policies import decide, make_policy
+
+    follow = load_model(model)
+    spec, other = labelling_specs(f"search:playouts={int(playouts)},claims={CLAIMS}",
+                                   rollout_model)
+    seeds = np.random.SeedSequence([int(seed), int(players), 0xE6]).generate_state(
+        3 * int(games), dtype=np.uint64)
+    X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(int(games)), desc=f"end game {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[3 * i]))
+        me = i % players
+        search = make_policy(spec, g.board)
+        search.uniform = True                  # every candidate gets the same playouts
+        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()))
+        expert.start(g, me, int(seeds[3 * i + 1]))
+        others = {q: make_policy(other, g.board) for q in range(players) if q != me}
+        started = set()
+        k = 0
+        while not g.is_over() and g.turn < 1000:
+            q = g.current_player
+            if q != me:
+                g.apply(int(decide(others[q], g, seed=int(seeds[3 * i + 2]) ^ (q + 1),
+                                   start=q not in started)))
+                started.add(q)
+                continue
+            codes, feats = expert.candidates(g)
+            fewest = min(p["trains"] for p in g.state()["players"])
+            k += 1
+            if g.phase == "turn" and fewest <= max_trains and len(codes) > 1:
+                decide(search, g, seed=int(seeds[3 * i + 2]) ^ (k << 8))
+                mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
+                base = mean.get(int(codes[0]))
+                if base is not None:
+                    v = np.array([mean.get(int(c), np.nan) - base for c in codes], np.float32)
+                    X.append(feats)
+                    value.append(v)
+                    best = np.zeros(len(codes), np.int8)
+                    best[int(np.nanargmax(v))] = 1
+                    chosen.append(best)
+                    group.append(np.full(len(codes), n_dec, dtype=np.int64))
+                    game_ids.append(np.full(len(codes), i, dtype=np.int64))
+                    boards.append(str(board))
+                    n_dec += 1
+            g.apply(expert_move(follow, g.phase, codes, feats, fewest))
+    return from_lists(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
+
+
+CHUNKS = {"setup": 50, "endgame": 10}   # positions / games per labelling task
+
+
+def _label_task(kind, board, players, n, seed, kw):
+    if kind == "setup":
+        return generate_setup(board, players, n, seed, **kw)
+    return generate_endgame(board, players, n, seed, **kw)
+
+
+def _indexed(i, args):
+    return i, _label_task(*args)
+
+
+def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = True,
+          **kw) -> Positions:
+    """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)) or
+    ``generate_endgame`` (``kind="endgame"``; (board, players, games)) over ``parts``, in
+    small tasks spread over ``n_jobs`` workers (``kw`` goes to the generator). The same
+    positions and labels whatever ``n_jobs``: each task has its own seed and the tasks
+    are put back in order."""
+    from ttrsim.dispatch import progress_bar, run_tasks
+
+    if kind not in CHUNKS:
+        raise ValueError(f"kind must be one of {sorted(CHUNKS)}, got {kind!r}")
+    for key in ("model", "rollout_model"):
+        if kw.get(key) is not None:
+            kw[key] = str(Path(kw[key]).resolve())
+    size = CHUNKS[kind]
+    tasks = []
+    for j, (board, players, n) in enumerate(parts):
+        for c in range(0, int(n), size):
+            tasks.append((kind, board, int(players), min(size, int(n) - c),
+                          int(seed) * 1_000_003 + j * 10_007 + c, kw))
+    out = {}
+    bar = progress_bar(progress, sum(a[3] for a in tasks),
+                       unit="position" if kind == "setup" else "game", desc=f"labelling {kind}")
+    try:
+        with closing(run_tasks(_indexed, list(enumerate(tasks)), n_jobs, bar=bar,
+                               sizes=[a[3] for a in tasks])) as results:
+            for i, p in results:
+                out[i] = p
+    finally:
+        if bar is not None:
+            bar.close()
+    return join([out[i] for i in range(len(tasks))])

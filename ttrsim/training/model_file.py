@@ -1,0 +1,89 @@
+"""The expert model file, written from Python: the one place beside its compiled reader.
+
+The compiled reader (``ttrsim._expert``: ``model_from_dict``, ``section_from_dict``,
+``load_model``) defines the format (:data:`FORMAT`, :data:`FORMAT_VERSION`, the
+:data:`FEATURES` a node may test) and refuses any file it could not play; this module
+builds what it reads (docs/expert.md, "The model file"): one section per decision kind
+from fitted trees (``exact_trees``, ``hist_trees``), the file's content
+(:func:`make_model`, checked by the reader before it is returned) and its bytes
+(:func:`export`, atomic, the same model giving the same bytes).
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from ttrsim._expert import FEATURES, FORMAT, FORMAT_VERSION, model_from_dict, section_from_dict
+from ttrsim.results import atomic_write
+
+__all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "exact_trees", "expert_spec",
+           "export", "hist_trees", "make_model"]
+
+
+def expert_spec(model) -> str:
+    """The policy spec of ``expert`` playing the model file ``model`` (None: the shipped
+    one)."""
+    return "expert" if model is None else f"expert:model={Path(model).resolve()}"
+
+
+def exact_trees(reg) -> dict:
+    """The node arrays of a fitted GradientBoostingRegressor (its public ``tree_``s)."""
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+    for est in reg.estimators_[:, 0]:
+        t = est.tree_
+        off = len(feature)
+        roots.append(off)
+        leaf = t.children_left < 0
+        feature += [int(f) if not lf else -1 for f, lf in zip(t.feature, leaf)]
+        threshold += [float(x) if not lf else 0.0 for x, lf in zip(t.threshold, leaf)]
+        left += [int(c) + off if not lf else -1 for c, lf in zip(t.children_left, leaf)]
+        right += [int(c) + off if not lf else -1 for c, lf in zip(t.children_right, leaf)]
+        value += [float(v) * reg.learning_rate for v in t.value[:, 0, 0]]
+    return {"feature": feature, "threshold": threshold, "left": left, "right": right,
+            "value": value, "roots": roots}
+
+
+def hist_trees(reg) -> dict:
+    """The node arrays of a fitted HistGradientBoostingRegressor. scikit-learn keeps
+    them in a private attribute (``_predictors``: node records with feature_idx,
+    num_threshold, left, right, is_leaf and value, the learning rate applied; no
+    feature is ever missing here); ``fit`` checks the exported trees against the
+    regressor's predictions, so a change there is an error, never a different model."""
+    feature, threshold, left, right, value, roots = [], [], [], [], [], []
+    for (pred,) in reg._predictors:
+        nd = pred.nodes
+        off = len(feature)
+        roots.append(off)
+        leaf = nd["is_leaf"].astype(bool)
+        feature += [-1 if lf else int(f) for f, lf in zip(nd["feature_idx"], leaf)]
+        threshold += [0.0 if lf else float(x) for x, lf in zip(nd["num_threshold"], leaf)]
+        left += [-1 if lf else int(c) + off for c, lf in zip(nd["left"], leaf)]
+        right += [-1 if lf else int(c) + off for c, lf in zip(nd["right"], leaf)]
+        value += [float(v) if lf else 0.0 for v, lf in zip(nd["value"], leaf)]
+    return {"feature": feature, "threshold": threshold, "left": left, "right": right,
+            "value": value, "roots": roots}
+
+
+def as_section(section):
+    """The compiled TreeModel of a section dict (a TreeModel is returned as it is)."""
+    if isinstance(section, dict):
+        return section_from_dict(section)
+    return section
+
+
+def make_model(setup: dict, turns: dict | None = None, training: dict | None = None) -> dict:
+    """The content of a model file from its sections (``fit``'s results): ``setup``
+    chooses initial tickets, ``turns`` (optional) the moves of a turn."""
+    model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
+             "setup": setup, "turns": turns, "training": dict(training or {})}
+    model_from_dict(model)                      # refuse what could not be loaded
+    return model
+
+
+def export(model: dict, path) -> Path:
+    """Write a model (``make_model``) as a JSON model file, atomically; the same model
+    gives the same bytes."""
+    path = Path(path)
+    text = json.dumps(model, sort_keys=True, separators=(",", ":")) + "\n"
+    atomic_write(path, lambda p: p.write_text(text, encoding="utf-8"))
+    return path
