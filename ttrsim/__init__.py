@@ -29,8 +29,10 @@ from ttrsim.results import Run, load_run  # noqa: E402
 from ttrsim.runner import replay, simulate  # noqa: E402
 from ttrsim.variants import VariantError, load_variant, variant  # noqa: E402
 from ttrsim.analysis.studies import Comparison, compare  # noqa: E402
+from ttrsim.analysis.studies.league import League, league, load_league  # noqa: E402
 from ttrsim.search import analyse  # noqa: E402
 
 __all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "analyse",
            "get_include", "load_run", "maps", "replay", "simulate"]
 __all__ += ["Comparison", "VariantError", "compare", "load_variant", "variant"]
+__all__ += ["League", "league", "load_league"]

@@ -605,6 +605,55 @@ def _cmd_ticket_fairness(sub):
 COMMANDS += [_cmd_route_importance, _cmd_ticket_fairness]
 
 
+def _cmd_league(sub):
+    p = sub.add_parser(
+        "league", help="every policy against every other: win-share matrix and ratings",
+        description="Play a league: at 2 players every pair of policies, seat-rotated; at 3-5 "
+        "players seat-balanced mixtures. Prints a rating per policy (Bradley-Terry / "
+        "Plackett-Luce, bootstrap interval) and its worst opponent. See docs/league.md.")
+    p.add_argument("--board", default="usa", help="usa, europe, newyork or a map file (default usa)")
+    p.add_argument("--players", type=int, default=2, help="player count, 2-5 (default 2)")
+    p.add_argument("--policy", action="append", metavar="SPEC",
+                   help="a policy of the league (repeat it, at least twice): a built-in spec "
+                   "such as 'tickets:risk=0', path/to/file.py:function, or a label "
+                   "('tickets#a') to enter one spec twice (default: every built-in policy "
+                   "but search)")
+    p.add_argument("--games", type=int, default=200,
+                   help="games per pairing or mixture, a multiple of --players (default 200)")
+    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
+    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    p.add_argument("--batch-size", type=int, default=None,
+                   help="games per batch (default: from the policies' measured cost)")
+    p.add_argument("--out", metavar="DIR",
+                   help="save every pairing here; the same command resumes, more --games or "
+                   "--policy extend it")
+    p.add_argument("--report", metavar="DIR", help="write an HTML report here")
+    p.add_argument("--resamples", type=int, default=1000,
+                   help="bootstrap resamples of the rating intervals (default 1000)")
+    p.add_argument("--quiet", action="store_true", help="no progress bars")
+
+    def run(args):
+        from ttrsim.analysis.studies.league import league
+        from ttrsim.report import write_league_report
+
+        check_output_dir(args.report, "--report")
+        if args.out is not None and args.report is not None and \
+                Path(args.out).absolute() == Path(args.report).absolute():
+            raise ValueError("--out and --report name the same directory; give the report its own")
+        result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
+                        out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
+                        progress=not args.quiet)
+        print(result.summary_text())
+        if args.report:
+            print(f"report: {write_league_report(result, args.report)}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS += [_cmd_league]
+
+
 def check_output_dir(path, option: str) -> None:
     """Refuse, before any game is played, an output directory that cannot be one."""
     from pathlib import Path
@@ -701,7 +750,7 @@ def _silence_stdout() -> None:
 
 def _saved_note(args) -> str:
     """What an interrupted ``simulate`` (or balance study) left on disk, and how to go on."""
-    if getattr(args, "command", None) in ("route-importance", "ticket-fairness"):
+    if getattr(args, "command", None) in ("route-importance", "ticket-fairness", "league"):
         if not args.out:
             return "; nothing was saved: add --out DIR to keep every finished task"
         return f"; every finished task is saved in {args.out}: the same command resumes"

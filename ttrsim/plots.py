@@ -262,12 +262,14 @@ def plot_seat_advantage(table: pd.DataFrame, title: str | None = None) -> Figure
     return fig
 
 
-def plot_policy_matrix(matrix: pd.DataFrame, title: str | None = None, value: str = "ahead_share") -> Figure:
+def plot_policy_matrix(matrix: pd.DataFrame, title: str | None = None, value: str = "ahead_share",
+                       order=None) -> Figure:
     """Heatmap of ``value`` (default: share of games finished ahead) of policy A (rows)
     against policy B (columns), with the values written in the cells
-    (``policy_win_matrix``)."""
+    (``policy_win_matrix``). ``order``: the policies in the order to draw them (default
+    alphabetical)."""
     grid = matrix.pivot(index="policy_a", columns="policy_b", values=value)
-    names = sorted(set(grid.index) | set(grid.columns))
+    names = list(order) if order is not None else sorted(set(grid.index) | set(grid.columns))
     grid = grid.reindex(index=names, columns=names)
     fig, ax = new_figure(width=max(4.5, 1.1 * len(names) + 2.5), height=max(3.5, 0.9 * len(names) + 1.5))
     image = ax.imshow(grid.to_numpy(dtype=float), cmap="RdBu", vmin=0, vmax=1)
@@ -541,4 +543,29 @@ def plot_play_bars(table: pd.DataFrame, base: str, strong: str, title: str | Non
     _bars(ax, labels, series, "v", horizontal=True)
     ax.set_xlabel(xlabel)
     ax.set_title(title or f"{base} and {strong}, 95% intervals; (*): changed")
+    return fig
+
+
+def plot_league_matrix(league, title: str | None = None) -> Figure:
+    """The win-share matrix of a league (``ttrsim.league``) as a heatmap, policies in
+    rating order: the share of games the row policy finishes ahead of the column one."""
+    m = league.matrix.rename(columns={"policy": "policy_a", "opponent": "policy_b"})
+    return plot_policy_matrix(m, title or "League: win share of the row policy against the column",
+                              value="win_share", order=list(league.ratings.policy))
+
+
+def plot_league_ratings(league, title: str | None = None) -> Figure:
+    """Each policy's rating in a league (Elo scale, mean 0) with its bootstrap interval,
+    best at the top."""
+    r = league.ratings.iloc[::-1]
+    fig, ax = new_figure(width=7.0, height=max(2.5, 0.45 * len(r) + 1.2))
+    y = np.arange(len(r))
+    ax.errorbar(r.rating, y, xerr=_errors(r.rating, r.rating_low, r.rating_high), fmt="o",
+                capsize=3)
+    ax.axvline(0, color="grey", lw=0.8, ls=":")
+    ax.set_yticks(y, list(r.policy))
+    ax.set_xlabel("rating (Elo scale, league mean 0; 400 = 10:1 odds)")
+    m = league.manifest
+    ax.set_title(title or f"League ratings, {m['board']} {m['players']} players, "
+                          f"{m['games']:,} games per {'pairing' if m['players'] == 2 else 'mixture'}")
     return fig

@@ -1,0 +1,248 @@
+"""The league: ratings on cases whose answer is known, the win-share matrix against the raw
+games, seat balance, reproducibility whatever the workers, resume and extension through
+--out, refusals, and the command of docs/league.md."""
+from __future__ import annotations
+
+import itertools
+import subprocess
+import sys
+from collections import Counter
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import importlib
+
+import ttrsim
+from ttrsim.analysis.studies.league import ELO, fit_ratings, load_league, schedule
+from ttrsim.cli import main
+
+# the module (its name is also the function's, which the package exports)
+league_mod = importlib.import_module("ttrsim.analysis.studies.league")
+
+# New York plays fastest; tickets beats random in practically every game
+FAST = dict(board="newyork", n_resamples=200)
+
+
+def test_fit_ratings_known_cases():
+    # a policy that beats another 3 times out of 4: log-odds ln 3 between them
+    r = fit_ratings(np.array([[0, 3000], [1000, 0]]))
+    assert r[0] - r[1] == pytest.approx(np.log(3) * ELO, rel=0.01)
+    assert r.sum() == pytest.approx(0)
+    # transitive strengths 4:2:1 are recovered in order, with the right gaps
+    s = np.array([4.0, 2.0, 1.0])
+    wins = 10_000 * s[:, None] / (s[:, None] + s[None, :])
+    np.fill_diagonal(wins, 0)
+    r = fit_ratings(wins)
+    assert np.diff(r) == pytest.approx([-np.log(2) * ELO] * 2, rel=0.01)
+    # a policy that never loses stays finite and far ahead
+    r = fit_ratings(np.array([[0, 100], [0, 0]]))
+    assert np.isfinite(r).all() and r[0] - r[1] > 800
+
+
+def test_a_policy_that_always_wins_rates_first_with_a_wide_gap():
+    lg = ttrsim.league(policies=["random", "tickets", "greedy"], games=40, **FAST)
+    r = lg.ratings.set_index("policy")
+    m = lg.matrix.set_index(["policy", "opponent"])
+    assert m.loc[("tickets", "random"), "win_share"] == 1.0      # the known case holds
+    assert lg.ratings.policy.iloc[-1] == "random"
+    # random is rated last with a gap of hundreds of points, the intervals well apart
+    for strong in ("tickets", "greedy"):
+        assert r.rating[strong] - r.rating["random"] > 400
+        assert r.rating_low[strong] > r.rating_high["random"]
+    assert lg.worst.set_index("policy").opponent["random"] in ("tickets", "greedy")
+    for col in ("rating_low", "rating_high"):
+        assert np.isfinite(r[col]).all()
+    assert (r.rating_low <= r.rating).all() and (r.rating <= r.rating_high).all()
+
+
+def test_mirror_match_rates_equal_within_its_interval():
+    lg = ttrsim.league(policies=["tickets#a", "tickets#b"], games=200, **FAST)
+    r = lg.ratings.set_index("policy")
+    for p in ("tickets#a", "tickets#b"):
+        assert r.rating_low[p] <= 0 <= r.rating_high[p]
+    assert abs(r.rating["tickets#a"] - r.rating["tickets#b"]) < \
+        (r.rating_high - r.rating_low).max()
+    m = lg.matrix
+    assert (m.win_share_low <= 0.5).all() and (m.win_share_high >= 0.5).all()
+
+
+def test_mirror_mixtures_at_four_players():
+    lg = ttrsim.league(policies=["tickets#a", "tickets#b"], players=4, games=40, **FAST)
+    assert [c["policies"] for c in lg.manifest["cells"]] == [
+        ["tickets#a"] * 3 + ["tickets#b"], ["tickets#a"] * 2 + ["tickets#b"] * 2,
+        ["tickets#a"] + ["tickets#b"] * 3]
+    r = lg.ratings.set_index("policy")
+    for p in ("tickets#a", "tickets#b"):
+        assert r.rating_low[p] <= 0 <= r.rating_high[p]
+
+
+@pytest.mark.parametrize("n_policies,players", [(2, 2), (5, 2), (2, 3), (3, 4), (4, 3), (5, 4),
+                                                (6, 5), (2, 5), (3, 5)])
+def test_schedule_is_the_same_for_every_policy(n_policies, players):
+    cells = schedule(n_policies, players)
+    assert cells and len(set(cells)) == len(cells)
+    assert all(len(c) == players and set(c) <= set(range(n_policies)) for c in cells)
+    # every pair of policies meets, and each policy fills the same number of seat slots
+    for a, b in itertools.combinations(range(n_policies), 2):
+        assert any(a in c and b in c for c in cells)
+    slots = Counter(i for c in cells for i in c)
+    assert len(set(slots.values())) == 1 and len(slots) == n_policies
+    # renaming the policies gives the same schedule
+    for perm in itertools.permutations(range(n_policies)):
+        assert sorted(tuple(sorted(perm[i] for i in c)) for c in cells) == sorted(cells)
+        if n_policies > 3:
+            break
+
+
+@pytest.mark.parametrize("players,policies", [(2, ["tickets", "greedy", "random"]),
+                                              (3, ["tickets", "greedy", "random", "routes"]),
+                                              (4, ["tickets", "random"])])
+def test_seat_rotation_balanced(players, policies):
+    games = 6 * players
+    lg = ttrsim.league(policies=policies, players=players, games=games, **FAST)
+    seats = lg.seats.set_index("policy")
+    assert seats.shape == (len(policies), players)
+    # every policy in every seat equally often, counted from the games themselves
+    counts = Counter()
+    for run in lg.runs.values():
+        counts.update(zip(run.games.policy.astype(str), run.games.seat))
+    for p in policies:
+        per_seat = [counts[(p, s)] for s in range(players)]
+        assert len(set(per_seat)) == 1 and per_seat[0] > 0
+        assert list(seats.loc[p]) == per_seat
+    assert lg.ratings.seat_games.nunique() == 1
+
+
+def _raw_matrix(lg) -> pd.DataFrame:
+    """Win shares straight from the games tables: every two seats of different policies."""
+    wins, pairs, games = Counter(), Counter(), Counter()
+    for run in lg.runs.values():
+        for _, g in run.games.groupby("game"):
+            rows = list(zip(g.policy.astype(str), g["rank"]))
+            seen = set()
+            for (pa, ra), (pb, rb) in itertools.permutations(rows, 2):
+                if pa != pb:
+                    wins[pa, pb] += (ra < rb) + 0.5 * (ra == rb)
+                    pairs[pa, pb] += 1
+                    seen.add((pa, pb))
+            games.update(seen)
+    return pd.DataFrame([{"policy": a, "opponent": b, "games": games[a, b],
+                          "win_share": wins[a, b] / pairs[a, b]} for a, b in pairs])
+
+
+@pytest.mark.parametrize("players", [2, 3])
+def test_matrix_against_the_raw_games(players):
+    lg = ttrsim.league(policies=["tickets", "greedy", "random", "routes"][:2 + players - 1],
+                       players=players, games=12, **FAST)
+    raw = _raw_matrix(lg).set_index(["policy", "opponent"]).sort_index()
+    got = lg.matrix.set_index(["policy", "opponent"]).sort_index()
+    assert list(got.index) == list(raw.index)
+    np.testing.assert_allclose(got.win_share, raw.win_share)
+    assert (got.games == raw.games).all()
+    if players == 2:      # a game has one winner or a shared first place
+        np.testing.assert_allclose(
+            got.win_share.to_numpy() + got.win_share.swaplevel().reindex(got.index).to_numpy(), 1)
+    worst = lg.worst.set_index("policy")
+    for p in lg.policies:
+        assert worst.win_share[p] == got.loc[p].win_share.min()
+
+
+def test_ratings_follow_the_saved_games_when_read_back(tmp_path):
+    lg = ttrsim.league(policies=["tickets", "random"], games=20, out=tmp_path / "lg", **FAST)
+    back = load_league(tmp_path / "lg")
+    pd.testing.assert_frame_equal(back.ratings, lg.ratings)
+    pd.testing.assert_frame_equal(back.matrix, lg.matrix)
+
+
+def test_same_tables_whatever_the_workers():
+    kw = dict(policies=["tickets", "greedy", "random"], games=40, batch_size=10, **FAST)
+    one, two = ttrsim.league(n_jobs=1, **kw), ttrsim.league(n_jobs=2, **kw)
+    for name in ("matrix", "ratings", "worst", "seats"):
+        pd.testing.assert_frame_equal(getattr(one, name), getattr(two, name))
+
+
+def test_resume_and_extend(tmp_path, monkeypatch):
+    out = tmp_path / "lg"
+    kw = dict(batch_size=10, **FAST)
+    ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
+    # more games and one more policy: only what is missing is played
+    played = []
+    real = league_mod.simulate
+
+    def spy(board, specs, **k):
+        run = real(board, specs, **k)
+        played.append((tuple(specs), run.manifest["games_last_session"]))
+        return run
+    monkeypatch.setattr(league_mod, "simulate", spy)
+    grown = ttrsim.league(policies=["tickets", "random", "greedy"], games=40, out=out, **kw)
+    assert played == [(("tickets", "random"), 20), (("tickets", "greedy"), 40),
+                      (("random", "greedy"), 40)]
+    fresh = ttrsim.league(policies=["tickets", "random", "greedy"], games=40, **kw)
+    for name in ("matrix", "ratings"):
+        pd.testing.assert_frame_equal(getattr(grown, name), getattr(fresh, name))
+    # a pairing lost since (its directory gone): the same call plays it alone again
+    played.clear()
+    import shutil
+    shutil.rmtree(out / grown.manifest["cells"][1]["dir"])
+    again = ttrsim.league(policies=["tickets", "random", "greedy"], games=40, out=out, **kw)
+    assert [g for _, g in played] == [0, 40, 0]
+    pd.testing.assert_frame_equal(again.ratings, fresh.ratings)
+    # another seed is another league
+    with pytest.raises(ValueError, match="holds a different league.*seed"):
+        ttrsim.league(policies=["tickets", "random"], games=40, seed=1, out=out, **kw)
+    with pytest.raises(ValueError, match="grow but not shrink"):
+        ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
+
+
+@pytest.mark.parametrize("kwargs,message", [
+    (dict(policies=["tickets"]), "at least two policies"),
+    (dict(policies="tickets"), "list of policy specs"),
+    (dict(policies=["tickets", "nosuch"]), "nosuch"),
+    (dict(policies=["tickets", "tickets"]), "given twice.*tickets#a"),
+    (dict(policies=["tickets", "random"], players=1), "players must be"),
+    (dict(policies=["tickets", "random"], players=6), "players must be"),
+    (dict(board="newyork", policies=["tickets", "random"], players=5), "allows 2 to 4"),
+    (dict(policies=["tickets", "random"], games=7), "multiple of the player count.*--games 8"),
+    (dict(policies=["tickets", "random"], n_jobs=0), "n_jobs"),
+])
+def test_refusals(kwargs, message):
+    with pytest.raises((ValueError, KeyError, ttrsim.PolicyError), match=message):
+        ttrsim.league(**{"games": 10, **kwargs})
+
+
+def test_cli_refuses_in_one_line(capsys):
+    assert main(["league", "--policy", "tickets", "--quiet"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "at least two policies" in err
+
+
+def test_cli_user_policy_joins(tmp_path, capsys):
+    f = tmp_path / "mine.py"
+    f.write_text("def first(observation, legal_actions):\n    return legal_actions[0]\n")
+    assert main(["league", "--board", "newyork", "--policy", "tickets", "--policy",
+                 f"{f}:first", "--games", "4", "--resamples", "20", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "mine.py:first" in out and "tickets" in out
+
+
+def test_done_when_command(tmp_path):
+    """The command of docs/league.md, as a user runs it: progress, the report, a rerun
+    that plays nothing."""
+    cmd = [sys.executable, "-m", "ttrsim", "league", "--board", "usa", "--players", "2",
+           "--games", "200", "--out", "runs/league", "--report", "runs/league/report"]
+    p = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    assert "pairing 1/" in p.stderr and "game/s" in p.stderr          # progress
+    assert "rating" in p.stdout and "worst opponent" in p.stdout
+    report = tmp_path / "runs/league/report"
+    page = (report / "index.html").read_text()
+    for part in ("Ratings", "Win-share matrix", "Worst opponents", "Style profile"):
+        assert part in page
+    assert (report / "ratings.png").exists() and (report / "matrix.png").exists()
+    ratings = pd.read_csv(report / "ratings.csv")
+    assert set(ratings.policy) == set(league_mod.league_policies())
+    again = subprocess.run(cmd + ["--quiet"], cwd=tmp_path, capture_output=True, text=True,
+                           timeout=900)
+    assert again.returncode == 0 and again.stdout.splitlines()[2:] == p.stdout.splitlines()[2:]

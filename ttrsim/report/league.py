@@ -1,0 +1,65 @@
+"""HTML report of a league (``ttrsim.league``): ratings, the win-share matrix, each
+policy's worst opponent, seat balance and the style profile, on a page of the report kit."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from ttrsim.plots import plot_league_matrix, plot_league_ratings
+from ttrsim.report.html import Section, manifest_table, write_page
+
+__all__ = ["write_league_report"]
+
+
+def write_league_report(league, out_dir, title: str | None = None) -> Path:
+    """Write the report of ``league`` (a :class:`~ttrsim.analysis.studies.league.League`)
+    into ``out_dir``; returns the path of its ``index.html``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    m = league.manifest
+    two = m["players"] == 2
+    kind = "pairing" if two else "mixture"
+    title = title or f"ttrsim league: {m['board']}, {m['players']} players"
+    method = Section(out_dir, "method", "Method")
+    if two:
+        method.text(f"Every pair of the {len(m['policies'])} policies played {m['games']:,} "
+                    "games, seats alternating between games, all pairings dealt the same "
+                    f"games (seed {m['seed']}).")
+    else:
+        method.text(f"{len(m['cells'])} mixtures of the {len(m['policies'])} policies "
+                    f"({m['players']} seats each) played {m['games']:,} games each, seats "
+                    "rotating, so that each policy sits in each seat equally often; all "
+                    f"mixtures dealt the same games (seed {m['seed']}).")
+    method.text("Ratings: every two seats of different policies in a game give one pairwise "
+                "result (the better rank wins, a shared rank counts half); a Bradley-Terry "
+                "model fitted to them (choix) gives each policy a rating on the Elo scale "
+                "(league mean 0, a gap of 400 is 10:1 odds), with a bootstrap "
+                f"{m['confidence']:.0%} interval over games ({m['n_resamples']} resamples)."
+                + ("" if two else " At 3-5 players this is the rank-breaking estimate of a "
+                   "Plackett-Luce model over the finishing orders."))
+    manifest_table(method, {k: v for k, v in m.items() if k != "cells"})
+    method.table("cells", league.cells, f"The {kind}s and their run directories.")
+    rat = Section(out_dir, "ratings", "Ratings")
+    rat.figure("ratings", plot_league_ratings(league),
+               f"Rating per policy with its {m['confidence']:.0%} bootstrap interval.")
+    rat.table("ratings", league.ratings,
+              "Ratings, best first; first places (shared ones included) with Wilson intervals.")
+    mat = Section(out_dir, "matrix", "Win-share matrix")
+    mat.figure("matrix", plot_league_matrix(league),
+               "Share of games the row policy finishes ahead of the column policy (a shared "
+               "rank counts half).")
+    mat.table("matrix", league.matrix,
+              f"Every ordered pair with its Wilson {m['confidence']:.0%} interval over games.",
+              max_rows=200)
+    worst = Section(out_dir, "worst", "Worst opponents")
+    worst.text("Each policy's lowest win share over its opponents: the opponent that exploits "
+               "it most.")
+    worst.table("worst", league.worst, "Worst opponent per policy, in rating order.")
+    seats = Section(out_dir, "seats", "Seat balance")
+    seats.table("seats", league.seats, "Seat-games per policy and seat.")
+    style = Section(out_dir, "style", "Style profile")
+    if league.style is None:
+        style.note("This ttrsim has no game profile, so the league has no style profile.")
+    else:
+        style.text("How each policy plays, over all its games in the league.")
+        style.table("style", league.style, "Style profile per policy.", max_rows=200)
+    return write_page(out_dir, title, [method, rat, mat, worst, seats, style])
