@@ -22,6 +22,7 @@ from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPo
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 from ttrsim._search import SearchPolicy
 from ttrsim._expert import ExpertPolicy
+from ttrsim._counter import BlockerPolicy, RushPolicy
 from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
@@ -165,6 +166,27 @@ REGISTRY: dict[str, PolicyInfo] = {
                        "(-1: the model's own, every turn); smaller is faster and weaker"),
          "stations": (1, "0: never build a station (its tickets' own parameter)"),
          "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
+    "blocker": PolicyInfo(
+        BlockerPolicy,
+        "plays tickets, but claims a route that cuts the cheapest connection another "
+        "player is inferred (from the cities its routes touch, public information only) to "
+        "be building, when that costs it little (docs/policies.md)",
+        {"max_len": (3, "longest route it claims off its own plan to block"),
+         "margin": (8.0, "points by which a cut's value (the other player's detour, up to "
+                         "twice the ticket) must beat its cost (trains and cards off its "
+                         "plan less the route's points)"),
+         "single": (0.3, "weight of a ticket only one of whose cities the other player's "
+                         "routes touch (1 for both cities touched, not yet joined)"),
+         "stations": (1, "0: never build a station (its tickets' own parameter)"),
+         "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
+    "rush": PolicyInfo(
+        RushPolicy,
+        "ends the game early: keeps the fewest, cheapest tickets and never draws more, "
+        "claims the longest route its hand pays (at least min_len), else a route of its "
+        "ticket plan, else draws toward the long route closest to affordable",
+        {"min_len": (6, "shortest route it claims or collects for off its ticket plan "
+                        "while the end is not near"),
+         "tunnels": _TUNNELS, "risk": _RISK}),
 }
 DEFAULT_POLICY = "tickets"
 

@@ -1,0 +1,161 @@
+"""`expert` against the field: every other built-in policy but `search`, and the
+counter-strategies `blocker` and `rush`.
+
+Parts (--part, repeatable; rows appended to --json, default scripts/counter_strength.json):
+  two     --expert against blocker, rush, tickets, routes, greedy and random, 2 players,
+          per board (--games games per table, default 2000)
+  four    one --expert seat against three blocker seats (and against three rush seats),
+          4 players, per board
+  pace    the counter-strategies' own play: blocker and rush against tickets and against
+          expert, 2 players, per board, with the mean game length in turns and the cuts
+          blocker made per game
+
+Win shares are of the first policy, seats rotated (a shared first place counts as a win),
+with Wilson 95% intervals; each row names the expert model it measured (the first 12 hex
+digits of the file's SHA-256; --expert "expert:model=PATH" measures another model).
+
+    nice -n 10 python scripts/counter_strength.py --part two --part four --part pace
+    nice -n 10 python scripts/counter_strength.py --part two --expert expert:model=new.json
+    python scripts/counter_strength.py --markdown          # tables from --json
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import sys
+import time
+import zlib
+from pathlib import Path
+
+import numpy as np
+
+from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+from ttrsim._counter import BlockerPolicy
+from ttrsim._expert import default_model_path
+from ttrsim._version import __version__
+from ttrsim.game import compile_board
+from ttrsim.policies import make_policy, parse_spec
+from ttrsim.results import update_json
+from ttrsim.stats import wilson_interval
+
+BOARDS = ("usa", "europe", "newyork")
+FIELD = ("blocker", "rush", "tickets", "routes", "greedy", "random")
+COL = {c: i for i, c in enumerate(SCORE_COLS)}
+DEFAULT_JSON = Path(__file__).with_name("counter_strength.json")
+
+
+def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 500) -> dict:
+    """Seat-rotated games of `specs` (chunks of `chunk` games, each its own seeds by
+    game index); the first policy's win share with its Wilson interval, mean score and
+    share of kept tickets completed, the mean game length in turns, and the cuts per
+    game of the `blocker` seats."""
+    cb = compile_board(board)
+    key = (seed * 1_000_003 + zlib.crc32(f"{board}|{'/'.join(specs)}".encode())) & (2**64 - 1)
+    wins = shared = 0
+    scores, kept, done, turns, blocks = [], 0, 0, [], 0
+    cpu = 0.0
+    for first in range(0, games, chunk):
+        n = min(chunk, games - first)
+        policies = [make_policy(s, cb.board) for s in specs]
+        t = time.process_time()
+        out = play_batch(cb, len(specs), policies, game_seeds(key, n, first), first, True, True)
+        cpu += time.process_time() - t
+        sc, slot = out["scores"], out["slot"]
+        mine, others = sc[slot == 0], sc[slot != 0].reshape(n, len(specs) - 1, -1)
+        wins += int((mine[:, COL["rank"]] == 1).sum())
+        shared += int(((mine[:, COL["rank"]] == 1) & (others[:, :, COL["rank"]] == 1).any(axis=1)).sum())
+        scores += mine[:, COL["score"]].tolist()
+        kept += int(mine[:, COL["tickets_kept"]].sum())
+        done += int(mine[:, COL["tickets_completed"]].sum())
+        turns += out["turns"].tolist()
+        blocks += sum(p.blocks for p in policies if isinstance(p, BlockerPolicy))
+        print(f"  {board} {specs}: {first + n}/{games} games, {wins} wins", file=sys.stderr,
+              flush=True)
+    lo, hi = wilson_interval(wins, games)
+    return {"board": board, "players": len(specs), "specs": specs, "games": games, "seed": seed,
+            "wins": wins, "shared": shared, "win_share": wins / games,
+            "low": float(lo), "high": float(hi), "mean_score": float(np.mean(scores)),
+            "completed": done / kept if kept else None, "mean_turns": float(np.mean(turns)),
+            "blocks_per_game": blocks / games, "cpu_seconds": cpu}
+
+
+def model_digest(spec: str) -> str:
+    """The first 12 hex digits of the SHA-256 of the model file `spec` plays."""
+    _, params = parse_spec(spec)
+    path = params.get("model") or default_model_path()
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+
+
+def markdown(rows: list) -> str:
+    """The latest row of each table, as markdown tables per part."""
+    latest = {}
+    for r in rows:
+        latest[(r["part"], r["board"], tuple(r["specs"]))] = r
+    out = []
+    for part in ("two", "four", "pace"):
+        sel = [r for (p, *_), r in latest.items() if p == part]
+        if not sel:
+            continue
+        out += [f"**{part}**", "", "| board | first | against | games | win share [95%] | "
+                "mean score | completed | turns | cuts a game | model |",
+                "|---|---|---|---:|---|---:|---:|---:|---:|---|"]
+        for r in sel:
+            against = " ".join(s.split("#")[0] for s in r["specs"][1:])
+            if len(set(s.split("#")[0] for s in r["specs"][1:])) == 1:
+                against = f"{len(r['specs']) - 1} x {r['specs'][1].split('#')[0]}"
+            out.append(f"| {r['board']} | {r['specs'][0]} | {against} | {r['games']:,} | "
+                       f"{r['win_share']:.3f} [{r['low']:.3f}, {r['high']:.3f}] | "
+                       f"{r['mean_score']:.1f} | {r['completed']:.2f} | {r['mean_turns']:.1f} | "
+                       f"{r['blocks_per_game']:.2f} | {r['model']} |")
+        out.append("")
+    return "\n".join(out)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", action="append", choices=("two", "four", "pace"))
+    ap.add_argument("--games", type=int, default=2000, help="games per table (default 2000)")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--expert", default="expert", help='the expert measured (default "expert": '
+                                                       'the shipped model)')
+    ap.add_argument("--board", action="append", choices=BOARDS, help="default: every board")
+    ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
+    ap.add_argument("--markdown", action="store_true", help="print the tables from --json")
+    a = ap.parse_args(argv)
+    if a.games < 1:
+        raise SystemExit("--games must be at least 1")
+    if a.markdown:
+        print(markdown(json.loads(a.json.read_text()) if a.json.exists() else []))
+        return 0
+    if parse_spec(a.expert)[0] != "expert":
+        raise SystemExit(f"--expert must be an expert spec (expert or expert:model=PATH), "
+                         f"got {a.expert!r}")
+    model = model_digest(a.expert)
+
+    def save(row, part):
+        row = dict(row, part=part, model=model, date=time.strftime("%Y-%m-%d"), ttrsim=__version__)
+        update_json(a.json, lambda rows: rows + [row], default=[])
+        print(json.dumps(row), flush=True)
+
+    boards = a.board or BOARDS
+    for part in a.part or ["two"]:
+        for board in boards:
+            if part == "two":
+                for other in FIELD:
+                    save(play(board, [a.expert, other], a.games, a.seed), part)
+            elif part == "four":
+                for other in ("blocker", "rush"):
+                    save(play(board, [a.expert] + [f"{other}#{k}" for k in range(3)],
+                              a.games, a.seed), part)
+            elif part == "pace":
+                for mine in ("blocker", "rush", "tickets"):
+                    for other in ("tickets", "expert"):
+                        if mine != other:
+                            save(play(board, [mine, other], a.games, a.seed), part)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
