@@ -21,18 +21,41 @@ def get_include() -> str:
         return path.dirname(here)
     return path.join(path.dirname(here), "ext")
 
-from ttrsim import maps  # noqa: E402
-from ttrsim.actions import Action, IllegalActionError  # noqa: E402
-from ttrsim.game import Game  # noqa: E402
-from ttrsim.policies import Policy, PolicyError  # noqa: E402
-from ttrsim.results import Run, load_run  # noqa: E402
-from ttrsim.runner import replay, simulate  # noqa: E402
-from ttrsim.variants import VariantError, load_variant, variant  # noqa: E402
-from ttrsim.analysis.studies import Comparison, compare  # noqa: E402
-from ttrsim.analysis.studies.league import League, league, load_league  # noqa: E402
-from ttrsim.search import analyse  # noqa: E402
+# The face loads nothing but itself: each name is imported on first use (PEP 562), so that
+# the command line starts without pandas and scipy and a command loads what it needs.
+_NAMES = {
+    "Action": "ttrsim.actions", "IllegalActionError": "ttrsim.actions", "Game": "ttrsim.game",
+    "Policy": "ttrsim.policies", "PolicyError": "ttrsim.policies", "Run": "ttrsim.results",
+    "load_run": "ttrsim.results", "replay": "ttrsim.runner", "simulate": "ttrsim.runner",
+    "VariantError": "ttrsim.variants", "load_variant": "ttrsim.variants",
+    "variant": "ttrsim.variants", "Comparison": "ttrsim.analysis.studies",
+    "compare": "ttrsim.analysis.studies", "analyse": "ttrsim.search",
+    "League": "ttrsim.analysis.studies.league", "league": "ttrsim.analysis.studies.league",
+    "load_league": "ttrsim.analysis.studies.league",
+}
+# public submodules reachable as attributes after ``import ttrsim`` (``ttrsim.env`` and the
+# reports need their own import)
+_SUBMODULES = ("actions", "analysis", "batches", "dispatch", "game", "maps", "policies",
+               "results", "runner", "search", "stats", "summary", "tables", "variants")
 
 __all__ = ["Action", "Game", "IllegalActionError", "Policy", "PolicyError", "Run", "analyse",
            "get_include", "load_run", "maps", "replay", "simulate"]
 __all__ += ["Comparison", "VariantError", "compare", "load_variant", "variant"]
 __all__ += ["League", "league", "load_league"]
+
+
+def __getattr__(name: str):
+    from importlib import import_module
+
+    if name in _NAMES:
+        value = getattr(import_module(_NAMES[name]), name)
+    elif name in _SUBMODULES:
+        value = import_module(f"ttrsim.{name}")
+    else:
+        raise AttributeError(f"module 'ttrsim' has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__) | set(_SUBMODULES))

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from statistics import NormalDist
 
 from ttrsim.stats import wilson_interval
 
@@ -109,7 +109,7 @@ def summary_table(run, by: str = "auto", confidence: float = CONFIDENCE) -> pd.D
     n = grouped["seat_games"].to_numpy(float)
     wins = grouped["wins"].to_numpy(np.int64)
     low, high = wilson_interval(wins, n, confidence)
-    z = stats.norm.ppf(0.5 + confidence / 2)
+    z = NormalDist().inv_cdf(0.5 + confidence / 2)
     players = run.manifest["players"]
     mean, half = _mean_half_width(grouped["score_sum"], grouped["score_sq_sum"], n, z)
     dmean, dhalf = _mean_half_width(grouped["diff_sum"] / (players - 1),
