@@ -1,0 +1,121 @@
+"""Every shell command fenced in README.md and docs/*.md runs and exits 0.
+
+Commands run in order, block after block, in one scratch folder per page (so a `report`
+finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scripts/` of the
+checkout beside them. `ttrsim` is this interpreter's `python -m ttrsim` and `python` this
+interpreter. Substitutions, so that the whole page runs in seconds:
+
+- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 100), or 10
+  for a command that plays `search` (about 0.1 s of CPU a game);
+  `--jobs -1` becomes `--jobs 1`; `--playouts N` becomes at most 20;
+- `tcp://HOST:8786` becomes the address of a local dask cluster the test starts;
+- commands that only install (`pip`, `python3 -m venv`, building a wheel) are not run:
+  `.ci/run` runs the README's install-and-test line and tests/test_wheel.py builds and
+  installs a wheel; `scripts/train_expert.py ... --install` (hours of CPU, and it replaces
+  the shipped model) runs with `--help` only, its pipeline being tested on small budgets
+  by the training tests.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
+SHELL = {"bash", "sh", "shell", "console"}
+GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "100"))
+INSTALL = ("pip ", "python3 -m venv", "python -m venv", "build-env/", "pipx ")
+
+
+def fenced_commands(text: str) -> list:
+    """The shell commands of a page's fenced bash/sh/shell/console blocks, in order: a
+    leading `$ ` prompt and trailing comments dropped, continuation lines joined, output
+    lines of console blocks (no prompt) skipped."""
+    cmds, lang, pending = [], None, ""
+    for line in text.splitlines():
+        fence = re.match(r"^\s*```(\S*)\s*$", line)
+        if fence:
+            lang = None if lang is not None else (fence.group(1) or "")
+            continue
+        if lang not in SHELL:
+            continue
+        s = line.strip()
+        if lang == "console":
+            if not s.startswith("$ ") and not pending:
+                continue
+            s = s[2:] if s.startswith("$ ") else s
+        if not s or s.startswith("#"):
+            continue
+        s = re.sub(r"\s+#\s.*$", "", s)
+        if s.endswith("\\"):
+            pending += s[:-1].rstrip() + " "
+            continue
+        cmds.append(pending + s)
+        pending = ""
+    return cmds
+
+
+def substitute(cmd: str, scheduler: str | None) -> list | None:
+    """The command as run (an argv list), or None for an install command."""
+    if re.sub(r"^(\w+=\S*\s+)+", "", cmd).startswith(INSTALL):
+        return None
+    games = min(GAMES, 10) if re.search(r"--policy\s+search", cmd) else GAMES
+    cmd = re.sub(r"--games\s+([\d_]+)",
+                 lambda m: f"--games {min(int(m.group(1).replace('_', '')), games)}", cmd)
+    cmd = re.sub(r"--playouts\s+(\d+)", lambda m: f"--playouts {min(int(m.group(1)), 20)}", cmd)
+    cmd = cmd.replace("--jobs -1", "--jobs 1")
+    if "tcp://HOST:8786" in cmd:
+        cmd = cmd.replace("tcp://HOST:8786", scheduler)
+    argv = shlex.split(cmd)
+    while re.match(r"^\w+=", argv[0]):          # leading NAME=value settings
+        argv = argv[1:] + [argv[0]]
+    if argv[0] == "ttrsim":
+        argv = [sys.executable, "-m", "ttrsim"] + argv[1:]
+    elif argv[0] in ("python", "python3"):
+        argv = [sys.executable] + argv[1:]
+    if "train_expert.py" in cmd and "--install" in argv:
+        argv = argv[:2] + ["--help"]
+    return argv
+
+
+def test_fenced_commands_are_found():
+    cmds = fenced_commands("x\n```bash\nttrsim maps   # boards\nttrsim a \\\n  --b 1\n```\n"
+                           "```python\nttrsim.x()\n```\n```console\n$ ttrsim p\nout\n```\n")
+    assert cmds == ["ttrsim maps", "ttrsim a --b 1", "ttrsim p"]
+    assert substitute("ttrsim simulate --games 1000000 --jobs -1", None)[3:] == [
+        "simulate", "--games", str(min(GAMES, 1_000_000)), "--jobs", "1"]
+    assert substitute("pip install -e .", None) is None
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, host="127.0.0.1")
+    yield cluster.scheduler_address
+    cluster.close()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES
+                                  if fenced_commands(p.read_text())])
+def test_every_fenced_command_runs(page, tmp_path, scheduler):
+    for name in ("docs", "examples", "scripts"):
+        (tmp_path / name).symlink_to(ROOT / name)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    for cmd in fenced_commands((ROOT / page).read_text()):
+        argv = substitute(cmd, scheduler)
+        if argv is None:
+            continue
+        settings = dict(a.split("=", 1) for a in argv if re.match(r"^[A-Z_]+=", a))
+        argv = [a for a in argv if not re.match(r"^[A-Z_]+=", a)]
+        out = subprocess.run(argv, cwd=tmp_path, env=dict(env, **settings), capture_output=True, text=True,
+                             timeout=600)
+        assert out.returncode == 0, (f"{page}: `{cmd}` exited {out.returncode}:\n"
+                                     f"{out.stderr[-2000:]}")
