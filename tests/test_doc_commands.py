@@ -2,7 +2,7 @@
 
 Commands run in order, block after block, in one scratch folder per page (so a `report`
 finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scripts/` of the
-checkout beside them. `ttrsim` is this interpreter's `python -m ttrsim` and `python` this
+checkout copied beside them (a script writes its results there, never into the checkout). `ttrsim` is this interpreter's `python -m ttrsim` and `python` this
 interpreter. Substitutions, so that the whole page runs in seconds:
 
 - `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 100), or 10
@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import re
 import shlex
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -106,8 +107,8 @@ def scheduler():
 @pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES
                                   if fenced_commands(p.read_text())])
 def test_every_fenced_command_runs(page, tmp_path, scheduler):
-    for name in ("docs", "examples", "scripts"):
-        (tmp_path / name).symlink_to(ROOT / name)
+    for name in ("docs", "examples", "scripts"):     # copies: a script may write its results
+        shutil.copytree(ROOT / name, tmp_path / name)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
     for cmd in fenced_commands((ROOT / page).read_text()):
         argv = substitute(cmd, scheduler)
