@@ -16,13 +16,14 @@ __all__ = ["run_tasks", "check_backend", "progress_bar"]
 
 
 def progress_bar(show: bool, total: int, initial: int = 0, unit: str = "game",
-                 desc: str | None = None):
-    """A tqdm bar (rate and ETA) when ``show``, else ``None``."""
+                 desc: str | None = None, scale: bool = True):
+    """A tqdm bar (rate and ETA) when ``show``, else ``None``; ``scale`` writes large counts
+    as 12.3k."""
     if not show:
         return None
     from tqdm.auto import tqdm
 
-    return tqdm(total=total, initial=initial, unit=unit, unit_scale=True, desc=desc,
+    return tqdm(total=total, initial=initial, unit=unit, unit_scale=scale, desc=desc,
                 smoothing=0.1)
 
 

@@ -18,6 +18,7 @@ from ttrsim import plots
 from ttrsim.analysis.inputs import EVENT, manifest_of, source
 from ttrsim.analysis.stations import check_paired_runs
 from ttrsim.analysis.tickets import MIN_KEPT
+from ttrsim.dispatch import progress_bar
 from ttrsim.report.html import Section, Skip, check_stronger, write_page
 
 __all__ = ["write_report", "SECTIONS"]
@@ -446,7 +447,7 @@ SECTIONS = [
 ]
 
 def write_report(run, out_dir, title: str | None = None, *, baseline=None, stronger=None,
-                 seed=0) -> Path:
+                 seed=0, progress: bool = False) -> Path:
     """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV).
 
     ``run`` is a per-event or summary-mode run. ``baseline``, optional, is a paired run of
@@ -455,7 +456,8 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
     ``stronger``, optional, is ``ttrsim.analysis.compare_play(run, strong_run, ...)``: the
     same games under stronger play, which adds the section "Under stronger play" (a
     comparison of another run is refused before anything is written).
-    ``seed`` seeds the bootstrap intervals. Returns the path of ``index.html``.
+    ``seed`` seeds the bootstrap intervals; ``progress`` shows a bar over the sections.
+    Returns the path of ``index.html``.
     """
     if baseline is not None:        # before anything is written
         check_paired_runs(run, baseline)
@@ -472,11 +474,18 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
     board_name = _manifest_value(manifest, "board", default=getattr(ctx["board"], "name", "board"))
     title = title or f"ttrsim report: {board_name}, {_manifest_value(manifest, 'games', default='?')} games"
     sections = []
+    bar = progress_bar(progress, len(SECTIONS), unit="section", desc="report", scale=False)
     for slug, heading, build in SECTIONS:
+        if bar is not None:
+            bar.set_postfix_str(slug)
         sec = Section(out_dir, slug, heading)
         try:
             build(sec, run, ctx)
         except (Skip, an.MissingTable) as reason:
             sec.parts = [f'<p class="skipped">Skipped: {html.escape(str(reason))}.</p>']
         sections.append(sec)
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
     return write_page(out_dir, title, sections)
