@@ -223,16 +223,16 @@ def test_hidden_information_only_behind_the_toggle(browser, europe_game):
     seats = _text(browser, "#seats")
     assert "(hidden)" in seats and not any(name in seats for name in held)
     blind = rec.moves[rec.moves.kind == "draw_blind"].iloc[0]
-    row = _text(browser, f"#m{int(blind.decision) + 1}")
+    row = _text(browser, f"#m{int(blind.decision)}")
     assert row.endswith("draw blind")
     keep = rec.moves[rec.moves.kind == "keep"].iloc[1]
     kept = keep.tickets.split("; ")
-    assert not any(t in _text(browser, f"#m{int(keep.decision) + 1}") for t in kept)
+    assert not any(t in _text(browser, f"#m{int(keep.decision)}") for t in kept)
     browser.find_element(By.ID, "reveal").click()
     seats = _text(browser, "#seats")
     assert all(name in seats for name in held)
-    assert _text(browser, f"#m{int(blind.decision) + 1}").endswith(blind.drawn)
-    assert all(t in _text(browser, f"#m{int(keep.decision) + 1}") for t in kept)
+    assert _text(browser, f"#m{int(blind.decision)}").endswith(blind.drawn)
+    assert all(t in _text(browser, f"#m{int(keep.decision)}") for t in kept)
     browser.find_element(By.ID, "reveal").click()
     assert _errors(browser) == []
 
@@ -265,16 +265,18 @@ def test_analysis_table_and_flags(browser, tmp_path):
     data = rec.view_data(analyse=0, playouts=20)
     path = write_html(data, tmp_path / "a.html")
     decisions = data["analysis"]["decisions"]
-    assert decisions and all(rec.seats[int(k) - 1] == 0 for k in decisions)
+    # keyed by decision, numbered from 0 as GameRecord.moves
+    assert decisions and all(rec.seats[int(k)] == 0 for k in decisions)
     # every decision of seat 0 with a choice is there, and only those
-    with_choice = [k + 1 for k in range(len(rec.actions)) if rec.seats[k] == 0
+    with_choice = [k for k in range(len(rec.actions)) if rec.seats[k] == 0
                    and len(rec.at(decision=k).legal_action_codes()) > 1]
     assert sorted(int(k) for k in decisions) == with_choice
     measured = next(k for k, a in decisions.items() if a["measured"])
     unmeasured = next(k for k, a in decisions.items() if not a["measured"])
     for k in (measured, unmeasured):
         a = decisions[k]
-        assert a["played"] == int(rec.actions[int(k) - 1])
+        assert a["played"] == int(rec.actions[int(k)])
+        assert a["played"] == rec.moves.code[int(k)]
         assert sum(r["played"] for r in a["rows"]) == int(a["measured"])
         _open(browser, path, f"#decision={k}")
         table = _text(browser, "#analysis")
@@ -286,7 +288,7 @@ def test_analysis_table_and_flags(browser, tmp_path):
     flags = [x for x, v in decisions.items() if v["flag"]]
     shown = browser.execute_script("return document.querySelectorAll('#movelist .flag').length")
     assert shown == len(flags)
-    _open(browser, path, "#decision=0")          # not one of seat 0's decisions: the legend
+    _open(browser, path, "#turn=0")          # the start, no decision: the legend
     assert "20 playouts per candidate, played on by expert" in _text(browser, "#analysis")
     assert _errors(browser) == []
 
@@ -331,3 +333,76 @@ def test_ctrl_c_stops_show_analyse_with_one_line(tmp_path):
     last = [line for line in rest.replace("\r", "\n").splitlines() if line.strip()][-1]
     assert last == "ttrsim show: error: interrupted", rest
     assert "Traceback" not in rest and not out.exists()
+
+
+# --- numbering, axes, final points --------------------------------------------------------
+
+def test_decisions_are_numbered_as_gamerecord_moves(browser, europe_game):
+    """The page counts decisions from 0 as ``rec.moves`` does: the move list, the line
+    above the seats and the #decision= link all name the same decision."""
+    from selenium.webdriver.common.by import By
+
+    run, rec, path = europe_game
+    m = rec.moves
+    k = int(m[m.kind == "claim"].decision.iloc[2])
+    _open(browser, path, f"#decision={k}")
+    assert _text(browser, "#move").startswith(f"After decision {k} ")
+    assert m.public_action[k] in _text(browser, "#move")
+    assert _text(browser, f"#m{k}").split()[0] == str(k)
+    assert "here" in browser.find_element(By.ID, f"m{k}").get_attribute("class")
+    # the position after decision k is the game after k + 1 decisions
+    assert [int(o) for o in _owned(browser)] == rec.at(decision=k + 1).state()["route_owner"]
+    # clicking a move puts its number in the address (a first card drawn: the turn goes on)
+    d = int(m[m.phase == "second_draw"].decision.iloc[0]) - 1
+    browser.execute_script(f"document.getElementById('m{d}').click()")
+    assert browser.execute_script("return location.hash") == f"#turn={m.turn[d]}&decision={d}"
+    assert _text(browser, "#move").startswith(f"After decision {d} ")
+    _open(browser, path, "#decision=0")
+    assert _text(browser, "#move").startswith("After decision 0 ")
+    assert m.public_action[0] in _text(browser, "#move")
+    n = len(m)
+    assert f"of 0\u2013{n - 1}" in _text(browser, "#move")
+    assert _errors(browser) == []
+
+
+def test_the_score_chart_has_labelled_axes(browser, europe_game):
+    run, rec, path = europe_game
+    _open(browser, path, "#turn=end")
+    ticks = browser.execute_script(
+        "const t = s => Array.from(document.querySelectorAll(s)).map(e => e.textContent);"
+        "return [t('#chart .x-axis text.tick'), t('#chart .y-axis text.tick'),"
+        "        t('#chart text.title')]")
+    xs, ys, titles = [[int(v) for v in ticks[0]], [int(v) for v in ticks[1]], ticks[2]]
+    assert titles[0] == "decisions played" and titles[1].startswith("route points")
+    assert xs[0] == 0 and xs == sorted(xs) and len(xs) >= 3 and xs[-1] <= len(rec.actions)
+    assert len(rec.actions) - xs[-1] < xs[1] - xs[0]     # the ticks reach the end
+    top = max(int(rec.final.total.max()), int(rec.moves.score.max()))
+    assert ys[0] == 0 and ys == sorted(ys) and ys[-1] <= top < ys[-1] + (ys[1] - ys[0])
+    # the ticks sit where the lines are drawn: tick v of the y axis at the height of v
+    y_of = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#chart .y-axis text.tick'))"
+        ".map(e => parseFloat(e.getAttribute('y')))")
+    step = [b - a for a, b in zip(y_of, y_of[1:])]
+    assert all(abs(d - step[0]) < 1e-6 for d in step) and step[0] < 0
+    assert _errors(browser) == []
+
+
+@pytest.mark.parametrize("board", ["newyork", "europe", "usa"])
+def test_final_points_are_broken_down_on_every_board(browser, board, tmp_path):
+    rec = record_game(board, ["tickets", "random"], seed=6)
+    path = rec.html(tmp_path / "g.html")
+    _open(browser, path, "#turn=end")
+    fin = rec.final
+    for q in range(2):
+        text = _text(browser, f"#breakdown-{q}").replace("\u2212", "-")
+        assert text.startswith("= ")
+        parts = re.findall(r"([+-]?)\s*(\d+) ([a-z]+)", text[2:])
+        total = sum((-1 if sign == "-" else 1) * int(v) for sign, v, _ in parts)
+        assert total == int(fin.total[q]) == int(_text(browser, f"#final-{q}"))
+        names = {name for _, _, name in parts}
+        assert "routes" in names and "other" not in names
+        if board == "newyork":
+            assert "attractions" in names and "longest" not in names
+        if board == "europe":
+            assert "stations" in names
+    assert _errors(browser) == []

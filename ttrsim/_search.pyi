@@ -1,6 +1,8 @@
 """Type stub of the compiled search (ext/ttrsim/_search.pyx)."""
 from typing import Any, Callable, Sequence
 
+import numpy as np
+
 from ttrsim._policy import Policy
 
 class SearchPolicy(Policy):
@@ -33,6 +35,7 @@ class SearchPolicy(Policy):
     @property
     def params(self) -> dict[str, Any]: ...
     def last_decision(self) -> tuple[list[tuple[int, int, float, float, float, bool]], int]: ...
+    def playout_outcomes(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]: ...
 
 def analyse_position(policy: SearchPolicy, game: Any, seed: int = ...,
                      progress: Callable[[int, int], None] | None = ...) -> tuple[list[tuple[int, int, float, float, float, bool]], int]: ...

@@ -195,22 +195,41 @@ def _cmd_analyse(sub):
         from ttrsim.game import Game
         from ttrsim.search import analyse
 
+        played = None                 # (decision, action code) of the game, if any
         if os.path.isdir(args.position):
             from ttrsim.results import load_run
 
             if args.game is None or args.turn is None:
                 raise ValueError(f"{args.position} is a run directory: give the position as "
                                  "--game N --turn T")
-            g = load_run(args.position).game(args.game).at(args.turn)
+            rec = load_run(args.position).game(args.game, how=(
+                "this command cannot rebuild a Python policy; in Python: ttrsim.analyse("
+                f"run.game({args.game}, policies=[...]).at({args.turn}))"))
+            g = rec.at(args.turn)
+            # the move played there: the first decision of that turn (none: the game ended)
+            later = rec.moves.index[rec.moves["turn"] >= args.turn] if len(rec.moves) else []
+            if len(later):
+                played = (int(later[0]), int(rec.actions[int(later[0])]))
         else:
             if args.game is not None or args.turn is not None:
                 raise ValueError("--game and --turn choose a position of a saved run; give the "
                                  "run's directory instead of a position file")
             g = Game.load(args.position)
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
-                     claims=args.claims, infer=args.infer, progress=sys.stderr.isatty())
+                     claims=args.claims, infer=args.infer, progress=sys.stderr.isatty(),
+                     played=None if played is None else played[1])
         print(f"{g!r}: seat {g.current_player} to move")
         print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if played is not None:
+            p = df.attrs["p"]
+            if p != p:
+                print(f"decision {played[0]} played a move the search did not analyse: not "
+                      "measured, not flagged")
+            else:
+                verdict = ("flagged: another move beats it on the same worlds" if df.attrs["flag"]
+                           else "not flagged: no move beats it at this level")
+                print(f"decision {played[0]} played the row marked played; p that another "
+                      f"move is better {p:.3g} (level {df.attrs['level']:g}): {verdict}")
         return 0
 
     p.set_defaults(func=run)
@@ -259,10 +278,15 @@ def _cmd_show(sub):
             if args.game is None:
                 raise ValueError("give the game to show: RUN_DIR --game N")
             run_ = load_run(args.run_dir)
-            specs = args.policy
+            specs, n = args.policy, run_.manifest["players"]
+            if specs and len(specs) not in (1, n):
+                raise ValueError(f"give --policy once (every seat) or {n} times (one per seat, "
+                                 f"in seat order), not {len(specs)} times")
             if specs and len(specs) == 1:
-                specs = specs * run_.manifest["players"]
-            record = run_.game(args.game, specs)
+                specs = specs * n
+            record = run_.game(args.game, specs, how=(
+                f"ttrsim show {args.run_dir} --game {args.game} --policy SPEC ... (once per "
+                f"seat, {n} times in seat order; a Python policy as path/to/file.py:function)"))
         else:
             if args.game is not None:
                 raise ValueError("--game N needs a run directory: ttrsim show RUN_DIR --game N")

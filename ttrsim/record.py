@@ -21,6 +21,7 @@ from ttrsim._validate import check_int
 from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
 from ttrsim.game import Game, compile_board, resolve_board
 from ttrsim.policies import make_policy, policy_name, seat_specs
+from ttrsim.search import FLAG_LEVEL
 
 __all__ = ["GameRecord", "record_game"]
 
@@ -243,11 +244,14 @@ class GameRecord:
 
     # --- the viewer ---------------------------------------------------------------------
     def view_data(self, analyse: int | None = None, playouts: int = 200, seed: int = 0,
-                  progress: bool = False, rollout: str | None = None) -> dict:
+                  progress: bool = False, rollout: str | None = None,
+                  level: float = FLAG_LEVEL) -> dict:
         """The plain data the viewer draws (board geometry, positions, moves, scores;
         JSON-serialisable). ``analyse``: a seat whose every decision is analysed with
         ``ttrsim.analyse`` (``playouts`` per candidate, played on by ``rollout``: default
-        the search's, ``expert``)."""
+        the search's, ``expert``); a decision is flagged when another move beats the one
+        played on the same worlds, with the false discovery rate over the seat's analysed
+        decisions at most ``level`` (docs/viewer.md)."""
         board = self.board
         routes = []
         for r in range(board.n_routes):
@@ -270,22 +274,26 @@ class GameRecord:
             "players": [{"seat": q, "policy": self.policies[q]} for q in range(self.n_players)],
             "positions": positions,
             "final": [int(x) for x in self.final["total"]],
+            "breakdown": _breakdown(self.final),
             "analysis": None,
         }
         if analyse is not None:
-            data["analysis"] = self._analysis(int(analyse), playouts, seed, progress, rollout)
+            data["analysis"] = self._analysis(int(analyse), playouts, seed, progress, rollout,
+                                              level)
         return data
 
     def _analysis(self, seat: int, playouts: int, seed: int, progress: bool,
-                  rollout: str | None) -> dict:
+                  rollout: str | None, level: float) -> dict:
         from ttrsim.policies import SEARCH_ROLLOUT
         from ttrsim.search import analyse as run_analysis
+        from ttrsim.search import flag_decisions
 
         if not 0 <= seat < self.n_players:
             raise ValueError(f"seat {seat} outside 0..{self.n_players - 1}")
         rollout = SEARCH_ROLLOUT if rollout is None else rollout
         todo = [k for k, s in enumerate(self.seats) if int(s) == seat]
-        out = {"seat": seat, "playouts": playouts, "rollout": rollout, "decisions": {}}
+        out = {"seat": seat, "playouts": playouts, "rollout": rollout, "level": level,
+               "decisions": {}}
         bar = None
         if progress:
             from tqdm.auto import tqdm
@@ -298,19 +306,21 @@ class GameRecord:
                 if int(self.seats[k]) == seat:
                     g = Game(self.board, _core=core.clone())
                     if len(g.legal_action_codes()) > 1:
-                        df = run_analysis(g, playouts=playouts, seed=seed + k, rollout=rollout)
                         played = int(code)
+                        df = run_analysis(g, playouts=playouts, seed=seed + k, rollout=rollout,
+                                          played=played, level=level)
                         rows = [{"action": r.action, "code": int(r.code),
                                  "win": _num(r.win_rate), "low": _num(r.win_low),
                                  "high": _num(r.win_high), "margin": _num(r.mean_margin),
-                                 "played": int(r.code) == played} for r in df.itertuples()]
-                        best = int(df["code"].iloc[0]) if len(df) else played
+                                 "vs_played": _num(r.vs_played), "p": _num(r.p_better),
+                                 "tied": bool(r.tied), "played": bool(r.played)}
+                                for r in df.itertuples()]
                         # a move outside the search's candidates has no row: said on the
                         # page, not flagged (it was not measured)
-                        out["decisions"][str(k + 1)] = {
-                            "rows": rows, "best": best, "played": played,
-                            "measured": any(r["played"] for r in rows),
-                            "flag": best != played and any(r["played"] for r in rows)}
+                        out["decisions"][str(k)] = {
+                            "rows": rows, "best": int(df["code"].iloc[0]), "played": played,
+                            "measured": bool(df["played"].any()), "p": _num(df.attrs["p"]),
+                            "q": None, "flag": False}
                     done += 1
                     if bar is not None:
                         bar.update(1)
@@ -322,21 +332,51 @@ class GameRecord:
         finally:
             if bar is not None:
                 bar.close()
+        # the false discovery rate is controlled over the game's measured decisions
+        keys = list(out["decisions"])
+        p = [out["decisions"][key]["p"] for key in keys]
+        q, flags = flag_decisions([np.nan if x is None else x for x in p], level)
+        for key, qk, fk in zip(keys, q, flags):
+            out["decisions"][key]["q"] = _num(qk)
+            out["decisions"][key]["flag"] = bool(fk)
         return out
 
     def html(self, path, *, analyse: int | None = None, playouts: int = 200, seed: int = 0,
-             progress: bool = False, rollout: str | None = None):
+             progress: bool = False, rollout: str | None = None, level: float = FLAG_LEVEL):
         """Write the game as one self-contained HTML page (no network access needed):
         the board with the claimed routes, a turn slider, the seats' panels and the move
         list; ``analyse=SEAT`` adds the analysis of that seat's decisions (``playouts`` per
-        candidate, played on by ``rollout``). Returns the path."""
+        candidate, played on by ``rollout``, moves flagged at false discovery rate
+        ``level``). Returns the path."""
         from ttrsim.viewer import write_html
 
-        return write_html(self.view_data(analyse, playouts, seed, progress, rollout), path)
+        return write_html(self.view_data(analyse, playouts, seed, progress, rollout, level),
+                          path)
 
     def __repr__(self) -> str:
         return (f"<GameRecord {self.board.name} {self.n_players}p game {self.game}: "
                 f"{len(self.actions)} decisions, policies {list(self.policies)}>")
+
+
+# the parts of a final score, in the order the page lists them (a part a board does not
+# score is left out; a part this list does not know is shown as "other")
+SCORE_PARTS = (("route_points", "routes"), ("ticket_points", "tickets"),
+               ("longest_bonus", "longest"), ("station_points", "stations"),
+               ("attraction_points", "attractions"))
+
+
+def _breakdown(final: pd.DataFrame) -> list:
+    """Per seat, the parts of its final score as [name, points] pairs that add up to its
+    total (points of a part not named in SCORE_PARTS, as "other")."""
+    out = []
+    for q in final.index:
+        parts = [[name, int(final.at[q, col])] for col, name in SCORE_PARTS
+                 if col in final.columns and (final[col] != 0).any()]
+        rest = int(final.at[q, "total"]) - sum(v for _, v in parts)
+        if rest:
+            parts.append(["other", rest])
+        out.append(parts)
+    return out
 
 
 def _num(x):

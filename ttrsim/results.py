@@ -85,12 +85,14 @@ class Run:
         seed, time), the table of ``summary()`` and where the results are."""
         return summary_text(self, by=by)
 
-    def game(self, i: int, policies=None):
+    def game(self, i: int, policies=None, *, how: str | None = None):
         """Game ``i`` of the run, move by move: a ``GameRecord`` (``.moves``, ``.at(turn)``,
         ``.final``, ``.html(path)``, and the run's rows of that game as ``.games``,
         ``.tickets``, ...), played again from the game's seed (docs/viewer.md). A run read
         from disk replays its Python policies only when they are given again:
-        ``policies``, one spec per slot as given to ``simulate``."""
+        ``policies``, one spec per slot as given to ``simulate``. ``how``: the words that
+        tell the caller how to give them, in errors (default: ``policies=[...]``; the
+        command line names ``--policy``)."""
         from ttrsim._batch import game_seeds
         from ttrsim._validate import check_int
         from ttrsim.batches import play
@@ -100,6 +102,7 @@ class Run:
 
         m = self.manifest
         i = check_int("game", i, 0, m["games"] - 1)
+        how = how or f"run.game({i}, policies=[...]), one spec per slot"
         specs = tuple(policies) if policies is not None else self._policies
         if specs is None:
             specs = tuple(m["policies"])
@@ -111,17 +114,17 @@ class Run:
             except (ValueError, KeyError) as exc:
                 raise ValueError(f"policy {spec!r} of this run cannot be rebuilt from its name "
                                  f"({exc}); give the run's policies again: "
-                                 f"run.game({i}, policies=[...]), one spec per slot") from None
+                                 f"{how}") from None
         cfg = config_from_manifest(m, self.board, summary=False, policies=specs,
                                    names=tuple(m["policies"]))
         seed = int(game_seeds(cfg.key, 1, i)[0])
         rec = record_game(self.board, list(specs), seed, game=i, rotate=cfg.rotate,
                           max_turns=cfg.max_turns, names=cfg.names,
                           tables=lambda: batch_tables(cfg, play(cfg, i, i + 1), i))
-        self._check_replay(rec, i, specs)
+        self._check_replay(rec, i, specs, how)
         return rec
 
-    def _check_replay(self, rec, i: int, specs) -> None:
+    def _check_replay(self, rec, i: int, specs, how: str) -> None:
         """Refuse a replay that does not end as the run's game did (another ttrsim version
         or expert model plays other games from the same seed); a run without per-game rows
         (summary mode) can only be checked by its manifest: a warning then."""
@@ -152,7 +155,7 @@ class Run:
             raise ValueError(
                 f"game {i} played again ends with scores {got}, the run's game with {saved}: "
                 f"{cause}. Replay it with the version and models that played it, or give "
-                "policies=[...] that do")
+                f"give policies that do: {how}")
 
     def _saved_scores(self, i: int) -> dict | None:
         """The run's final score of game ``i`` by seat, or None for a summary run."""

@@ -7,16 +7,85 @@ docs/search.md describes the search, its parameters and a worked example.
 """
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 from ttrsim._validate import check_int
 
-__all__ = ["analyse"]
+__all__ = ["analyse", "FLAG_LEVEL", "better_p_values", "decision_p_value", "flag_decisions"]
 
+#: the false discovery rate at which a played move is flagged (docs/viewer.md)
+FLAG_LEVEL = 0.05
+
+
+def better_p_values(outcomes, played: int) -> np.ndarray:
+    """One-sided paired p-values that each move beats the move played, on common worlds.
+
+    ``outcomes``: array (moves, worlds) of each move's result in each sampled world (the
+    win share of ``ttrsim.analyse``; world i is the same world for every move).
+    Row k is compared with row ``played`` by the exact sign test on the worlds where
+    the two differ (McNemar's test: ``scipy.stats.binomtest`` of the worlds k did better
+    in, out of those where they differ, against 1/2, one-sided). A move whose mean is
+    not above the played move's gets p = 1 (it cannot be the better one); the played
+    row itself gets NaN. Worlds a move did not reach (NaN) are left out of its pair.
+    """
+    from scipy.stats import binomtest
+
+    x = np.asarray(outcomes, dtype=float)
+    if x.ndim != 2 or not 0 <= played < len(x):
+        raise ValueError(f"outcomes must be (moves, worlds) with row {played} the move "
+                         f"played, got shape {x.shape}")
+    p = np.full(len(x), np.nan)
+    for k in range(len(x)):
+        if k == played:
+            continue
+        both = np.isfinite(x[k]) & np.isfinite(x[played])
+        d = x[k, both] - x[played, both]
+        up, down = int((d > 0).sum()), int((d < 0).sum())
+        if up + down == 0 or d.mean() <= 0:
+            p[k] = 1.0
+        else:
+            p[k] = binomtest(up, up + down, 0.5, alternative="greater").pvalue
+    return p
+
+
+def decision_p_value(p) -> float:
+    """One p-value for "some other move beats the one played" at one decision: Simes'
+    combination of the moves' p-values (the smallest Benjamini-Hochberg adjusted p-value,
+    ``scipy.stats.false_discovery_control``), valid when the tests are positively
+    dependent, as tests against one common played move on common worlds are. NaN values
+    (the played row) are ignored; 1.0 when there is no other move."""
+    from scipy.stats import false_discovery_control
+
+    p = np.asarray(p, dtype=float)
+    p = p[np.isfinite(p)]
+    if p.size == 0:
+        return 1.0
+    return float(false_discovery_control(p, method="bh").min())
+
+
+def flag_decisions(p, level: float = FLAG_LEVEL):
+    """Benjamini-Hochberg over a game's analysed decisions: returns (q-values, flags),
+    a decision flagged when its q-value is at most ``level``, so that among flagged
+    decisions the expected share where no other move is better is at most ``level``.
+    NaN p-values (decisions whose move played was not measured) get NaN and no flag and
+    do not count in the family."""
+    from scipy.stats import false_discovery_control
+
+    if not 0 < level < 1:
+        raise ValueError(f"level must be within (0, 1) (a false discovery rate such as "
+                         f"0.05), got {level!r}")
+    p = np.asarray(p, dtype=float)
+    q = np.full(p.shape, np.nan)
+    ok = np.isfinite(p)
+    if ok.any():
+        q[ok] = false_discovery_control(p[ok], method="bh")
+    return q, np.where(ok, q <= level, False)
 
 def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, *,
             rollout: str | None = None, claims: int = 12, utility: float = 0.2,
-            infer: float = 5.0, progress: bool = False) -> pd.DataFrame:
+            infer: float = 5.0, progress: bool = False, played=None,
+            level: float = FLAG_LEVEL, outcomes: bool = False):
     """Evaluate the candidate actions of the seat to move by information-set search.
 
     Every choice is ranked where a phase has few (a second card draw: each face-up colour
@@ -41,13 +110,29 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     rollout, claims, utility, infer : as the ``search`` policy's parameters (``ttrsim policies``).
     progress : show a progress bar (playouts done of all). Ctrl-C stops the analysis
         (KeyboardInterrupt) within a fraction of a second either way.
+    played : int or Action, optional
+        The move played here (an action code): each row is then compared with it on the
+        same worlds (``vs_played``, ``p_better``), and the decision is flagged when the
+        comparison says another move is better at ``level`` (one decision: its p-value
+        at most ``level``; over a game's decisions the viewer controls the false
+        discovery rate, docs/viewer.md).
+    outcomes : also return the win share of every row in every world (an array of
+        shape (rows, playouts) in the table's row order; world i is the same for every row).
 
     Returns
     -------
-    pandas.DataFrame, one row per candidate, best first (by mean utility, the value the
-    search maximises): ``action`` (in words), ``code``, ``playouts``, ``win_rate`` with its
-    Wilson 95% interval ``win_low``/``win_high``, ``mean_margin`` (final score minus the
-    best opponent's), ``utility`` (mean playout value), ``best`` (True on the chosen row).
+    pandas.DataFrame, one row per candidate, by win rate (ties: by mean utility, the
+    value the search maximises; then candidate order): ``action`` (in words), ``code``,
+    ``playouts``, ``win_rate`` with its Wilson 95% interval ``win_low``/``win_high``,
+    ``mean_margin`` (final score minus the best opponent's), ``utility`` (mean playout
+    value), ``best`` (True on the first row, the highest win rate), ``tied`` (the same
+    win rate as the best row), and with ``played``: ``played`` (True on its row),
+    ``vs_played`` (win rate minus the played move's, on the same worlds) and
+    ``p_better`` (one-sided paired p-value that the row beats the move played:
+    ``better_p_values``). ``df.attrs`` holds ``played`` (its code, or None), ``p`` (the
+    decision's p-value that another move is better: ``decision_p_value``; NaN when the
+    move played is not among the rows, which is then not measured), ``level`` and
+    ``flag`` (p at most level). With ``outcomes=True``: (DataFrame, outcomes).
     """
     import os
 
@@ -69,6 +154,9 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
         raise ValueError(f"seat {seat} is not to move (seat {game.current_player} is, in "
                          f"phase {game.phase}); analyse the position when it is that seat's turn")
     check_int("playouts", playouts, 1, hint=" (per candidate)")
+    if not 0 < level < 1:
+        raise ValueError(f"level must be within (0, 1) (a false discovery rate such as 0.05), "
+                         f"got {level!r}")
     policy = make_search_policy(playouts=playouts, claims=claims, utility=utility, infer=infer,
                                 rollout=SEARCH_ROLLOUT if rollout is None else rollout)
     policy.uniform = True
@@ -85,16 +173,37 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     finally:
         if bar is not None:
             bar.close()
+    _values, wins, _margins = policy.playout_outcomes()
     out = []
-    for k, (code, n, usum, wins, msum, _alive) in enumerate(rows):
-        won = int(round(wins))
+    for k, (code, n, usum, won_sum, msum, _alive) in enumerate(rows):
+        won = int(round(won_sum))
         ci = binomtest(won, n).proportion_ci(method="wilson") if n else None
         out.append({"action": describe(int(code), game), "code": int(code),
-                    "playouts": int(n), "win_rate": wins / n if n else float("nan"),
+                    "playouts": int(n), "win_rate": won_sum / n if n else float("nan"),
                     "win_low": ci.low if ci else float("nan"),
                     "win_high": ci.high if ci else float("nan"),
                     "mean_margin": msum / n if n else float("nan"),
-                    "utility": usum / n if n else float("nan"), "best": k == chosen})
+                    "utility": usum / n if n else float("nan")})
     df = pd.DataFrame(out)
-    df = df.sort_values(["best", "utility"], ascending=[False, False], kind="stable")
-    return df.reset_index(drop=True)
+    order = df.sort_values(["win_rate", "utility"], ascending=[False, False],
+                           kind="stable").index.to_numpy()
+    df = df.loc[order].reset_index(drop=True)
+    wins = wins[order]
+    df["best"] = df.index == 0
+    df["tied"] = df["win_rate"] == df["win_rate"].iloc[0]
+    code = None if played is None else int(getattr(played, "code", played))
+    p_dec = float("nan")
+    if code is not None:
+        df["played"] = df["code"] == code
+        df["vs_played"] = np.nan
+        df["p_better"] = np.nan
+        if df["played"].any():
+            row = int(np.flatnonzero(df["played"])[0])
+            both = np.isfinite(wins) & np.isfinite(wins[row])
+            df["vs_played"] = [float(np.mean(w[m] - wins[row][m])) if m.any() else np.nan
+                               for w, m in zip(wins, both)]
+            df["p_better"] = better_p_values(wins, row)
+            p_dec = decision_p_value(df["p_better"])
+    df.attrs.update(played=code, p=p_dec, level=float(level),
+                    flag=bool(np.isfinite(p_dec) and p_dec <= level))
+    return (df, wins) if outcomes else df

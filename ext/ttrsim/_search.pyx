@@ -76,6 +76,8 @@ cdef class SearchPolicy(Policy):
     cdef readonly double z             # a candidate replaces the rollout policy's own choice
                                        # only when better by z standard errors (paired)
     cdef double* vals                  # utility of each playout: [candidate][world]
+    cdef double* wvals                 # its win share, and its score margin, the same way
+    cdef double* mvals                 # (analyse's paired tests read them)
     cdef int cap                       # playouts per candidate that vals holds
     cdef PolicyRef roll[MAX_PLAYERS]   # rollout instances, one per seat of a playout
     cdef PolicyRef me                  # the lead (default: the rollout policy) playing this
@@ -110,12 +112,16 @@ cdef class SearchPolicy(Policy):
     def __cinit__(self, *args, **kwargs):
         self.buf = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
         self.vals = NULL
+        self.wvals = NULL
+        self.mvals = NULL
         if self.buf == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
         free(self.buf)
         free(self.vals)
+        free(self.wvals)
+        free(self.mvals)
 
     def __init__(self, rollouts, proposers=(), playouts=200, rollout=None, worlds=0, c=0.0,
                  utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, phases=31,
@@ -190,7 +196,9 @@ cdef class SearchPolicy(Policy):
         self.infer = float(infer)
         self.cap = self.playouts + 2
         self.vals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
-        if self.vals == NULL:
+        self.wvals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
+        self.mvals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
+        if self.vals == NULL or self.wvals == NULL or self.mvals == NULL:
             raise MemoryError()
         self.rollouts = rollouts
         self.proposers = proposers
@@ -442,6 +450,24 @@ cdef class SearchPolicy(Policy):
         return [[self.vals[k * self.cap + i] for i in range(min(self.visits[k], self.cap))]
                 for k in range(self.n_cand)]
 
+    def playout_outcomes(self):
+        """The last decision's playouts, world by world: three float arrays of shape
+        (candidates, playouts), the value, the win share and the final score margin of
+        candidate k's playout in world i (the same world i for every candidate, so a
+        column pairs the candidates; playouts of a candidate that did not reach world i
+        are NaN). ``ttrsim.analyse`` tests its rows against each other with them."""
+        cdef int k, i, m = 0
+        for k in range(self.n_cand):
+            m = max(m, min(self.visits[k], self.cap))
+        out = np.full((3, self.n_cand, m), np.nan)
+        cdef double[:, :, ::1] o = out
+        for k in range(self.n_cand):
+            for i in range(min(self.visits[k], self.cap)):
+                o[0, k, i] = self.vals[k * self.cap + i]
+                o[1, k, i] = self.wvals[k * self.cap + i]
+                o[2, k, i] = self.mvals[k * self.cap + i]
+        return out[0], out[1], out[2]
+
     @cython.final
     cdef void run(self, const BoardC* b, const GameState* s, int seat, int k, int n,
                   uint64_t base) noexcept nogil:
@@ -455,6 +481,8 @@ cdef class SearchPolicy(Policy):
             u = self.playout(b, s, seat, self.cand[k], base, self.visits[k], &wn, &mg)
             if self.visits[k] < self.cap:
                 self.vals[k * self.cap + self.visits[k]] = u
+                self.wvals[k * self.cap + self.visits[k]] = wn
+                self.mvals[k * self.cap + self.visits[k]] = mg
             self.usum[k] += u
             self.wins[k] += wn
             self.msum[k] += mg
