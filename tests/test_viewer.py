@@ -406,3 +406,38 @@ def test_final_points_are_broken_down_on_every_board(browser, board, tmp_path):
         if board == "europe":
             assert "stations" in names
     assert _errors(browser) == []
+
+
+def test_show_tells_a_shell_user_how_to_give_the_policies_again(tmp_path, capsys):
+    """A saved run with a Python policy cannot be rebuilt from its name: the command says
+    how to give it with --policy, not in Python's words."""
+    ttrsim.simulate("newyork", [first_legal, "tickets"], games=2, seed=1, out=tmp_path / "run")
+    out = tmp_path / "g.html"
+    assert main(["show", str(tmp_path / "run"), "--game", "1", "--out", str(out)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "policies=[" not in err
+    assert f"ttrsim show {tmp_path / 'run'} --game 1 --policy SPEC" in err
+    assert "2 times in seat order" in err and "file.py:function" in err
+    assert main(["show", str(tmp_path / "run"), "--game", "1", "--policy", "tickets",
+                 "--policy", "tickets", "--policy", "tickets", "--out", str(out)]) == 2
+    assert "give --policy once (every seat) or 2 times" in capsys.readouterr().err
+    # policies that do not play as the run's did: the same words
+    assert main(["show", str(tmp_path / "run"), "--game", "1", "--policy", "random",
+                 "--policy", "tickets", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert "policies=[" not in err and "--policy SPEC" in err and not out.exists()
+    # in Python, the Python words
+    with pytest.raises(ValueError, match=r"policies=\[\.\.\.\]"):
+        ttrsim.load_run(tmp_path / "run").game(1)
+
+
+def test_analyse_of_a_saved_game_compares_with_the_move_played(tmp_path, capsys):
+    ttrsim.simulate("newyork", ["random", "tickets"], games=1, seed=3, out=tmp_path / "run")
+    assert main(["analyse", str(tmp_path / "run"), "--game", "0", "--turn", "2",
+                 "--playouts", "10"]) == 0
+    out = capsys.readouterr().out
+    rec = ttrsim.load_run(tmp_path / "run").game(0)
+    k = int(rec.moves.index[rec.moves.turn >= 2][0])
+    assert f"decision {k} played" in out
+    assert ("flagged" in out) and ("p that another move is better" in out
+                                   or "did not analyse" in out)
