@@ -441,3 +441,51 @@ def test_analyse_of_a_saved_game_compares_with_the_move_played(tmp_path, capsys)
     assert f"decision {k} played" in out
     assert ("flagged" in out) and ("p that another move is better" in out
                                    or "did not analyse" in out)
+
+
+def test_the_analysis_says_why_a_decision_is_or_is_not_flagged(browser, tmp_path):
+    """Hand-made analyses of three decisions: a flagged one names the evidence, a tie
+    whose move played is listed second is not flagged and says tied, and a higher
+    estimate within noise says so."""
+    rec = record_game("newyork", ["tickets", "tickets"], seed=2)
+    data = rec.view_data()
+    ks = [k for k in range(len(rec.actions)) if rec.seats[k] == 0][:3]
+
+    def row(action, code, win, vs, p, played, tied=False):
+        return {"action": action, "code": code, "win": win, "low": win - 0.1,
+                "high": win + 0.1, "margin": 1.0, "vs_played": vs, "p": p,
+                "tied": tied, "played": played}
+
+    data["analysis"] = {"seat": 0, "playouts": 50, "rollout": "expert", "level": 0.05,
+                        "decisions": {
+        str(ks[0]): {"rows": [row("draw blind", 1, 0.8, 0.5, 1e-5, False),
+                              row("move A", 2, 0.3, 0.0, None, True)],
+                     "best": 1, "played": 2, "measured": True, "p": 1e-5, "q": 2e-5,
+                     "flag": True},
+        str(ks[1]): {"rows": [row("green card", 3, 0.5, 0.0, 1.0, False, True),
+                              row("blind card", 4, 0.5, 0.0, None, True, True)],
+                     "best": 3, "played": 4, "measured": True, "p": 1.0, "q": 1.0,
+                     "flag": False},
+        str(ks[2]): {"rows": [row("move C", 5, 0.55, 0.04, 0.2, False),
+                              row("move D", 6, 0.51, 0.0, None, True)],
+                     "best": 5, "played": 6, "measured": True, "p": 0.2, "q": 0.4,
+                     "flag": False}}}
+    path = write_html(data, tmp_path / "a.html")
+    _open(browser, path, f"#decision={ks[0]}")
+    text = _text(browser, "#verdict")
+    assert text.startswith(f"Decision {ks[0]}: ") and "another move is better" in text
+    assert "(q < 0.001; flagged at q \u2264 0.05)" in text
+    assert "+50.0" in _text(browser, "#analysis")
+    _open(browser, path, f"#decision={ks[1]}")
+    text = _text(browser, "#verdict")
+    assert "tied for the highest win rate with 1 other move" in text
+    assert "better" not in text and "(highest, tied)" in _text(browser, "#analysis")
+    _open(browser, path, f"#decision={ks[2]}")
+    text = _text(browser, "#verdict")
+    assert "not flagged" in text and "move C" in text and "4.0 percentage points" in text
+    assert "within noise" in text and "q = 0.400" in text
+    flags = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#movelist .flag'))"
+        ".map(e => e.closest('tr').id)")
+    assert flags == [f"m{ks[0]}"]
+    assert _errors(browser) == []
