@@ -209,3 +209,20 @@ def test_the_game_analysis_controls_the_rate_over_its_decisions():
     for v in d.values():
         if v["flag"]:
             assert v["rows"][0]["vs_played"] > 0 and not v["rows"][0]["played"]
+
+
+def test_the_sign_test_is_scipy_s_exact_binomial_test():
+    from scipy.stats import binomtest
+
+    rng = np.random.default_rng(5)
+    for _ in range(30):
+        t = (rng.random((4, 40)) < rng.random((4, 1))).astype(float)
+        t[rng.random(t.shape) < 0.05] = np.nan           # worlds a move did not reach
+        p = better_p_values(t, 0)
+        for k in (1, 2, 3):
+            both = np.isfinite(t[k]) & np.isfinite(t[0])
+            d = t[k, both] - t[0, both]
+            up, down = int((d > 0).sum()), int((d < 0).sum())
+            want = (binomtest(up, up + down, 0.5, alternative="greater").pvalue
+                    if up + down and d.mean() > 0 else 1.0)
+            assert p[k] == pytest.approx(want, rel=1e-9)

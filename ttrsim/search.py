@@ -29,23 +29,21 @@ def better_p_values(outcomes, played: int) -> np.ndarray:
     not above the played move's gets p = 1 (it cannot be the better one); the played
     row itself gets NaN. Worlds a move did not reach (NaN) are left out of its pair.
     """
-    from scipy.stats import binomtest
+    from scipy.stats import binom
 
     x = np.asarray(outcomes, dtype=float)
     if x.ndim != 2 or not 0 <= played < len(x):
         raise ValueError(f"outcomes must be (moves, worlds) with row {played} the move "
                          f"played, got shape {x.shape}")
-    p = np.full(len(x), np.nan)
-    for k in range(len(x)):
-        if k == played:
-            continue
-        both = np.isfinite(x[k]) & np.isfinite(x[played])
-        d = x[k, both] - x[played, both]
-        up, down = int((d > 0).sum()), int((d < 0).sum())
-        if up + down == 0 or d.mean() <= 0:
-            p[k] = 1.0
-        else:
-            p[k] = binomtest(up, up + down, 0.5, alternative="greater").pvalue
+    both = np.isfinite(x) & np.isfinite(x[played])
+    d = np.where(both, x - np.where(both, x[played], 0.0), 0.0)
+    up, down = (d > 0).sum(axis=1), (d < 0).sum(axis=1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        mean = d.sum(axis=1) / both.sum(axis=1)
+    # P(X >= up) for X ~ Binomial(up + down, 1/2): binomtest(up, up + down, 0.5,
+    # alternative="greater").pvalue, for every row at once
+    p = np.where((up + down > 0) & (mean > 0), binom.sf(up - 1, up + down, 0.5), 1.0)
+    p[played] = np.nan
     return p
 
 
