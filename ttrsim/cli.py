@@ -174,7 +174,8 @@ def _cmd_analyse(sub):
         description="Read a position saved with Game.save (JSON), or a position of a saved "
         "game (RUN_DIR --game N --turn T), and print, for the seat to move, each candidate "
         "action with its playouts, win rate (Wilson 95% interval) and mean final score "
-        "margin, best first. See docs/search.md.")
+        "margin, the highest win rate first; for a position of a saved game, each move is "
+        "also compared with the one played there on the same worlds. See docs/search.md.")
     p.add_argument("position", metavar="POSITION.json|RUN_DIR",
                    help="a position saved with Game.save, or a saved run's directory")
     p.add_argument("--game", type=int, default=None, help="with RUN_DIR: the game's index")
@@ -257,7 +258,8 @@ def _cmd_show(sub):
     p.add_argument("--out", default="game.html", help="the HTML file (default game.html)")
     p.add_argument("--analyse", type=int, default=None, metavar="SEAT",
                    help="analyse every decision of this seat (ttrsim.analyse) and flag the "
-                        "moves that were not the best")
+                        "moves another move beats on the same worlds, at a false discovery "
+                        "rate of 5%% over the game (docs/viewer.md)")
     p.add_argument("--playouts", type=int, default=200,
                    help="with --analyse: playouts per candidate (default 200)")
     p.add_argument("--rollout", default=None,
