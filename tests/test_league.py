@@ -57,6 +57,15 @@ def test_a_policy_that_always_wins_rates_first_with_a_wide_gap():
     assert (r.rating_low <= r.rating).all() and (r.rating <= r.rating_high).all()
 
 
+def test_a_policy_that_always_loses_rates_last_at_three_players():
+    # one mixture of three: random finishes behind both others in practically every game
+    lg = ttrsim.league(policies=["tickets", "random", "greedy"], players=3, games=30, **FAST)
+    r = lg.ratings.set_index("policy")
+    assert lg.ratings.policy.iloc[-1] == "random" and r.first_share["random"] == 0
+    for strong in ("tickets", "greedy"):
+        assert r.rating_low[strong] > r.rating_high["random"] + 400
+
+
 def test_mirror_match_rates_equal_within_its_interval():
     lg = ttrsim.league(policies=["tickets#a", "tickets#b"], games=200, **FAST)
     r = lg.ratings.set_index("policy")

@@ -99,7 +99,7 @@ class League:
     ratings: pd.DataFrame
     worst: pd.DataFrame
     seats: pd.DataFrame
-    style: pd.DataFrame | None
+    style: object
     cells: pd.DataFrame
     runs: dict
     manifest: dict
@@ -395,7 +395,19 @@ def _bootstrap(cell_W: list, n_resamples: int, seed: int) -> np.ndarray:
     return np.array([fit_ratings(t.reshape(P, P)) for t in totals])
 
 
-def style_profile(runs: dict, names: list[str]) -> pd.DataFrame | None:
-    """The style profile of each policy over the league's games (one call; see
-    docs/league.md), or None when this ttrsim has no game profile."""
-    return None
+def style_profile(runs: dict, names: list[str]):
+    """The style profile of each policy over all its league games: the game profile
+    (``ttrsim.analysis.profile``) of the league's games taken together, one column per
+    policy (and the winners)."""
+    try:
+        from ttrsim.analysis.game_profile import profile
+    except ImportError:
+        return None
+    from ttrsim.results import Run
+
+    first = next(iter(runs.values()))
+    games = pd.concat([r.games for r in runs.values()], ignore_index=True)
+    games["policy"] = pd.Categorical(games["policy"].astype(str), categories=names)
+    manifest = dict(first.manifest, policies=list(names), summary=False,
+                    games=sum(r.manifest["games"] for r in runs.values()))
+    return profile(Run(manifest, first.board, {"games": games}))
