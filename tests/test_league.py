@@ -165,6 +165,21 @@ def test_ratings_follow_the_saved_games_when_read_back(tmp_path):
     pd.testing.assert_frame_equal(back.matrix, lg.matrix)
 
 
+def test_load_league_refuses_what_is_not_a_finished_league(tmp_path):
+    run_dir = tmp_path / "run"
+    ttrsim.simulate("newyork", 2, games=4, out=run_dir)
+    with pytest.raises(ValueError, match="holds no league"):
+        load_league(run_dir)
+    with pytest.raises(ValueError, match="holds a different league"):
+        ttrsim.league(policies=["tickets", "random"], games=4, out=run_dir, **FAST)
+    lg_dir = tmp_path / "lg"
+    ttrsim.league(policies=["tickets", "random"], games=4, out=lg_dir, **FAST)
+    manifest = lg_dir / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"complete": true', '"complete": false'))
+    with pytest.raises(ValueError, match="unfinished league"):
+        load_league(lg_dir)
+
+
 def test_same_tables_whatever_the_workers():
     kw = dict(policies=["tickets", "greedy", "random"], games=40, batch_size=10, **FAST)
     one, two = ttrsim.league(n_jobs=1, **kw), ttrsim.league(n_jobs=2, **kw)
