@@ -284,3 +284,54 @@ def test_registry_parameters_and_copies():
                      ("rush:min_len=0", "min_len"), ("blocker:nope=1", "nope")):
         with pytest.raises(ValueError, match=msg):
             make_policy(bad, None)
+
+
+# --- expert iteration against the field ------------------------------------------------------
+
+def test_endgame_labels_with_other_seats_from_a_field():
+    from ttrsim.training import generate_endgame
+    from ttrsim.training.labelling import check_field
+
+    kw = dict(board="newyork", players=3, games=2, seed=5, playouts=2, max_trains=45)
+    base = generate_endgame(**kw)
+    same = generate_endgame(**kw, field=("tickets",))       # the default's other seats
+    np.testing.assert_array_equal(base.X, same.X)
+    np.testing.assert_array_equal(base.value, same.value)
+    a = generate_endgame(**kw, field=("blocker", "rush"))
+    b = generate_endgame(**kw, field="blocker;rush")
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.value, b.value)
+    r = generate_endgame(**kw, field=("random",))
+    assert a.X.shape != base.X.shape or not np.array_equal(a.X, base.X)
+    assert r.X.shape != a.X.shape or not np.array_equal(r.X, a.X)
+    assert check_field(None) is None and check_field(["rush", " blocker:margin=2 "]) == \
+        ("rush", "blocker:margin=2")
+    for bad in (["search"], ["nosuch"], ["blocker:nope=1"]):
+        with pytest.raises(ValueError, match="field|nope"):
+            check_field(bad)
+
+
+def test_field_iteration_keeps_the_trees_it_goes_on_from(tmp_path):
+    """Trees appended to a section: the first trees of the result are the old section
+    itself, and trees whose leaves are all zero change no score."""
+    import json
+
+    from helpers import load_script
+    from ttrsim._expert import default_model_path, section_from_dict
+
+    fi = load_script("field_iteration")
+    d = json.loads(open(default_model_path()).read())
+    old = d["turns"]["trees"]
+    assert fi.first_trees(old, len(old["roots"])) == old
+    zero = fi.first_trees(old, 3)
+    zero["value"] = [0.0] * len(zero["value"])
+    both = fi.append_trees(old, zero)
+    assert len(both["roots"]) == len(old["roots"]) + 3
+    assert fi.first_trees(both, len(old["roots"])) == old
+    X = np.random.default_rng(0).random((50, len(d["features"]))).astype(np.float32) * 20
+    a = section_from_dict(dict(d["turns"])).predict(X)
+    b = section_from_dict(dict(d["turns"], trees=both)).predict(X)
+    np.testing.assert_allclose(a, b, rtol=0, atol=1e-9)
+    shifted = dict(zero, value=[1.0 if f < 0 else 0.0 for f in zero["feature"]])
+    c = section_from_dict(dict(d["turns"], trees=fi.append_trees(old, shifted))).predict(X)
+    np.testing.assert_allclose(c - a, 3.0, atol=1e-6)

@@ -14,7 +14,7 @@ from ttrsim.game import Game
 from ttrsim.training.model_file import expert_spec
 from ttrsim.training.positions import Positions, from_lists, join
 
-__all__ = ["CHUNKS", "CLAIMS", "expert_move", "generate_endgame", "generate_setup", "label",
+__all__ = ["CHUNKS", "CLAIMS", "check_field", "expert_move", "generate_endgame", "generate_setup", "label",
            "labelling_specs"]
 
 
@@ -91,7 +91,7 @@ def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
 
 def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
                      playouts: int = 400, max_trains: int = 12, model=None,
-                     rollout_model=None, progress: bool = False) -> Positions:
+                     rollout_model=None, field=None, progress: bool = False) -> Positions:
     """Label end-game turns: in each game one seat (seat ``game % players``) plays
     ``expert`` with ``model`` (a model file; None: the shipped one) against ``tickets``
     (or, with ``rollout_model``, against ``expert`` with it); at each of its turns once
@@ -100,7 +100,10 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     ``expert`` with ``rollout_model``). ``value``: each expert candidate's mean value
     minus that of tickets' choice (NaN where the search did not value it); ``chosen``:
     the best-valued. The game follows the expert's own moves (the positions it reaches).
-    Same seed, same positions and labels."""
+    ``field``: policy specs the other seats are drawn from instead (built-in specs, e.g.
+    ``("expert", "blocker", "rush", "tickets")``): the k-th other seat of game i plays
+    ``field[(i * (players - 1) + k) % len(field)]``, so every spec meets the expert
+    equally often. Same seed, same positions and labels."""
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
@@ -109,6 +112,7 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     follow = load_model(model)
     spec, other = labelling_specs(f"search:playouts={int(playouts)},claims={CLAIMS}",
                                    rollout_model)
+    field = check_field(field)
     seeds = np.random.SeedSequence([int(seed), int(players), 0xE6]).generate_state(
         3 * int(games), dtype=np.uint64)
     X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
@@ -121,7 +125,10 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
         search.uniform = True                  # every candidate gets the same playouts
         expert = ExpertPolicy("" if model is None else str(Path(model).resolve()))
         expert.start(g, me, int(seeds[3 * i + 1]))
-        others = {q: make_policy(other, g.board) for q in range(players) if q != me}
+        seats = [q for q in range(players) if q != me]
+        others = {q: make_policy(other if not field else
+                                 field[(i * (players - 1) + k) % len(field)], g.board)
+                  for k, q in enumerate(seats)}
         started = set()
         k = 0
         while not g.is_over() and g.turn < 1000:
@@ -151,6 +158,27 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
                     n_dec += 1
             g.apply(expert_move(follow, g.phase, codes, feats, fewest))
     return from_lists(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
+
+
+def check_field(field):
+    """``field`` as a tuple of built-in policy specs (None or empty: None); a spec that
+    names no built-in policy, or ``search``, is refused with the list of those allowed."""
+    from ttrsim.policies import REGISTRY, parse_spec
+
+    if not field:
+        return None
+    if isinstance(field, str):
+        field = [f for f in field.split(";") if f.strip()]
+    out = []
+    for spec in field:
+        name = str(spec).partition(":")[0].strip()
+        if name not in REGISTRY or name == "search":
+            known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
+            raise ValueError(f"field: {spec!r} is not a built-in policy other than search; "
+                             f"use specs of: {known}")
+        parse_spec(str(spec).strip())
+        out.append(str(spec).strip())
+    return tuple(out)
 
 
 CHUNKS = {"setup": 50, "endgame": 10}   # positions / games per labelling task
