@@ -17,6 +17,7 @@ the field").
    games' decisions (every fifth game), and, 2 players seat-rotated (--eval-games games,
    Wilson 95%), each model against blocker, tickets and the model it started from, and
    one seat against three blockers at 4 players, per board. Rows in OUT/field.json.
+   --extra-labels adds the labels of other runs (other --seed) to the fit.
 
     nice -n 10 python scripts/field_iteration.py --out runs/field --jobs 1
 """
@@ -35,7 +36,7 @@ from ttrsim._expert import default_model_path, load_model, section_from_dict
 from ttrsim.results import update_json
 from ttrsim.training import Positions, export, fit, label, make_model
 from ttrsim.training.fitting import centred
-from ttrsim.training.positions import load_positions, save_positions, subset
+from ttrsim.training.positions import join, load_positions, save_positions, subset
 
 sys.path.insert(0, str(Path(__file__).parent))
 from counter_strength import play  # noqa: E402
@@ -96,6 +97,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--skip-eval", action="store_true")
+    ap.add_argument("--extra-labels", type=Path, action="append", default=[],
+                    help="another run's field-labels.npz (other seeds) to fit on as well; "
+                         "its held-out games stay held out (repeatable)")
     a = ap.parse_args(argv)
     model_path = str(Path(a.model).resolve()) if a.model else default_model_path()
     start = load_model(model_path)
@@ -128,6 +132,8 @@ def main(argv=None) -> int:
         save_positions(data, labels, key)
         save({"step": "label", "decisions": int(data.decisions), "rows": int(len(data.value)),
               "cpu_seconds": data.cpu_seconds, "field": field, "playouts": a.playouts})
+    for extra in a.extra_labels:
+        data = join([data, load_positions(extra)])     # numbered after these
     # 2. fit on the training games, boosting on from the kept turn trees
     held = (data.game % 5) == 0
     train, test = subset(data, ~held), subset(data, held)
