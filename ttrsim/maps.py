@@ -1,7 +1,8 @@
 """Boards: load and validate map files, and compile them to flat arrays.
 
 A map file is JSON in the format described in ``docs/maps.md``. :func:`load` reads a
-built-in board (``"usa"``, ``"europe"``, ``"newyork"``, shipped in ``ttrsim/data/``) or any
+built-in board (``"usa"``, ``"europe"``, ``"newyork"``, and the USA 1910 ways to play
+``"usa-1910"``, ``"usa-mega"``, ``"usa-bigcities"``, shipped in ``ttrsim/data/``) or any
 file in that format, checks it thoroughly and returns a :class:`Board`: an immutable,
 picklable object holding the board as numpy arrays (what the compiled core reads) plus
 pandas views and totals for people.
@@ -32,7 +33,7 @@ from ttrsim._validate import is_int
 __all__ = ["Board", "MapError", "available", "boards_table", "describe", "from_dict", "load"]
 
 #: Built-in boards, in display order.
-BUILTIN = ("usa", "europe", "newyork")
+BUILTIN = ("usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities")
 
 # Limits of the compiled core (see ext/ttrsim/_structs.pxd).
 MAX_CITIES = 64
@@ -76,6 +77,11 @@ INT_RULES = {
     "wild_faceup_limit": (1, N_FACEUP),
     "max_redeals": (0, 100),
     "attraction_points": (0, 999),
+}
+# Optional whole-number rules -> (lowest, highest, default): a file without them keeps the
+# checksum it always had.
+OPTIONAL_INT_RULES = {
+    "globetrotter_bonus": (0, 999, 0),
 }
 BOOL_RULES = ("initial_discards_removed",)
 OTHER_RULES = ("deck", "route_points", "tie_breaks")
@@ -152,6 +158,8 @@ class Board:
     attractions: tuple[int, ...]  # city indices
     attraction_points: int
     tie_breaks: tuple[str, ...]
+    # Globetrotter: points to every seat tied for the most completed tickets (0: no bonus)
+    globetrotter_bonus: int = 0
     # a board made by ttrsim.variant(): its base, changes, description and hash
     variant: dict | None = None
 
@@ -547,6 +555,7 @@ class _Compiler:
             attractions=tuple(attractions),
             attraction_points=rules["attraction_points"],
             tie_breaks=tuple(rules["tie_breaks"]),
+            globetrotter_bonus=rules["globetrotter_bonus"],
         )
 
     def colors(self, colors: Any, wild: Any) -> tuple[list[str], str]:
@@ -588,10 +597,12 @@ class _Compiler:
         return names, coords
 
     def rules(self, rules: Any, colors: list[str]) -> dict:
-        self.obj(rules, '"rules"', RULE_KEYS)
+        self.obj(rules, '"rules"', RULE_KEYS, tuple(OPTIONAL_INT_RULES))
         out: dict[str, Any] = {}
         for k, (lo, hi) in INT_RULES.items():
             out[k] = self.int_(rules[k], f"rules.{k}", lo, hi)
+        for k, (lo, hi, default) in OPTIONAL_INT_RULES.items():
+            out[k] = self.int_(rules[k], f"rules.{k}", lo, hi) if k in rules else default
         for k in BOOL_RULES:
             out[k] = self.bool_(rules[k], f"rules.{k}")
         if out["players_min"] > out["players_max"]:
@@ -840,9 +851,30 @@ def _summary_row(board: Board) -> dict[str, Any]:
         "tunnels": t["tunnels"],
         "ferries": ferries,
         "tickets": tickets,
+        "deal/keep": f"{board.deal_regular + board.deal_long}/{board.initial_keep}",
+        "draw/keep": f"{board.draw_tickets}/{board.draw_keep}",
+        "longest": board.longest_bonus,
+        "globetrotter": board.globetrotter_bonus,
         "players": "{}-{}".format(*t["players"]),
         "trains": t["trains"],
     }
+
+
+def _ticket_rules(board: Board) -> str:
+    """The ticket counts of setup and of a draw, e.g. "deal 5 keep 3, draw 4 keep 1"."""
+    deal = f"{board.deal_regular}" + (f" + {board.deal_long} long" if board.deal_long else "")
+    return (f"deal {deal} keep {board.initial_keep}, "
+            f"draw {board.draw_tickets} keep {board.draw_keep}")
+
+
+def _bonuses(board: Board) -> str:
+    """The end-of-game bonuses, e.g. "longest path 10, Globetrotter 15"."""
+    parts = []
+    if board.longest_bonus:
+        parts.append(f"longest path {board.longest_bonus}")
+    if board.globetrotter_bonus:
+        parts.append(f"Globetrotter {board.globetrotter_bonus}")
+    return ", ".join(parts) or "none"
 
 
 def _format_table(rows: list[dict[str, Any]]) -> str:
@@ -888,6 +920,8 @@ def describe(board: Board) -> str:
         ("ferries", f"{t['ferries']} ({t['ferry_wild_spaces']} {wild} spaces)"),
         ("tickets", tickets),
         ("deck", f"{t['deck_total']}: {deck}, {wild} {t['deck']['wild']}"),
+        ("ticket deal", _ticket_rules(board)),
+        ("bonuses", _bonuses(board)),
         ("players", "{}-{}".format(*t["players"])),
         ("pieces", pieces),
     ]

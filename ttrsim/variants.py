@@ -96,6 +96,8 @@ def board_to_dict(board: Board) -> dict:
         "route_points": {str(k): int(v) for k, v in board.route_points.items()},
         "attraction_points": board.attraction_points, "tie_breaks": list(board.tie_breaks),
     }
+    if board.globetrotter_bonus:        # optional key: boards without it keep their checksum
+        rules["globetrotter_bonus"] = board.globetrotter_bonus
     return {"name": board.name, "title": board.title, "colors": list(board.colors),
             "wild": board.wild, "cities": cities, "routes": routes, "tickets": tickets,
             "rules": rules, "attractions": [board.cities[c] for c in board.attractions]}
@@ -355,14 +357,17 @@ def _apply_deck(d: dict, value, desc: list):
 def _apply_rules(d: dict, value, desc: list):
     rules = d["rules"]
     out = {}
+    optional = {k: spec[2] for k, spec in maps.OPTIONAL_INT_RULES.items()}
     for k, v in _as_mapping(value, "rules").items():
-        if k not in maps.RULE_KEYS:
+        if k not in maps.RULE_KEYS and k not in optional:
             raise VariantError(f"rules entry {k!r}: unknown rule (see docs/maps.md: "
-                               f"{', '.join(maps.RULE_KEYS)})")
-        if k in maps.INT_RULES and isinstance(v, (int, np.integer)) and v < 0:
+                               f"{', '.join(maps.RULE_KEYS + tuple(optional))})")
+        if ((k in maps.INT_RULES or k in optional) and isinstance(v, (int, np.integer))
+                and v < 0):
             raise VariantError(f"rules entry {k!r} is {v}: a count cannot be negative")
-        if rules[k] != v:
-            desc.append(f"rule {k} {rules[k]!r} -> {v!r}")
+        old = rules.get(k, optional.get(k))
+        if old != v:
+            desc.append(f"rule {k} {old!r} -> {v!r}")
         rules[k] = v
         out[k] = v
     return dict(sorted(out.items()))
