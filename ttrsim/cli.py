@@ -120,7 +120,7 @@ def _cmd_simulate(sub):
         description="Play complete games with the compiled core, spread over workers, and "
         "print a summary per policy. With --out, results stream to Parquet parts plus a "
         "manifest.json; the same command again resumes an interrupted run.")
-    p.add_argument("--board", default="europe", help="usa, europe, newyork or a map file (default europe)")
+    p.add_argument("--board", default="europe", help="a built-in board (ttrsim maps lists them) or a map file (default europe)")
     p.add_argument("--players", type=int, default=4, help="player count (default 4)")
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="policy spec, e.g. tickets or 'tickets:stations=0', or a Python policy as "
@@ -247,7 +247,7 @@ def _cmd_show(sub):
         "--seed.")
     p.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="a saved run's directory")
     p.add_argument("--game", type=int, default=None, help="with RUN_DIR: the game's index")
-    p.add_argument("--board", default=None, help="without RUN_DIR: usa, europe, newyork or a "
+    p.add_argument("--board", default=None, help="without RUN_DIR: a built-in board (ttrsim maps) or a "
                    "map file (default europe)")
     p.add_argument("--players", type=int, default=None, help="without RUN_DIR: player count "
                    "(default 4)")
@@ -361,7 +361,7 @@ def _cmd_compare(sub):
         "print every metric with the paired difference, its 95% interval and the "
         "Benjamini-Hochberg q-value, significant rows first.")
     p.add_argument("--board", default=None,
-                   help="base board: usa, europe, newyork or a map file (default: the variant "
+                   help="base board: a built-in board (ttrsim maps) or a map file (default: the variant "
                    "file's \"base\", else europe)")
     p.add_argument("--variant", required=True, metavar="FILE",
                    help="variant file (JSON/TOML, see docs/analysis.md) or a map file")
@@ -447,7 +447,7 @@ COMMANDS += [_cmd_variant, _cmd_compare]
 
 def _study_options(p, games: int, board: str) -> None:
     """The options every balance study shares with ``compare``."""
-    p.add_argument("--board", default=board, help=f"usa, europe, newyork or a map file (default {board})")
+    p.add_argument("--board", default=board, help=f"a built-in board (ttrsim maps) or a map file (default {board})")
     p.add_argument("--players", type=int, default=4, help="player count (default 4)")
     p.add_argument("--policy", action="append", metavar="SPEC",
                    help="policy spec, once for every seat or once per seat (default: tickets)")

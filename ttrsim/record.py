@@ -361,7 +361,8 @@ class GameRecord:
 # the parts of a final score, in the order the page lists them (a part a board does not
 # score is left out; a part this list does not know is shown as "other")
 SCORE_PARTS = (("route_points", "routes"), ("ticket_points", "tickets"),
-               ("longest_bonus", "longest"), ("station_points", "stations"),
+               ("longest_bonus", "longest"), ("globetrotter", "Globetrotter"),
+               ("station_points", "stations"),
                ("attraction_points", "attractions"))
 
 

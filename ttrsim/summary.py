@@ -21,7 +21,7 @@ CONFIDENCE = 0.95
 WIDTH = 88      # of the notes under the printed table
 # Sums per (seat, policy) that every column of the summary is computed from.
 SUMS = ["seat_games", "wins", "score_sum", "score_sq_sum", "diff_sum", "diff_sq_sum",
-        "tickets_kept", "tickets_completed"]
+        "tickets_kept", "tickets_completed", "globetrotter"]
 _GAMES_COLUMNS = ["game", "seat", "policy", "score", "win", "tickets_kept", "tickets_completed"]
 _BY = ("auto", "policy", "seat")
 
@@ -38,23 +38,35 @@ def _sums_of_games(games: pd.DataFrame, players: int) -> pd.DataFrame:
         "seat_games": 1, "wins": games["win"].to_numpy(np.int64), "score_sum": score,
         "score_sq_sum": score ** 2, "diff_sum": diff, "diff_sq_sum": diff ** 2,
         "tickets_kept": games["tickets_kept"].to_numpy(np.int64),
-        "tickets_completed": games["tickets_completed"].to_numpy(np.int64)})
+        "tickets_completed": games["tickets_completed"].to_numpy(np.int64),
+        # seat-games that scored the Globetrotter (runs made before it have no column)
+        "globetrotter": ((games["globetrotter"] > 0).to_numpy(np.int64)
+                         if "globetrotter" in games.columns else 0)})
     return frame.groupby(["seat", "policy"], sort=False).sum()
+
+
+def _globetrotter_bonus(run) -> int:
+    """The Globetrotter bonus of the run's board (0: the board has none)."""
+    return int(getattr(getattr(run, "board", None), "globetrotter_bonus", 0) or 0)
 
 
 def seat_sums(run) -> pd.DataFrame:
     """``SUMS`` per (seat, policy) of a run, indexed by ``seat, policy``."""
     m = run.manifest
+    bonus = _globetrotter_bonus(run)
     if m["summary"]:
         s = run.seat_summary.assign(policy=lambda d: d["policy"].astype(str)).rename(columns={
             "games": "seat_games", "tickets_kept_sum": "tickets_kept",
             "tickets_completed_sum": "tickets_completed"})
+        # each seat-game scores 0 or the whole bonus
+        s["globetrotter"] = s["globetrotter_sum"] // bonus if bonus else 0
         sums = s.groupby(["seat", "policy"], sort=False)[SUMS].sum()
     elif run.loaded("games"):
         sums = _sums_of_games(run.games, m["players"])
     else:
+        columns = _GAMES_COLUMNS + (["globetrotter"] if bonus else [])
         parts = [_sums_of_games(part, m["players"])
-                 for part in run.table_parts("games", columns=_GAMES_COLUMNS)]
+                 for part in run.table_parts("games", columns=columns)]
         sums = pd.concat(parts).groupby(level=[0, 1], sort=False).sum()
     return sums.astype(np.int64)
 
@@ -89,6 +101,8 @@ def summary_table(run, by: str = "auto", confidence: float = CONFIDENCE) -> pd.D
       the mean score of the other seats of the same game, with a normal interval.
     - ``mean_tickets_kept`` per seat-game and ``ticket_completion`` = tickets completed /
       tickets kept (NaN when none was kept).
+    - ``globetrotter_share`` (boards with the Globetrotter bonus only): share of the
+      seat-games that scored it (every seat tied for the most completed tickets does).
 
     Policies are in seat order of the run. Two seats with the same spec count as one
     policy unless labelled apart (``"tickets#a"``, ``"tickets#b"``; see docs/policies.md).
@@ -124,6 +138,8 @@ def summary_table(run, by: str = "auto", confidence: float = CONFIDENCE) -> pd.D
         "score_diff": dmean, "score_diff_low": dmean - dhalf, "score_diff_high": dmean + dhalf,
         "mean_tickets_kept": kept / n, "ticket_completion": completion,
     }, index=grouped.index)
+    if _globetrotter_bonus(run):
+        out["globetrotter_share"] = grouped["globetrotter"].to_numpy(float) / n
     out.attrs.update(by=by, confidence=confidence, players=players)
     return out
 
@@ -189,6 +205,9 @@ def _rows(table: pd.DataFrame) -> list:
     head = (["seat"] if by == "seat" else []) + [
         "policy", "seat-games", "wins", "win share", "95% interval", "mean score",
         "vs others", "tickets kept", "completed"]
+    globe = "globetrotter_share" in table.columns
+    if globe:
+        head.append("Globetrotter")
     rows = [head]
     for key, r in table.iterrows():
         seat, policy = key if by == "seat" else (None, key)
@@ -196,7 +215,8 @@ def _rows(table: pd.DataFrame) -> list:
             str(policy), _count(r.seat_games), _count(r.wins), _pct(r.win_share),
             f"{_pct(r.win_share_low)}–{_pct(r.win_share_high)}", _num(r.mean_score),
             f"{_signed(r.score_diff)} ±{_num(r.score_diff_high - r.score_diff)}",
-            _num(r.mean_tickets_kept), _pct(r.ticket_completion)])
+            _num(r.mean_tickets_kept), _pct(r.ticket_completion)]
+            + ([_pct(r.globetrotter_share)] if globe else []))
     widths = [max(len(row[i]) for row in rows) for i in range(len(head))]
     left = {"policy"}
     return ["  ".join(cell.ljust(w) if head[i] in left else cell.rjust(w)
@@ -221,6 +241,11 @@ def summary_text(run, by: str = "auto", command_line: bool = False) -> str:
              "winners each count a win); 95% interval: Wilson, of the win share; vs others: mean "
              "score minus the other seats' mean, ± its 95% interval; completed: tickets "
              "completed / kept. Columns: docs/tables.md."]
+    if "globetrotter_share" in table.columns:
+        notes.append(f"Globetrotter: share of seat-games that scored the "
+                     f"{_globetrotter_bonus(run)}-point bonus for the most completed tickets "
+                     f"(every seat tied for the most scores it; nobody when no ticket was "
+                     f"completed).")
     if table.attrs["by"] == "seat":
         notes.append(f"Without a seat advantage every seat would win about 1/{players} = "
                      f"{100 / players:.1f}% of its games (a little more with shared wins).")

@@ -24,7 +24,8 @@ TUNNEL_OUTCOMES = ("free", "paid", "declined")
 SEAT_SUM_COLS = ("games", "wins", "score_sum", "score_sq_sum", "route_points_sum",
                  "ticket_points_sum", "longest_bonus_sum", "station_points_sum",
                  "attraction_points_sum", "tickets_kept_sum", "tickets_completed_sum",
-                 "turns_sum", "all_passed", "turns_sq_sum", "diff_sum", "diff_sq_sum")
+                 "turns_sum", "all_passed", "turns_sq_sum", "diff_sum", "diff_sq_sum",
+                 "globetrotter_sum")
 _SC = {name: i for i, name in enumerate(SCORE_COLS)}
 
 
@@ -54,7 +55,7 @@ def batch_tables(cfg: RunConfig, res: dict, first: int) -> dict:
     })
     for col in ("score", "route_points", "ticket_points", "tickets_kept", "tickets_completed",
                 "tickets_failed", "tickets_by_station", "longest", "longest_bonus",
-                "station_points", "stations_built", "attraction_points", "rank", "win",
+                "globetrotter", "station_points", "stations_built", "attraction_points", "rank", "win",
                 "trains_left", "stations_left", "routes_claimed"):
         if col == "win":
             games[col] = sc[:, _SC["rank"]] == 1
@@ -114,7 +115,7 @@ def batch_summary(cfg: RunConfig, res: dict) -> dict:
             flat[:, _SC["ticket_points"]], flat[:, _SC["longest_bonus"]],
             flat[:, _SC["station_points"]], flat[:, _SC["attraction_points"]],
             flat[:, _SC["tickets_kept"]], flat[:, _SC["tickets_completed"]], turns, passed,
-            turns ** 2, diff, diff ** 2]
+            turns ** 2, diff, diff ** 2, flat[:, _SC["globetrotter"]]]
     seat_sums = np.zeros((n * n, len(cols)), dtype=np.int64)
     np.add.at(seat_sums, cell, np.stack(cols, axis=1))
     return {"seat": seat_sums.reshape(n, n, -1), "tickets": res["ticket_counts"],

@@ -29,7 +29,7 @@ OFFER_COLS = ("game", "seat", "ticket", "turn", "kept", "initial", "completed", 
 SCORE_COLS = ("score", "route_points", "ticket_points", "tickets_kept", "tickets_completed",
               "tickets_failed", "tickets_by_station", "longest", "longest_bonus",
               "station_points", "stations_built", "attraction_points", "rank",
-              "trains_left", "stations_left", "routes_claimed")
+              "trains_left", "stations_left", "routes_claimed", "globetrotter")
 DEFAULT_MAX_TURNS = 10000
 
 cdef enum:
@@ -39,7 +39,7 @@ cdef enum:
     W_TUNNEL = 7
     W_STATION = 5
     W_OFFER = 8
-    N_SCORE = 16
+    N_SCORE = 17
 
 
 ctypedef struct Rows:
@@ -497,6 +497,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     v_scores[g, seat, 13] = s.p[seat].trains
                     v_scores[g, seat, 14] = s.p[seat].stations_left
                     v_scores[g, seat, 15] = s.p[seat].n_routes
+                    v_scores[g, seat, 16] = sc[seat].globetrotter
                 if profile:
                     ns_results += now_ns() - t_a
         if rec.failed:

@@ -1144,7 +1144,7 @@ cdef int compare_scores(const BoardC* b, const ScoreC* x, const ScoreC* y) noexc
 
 cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept nogil:
     """Final scores of every seat into out[0..n_players-1]."""
-    cdef int seat, j, best = 0
+    cdef int seat, j, best = 0, most = 0
     cdef ScoreC* sc
     cdef const PlayerC* p
     for seat in range(s.n_players):
@@ -1159,12 +1159,18 @@ cdef void score_game(const BoardC* b, const GameState* s, ScoreC* out) noexcept 
         sc.stations_built = b.stations - p.stations_left
         sc.station_points = p.stations_left * b.station_points
         sc.attraction_points = count_bits(p.cities & b.attractions) * b.attraction_points
+        if sc.tickets_completed > most:
+            most = sc.tickets_completed
     for seat in range(s.n_players):
         sc = &out[seat]
         # Ruling: no bonus when nobody has claimed a route.
         if b.longest_bonus > 0 and best > 0 and sc.longest == best:
             sc.longest_bonus = b.longest_bonus
-        sc.total = (sc.route_points + sc.ticket_points + sc.longest_bonus
+        # Ruling: no Globetrotter when nobody has completed a ticket; every seat tied
+        # for the most scores it.
+        if b.globetrotter_bonus > 0 and most > 0 and sc.tickets_completed == most:
+            sc.globetrotter = b.globetrotter_bonus
+        sc.total = (sc.route_points + sc.ticket_points + sc.longest_bonus + sc.globetrotter
                     + sc.station_points + sc.attraction_points)
     for seat in range(s.n_players):
         out[seat].rank = 1
@@ -1608,6 +1614,7 @@ cdef class CompiledBoard:
         c.draw_tickets = board.draw_tickets
         c.draw_keep = board.draw_keep
         c.longest_bonus = board.longest_bonus
+        c.globetrotter_bonus = board.globetrotter_bonus
         c.double_min_players = board.double_min_players
         c.end_trigger = board.end_trigger
         c.wild_faceup_limit = board.wild_faceup_limit
@@ -1642,7 +1649,8 @@ cdef dict score_dict(const BoardC* b, const ScoreC* sc):
         route_points=sc.route_points, ticket_points=sc.ticket_points,
         tickets_completed=sc.tickets_completed, tickets_failed=sc.tickets_failed,
         tickets_by_station=sc.tickets_by_station, longest=sc.longest,
-        longest_bonus=sc.longest_bonus, station_points=sc.station_points,
+        longest_bonus=sc.longest_bonus, globetrotter=sc.globetrotter,
+        station_points=sc.station_points,
         stations_built=sc.stations_built, attraction_points=sc.attraction_points,
         total=sc.total, rank=sc.rank,
         borrowed=[sc.borrowed[k] for k in range(sc.stations_built)],

@@ -28,6 +28,7 @@ _EXTRA = (
     "the game did not end within the turn limit",
     "stations or trains left outside the board's bounds at the end",
     "a policy that builds its own action returned none legal (empty legal set or a bad draw)",
+    "the Globetrotter went to a seat without the most completed tickets, or not to one with",
 )
 VIOLATION_MESSAGES = tuple(CHECK_MESSAGES) + _EXTRA
 cdef enum:
@@ -40,7 +41,8 @@ cdef enum:
     V_TRUNCATED = 20
     V_END_BOUNDS = 21
     V_NO_LEGAL_OR_ILLEGAL = 22
-    N_VIOLATIONS = 23
+    V_GLOBETROTTER = 23
+    N_VIOLATIONS = 24
 
 # Edge cases: games in which each situation occurred at least once.
 EDGE_CASES = (
@@ -60,6 +62,9 @@ EDGE_CASES = (
     "all_stations_built",         # some player built every station
     "double_route_both_halves",   # both halves of a double owned (enough players)
     "tie_for_first",              # two or more seats share rank 1
+    "ticket_draw_short",          # a ticket draw offered fewer than the board's count
+    "globetrotter_shared",        # two or more seats scored the Globetrotter
+    "globetrotter_nobody",        # a Globetrotter board's game in which no ticket was completed
 )
 cdef enum:
     E_DECK_DRY = 0
@@ -78,7 +83,10 @@ cdef enum:
     E_ALL_STATIONS = 13
     E_DOUBLE_BOTH = 14
     E_TIE = 15
-    N_EDGES = 16
+    E_DRAW_SHORT = 16
+    E_GLOBE_SHARED = 17
+    E_GLOBE_NOBODY = 18
+    N_EDGES = 19
 
 
 cdef inline int count_set(int x) noexcept nogil:
@@ -137,11 +145,12 @@ cdef class HoardPolicy(Policy):
 
 cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:
     """0, or the V_* code of the first final-score invariant broken."""
-    cdef int q, j, t, pts, ahead, n_done, n_failed
+    cdef int q, j, t, pts, ahead, n_done, n_failed, most = 0
     cdef bint done
     for q in range(s.n_players):
         if sc[q].total != (sc[q].route_points + sc[q].ticket_points + sc[q].longest_bonus
-                           + sc[q].station_points + sc[q].attraction_points):
+                           + sc[q].globetrotter + sc[q].station_points
+                           + sc[q].attraction_points):
             return V_SCORE_PARTS
         if sc[q].route_points != s.p[q].route_points:
             return V_SCORE_PARTS
@@ -171,6 +180,13 @@ cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noex
         if (s.p[q].trains < 0 or s.p[q].trains > b.trains or s.p[q].stations_left < 0
                 or s.p[q].stations_left > b.stations):
             return V_END_BOUNDS
+        if n_done > most:
+            most = n_done
+    for q in range(s.n_players):
+        # recounted from the completed-ticket bitsets checked above
+        if sc[q].globetrotter != (b.globetrotter_bonus if b.globetrotter_bonus > 0 and most > 0
+                                  and sc[q].tickets_completed == most else 0):
+            return V_GLOBETROTTER
     for q in range(s.n_players):
         ahead = 0
         for j in range(s.n_players):
@@ -200,7 +216,7 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     ``EDGE_CASES`` entry in which the situation occurred at least once)."""
     cdef const BoardC* b = &cb.c
     cdef Py_ssize_t n_games = seeds.shape[0], g
-    cdef int seat, k, n_legal, code, q, stations_before, prev, slot, t_route = -1
+    cdef int seat, k, n_legal, code, q, stations_before, prev, slot, t_route = -1, kind
     cdef int32_t act
     cdef uint64_t x
     cdef int64_t n_actions = 0, n_turns = 0, n_bad = 0
@@ -258,6 +274,7 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 prev = s.phase
                 stations_before = s.p[seat].stations_left
                 t_route = s.t_route
+                kind = action_kind(act) if act >= 0 else -1
                 if act < 0 or apply_action(b, &s, act, NULL) != 0:
                     code = V_ILLEGAL if refs[seat].needs_legal else V_NO_LEGAL_OR_ILLEGAL
                     break
@@ -266,6 +283,8 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 if code != 0:
                     break
                 # edge cases
+                if kind == ACT_DRAW_TICKETS and s.n_pending[seat] < b.draw_tickets:
+                    seen[E_DRAW_SHORT] = True
                 if s.deck_n == 0 and discard_total(&s) == 0:
                     seen[E_DECK_DRY] = True
                 if s.deck_n > deck_before:
@@ -309,6 +328,14 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                         slot += 1
                 if slot > 1:
                     seen[E_TIE] = True
+                slot = 0
+                for q in range(n_players):
+                    if sc[q].globetrotter > 0:
+                        slot += 1
+                if slot > 1:
+                    seen[E_GLOBE_SHARED] = True
+                if b.globetrotter_bonus > 0 and slot == 0:
+                    seen[E_GLOBE_NOBODY] = True
             n_turns += s.turn
             if code != 0:
                 n_bad += 1

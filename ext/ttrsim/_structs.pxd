@@ -100,6 +100,7 @@ ctypedef struct BoardC:
     int draw_tickets
     int draw_keep
     int longest_bonus                   # 0: no longest trail bonus
+    int globetrotter_bonus              # to each seat tied for the most completed tickets (0: none)
     int double_min_players              # both halves of a double usable from this count
     int end_trigger                     # final round when trains left <= this
     int wild_faceup_limit               # re-deal when this many wilds are face up
@@ -182,6 +183,7 @@ ctypedef struct ScoreC:
     int tickets_by_station              # completed only thanks to a station
     int longest
     int longest_bonus
+    int globetrotter                    # Globetrotter bonus scored (0 or the board's bonus)
     int station_points
     int attraction_points
     int total

@@ -13,7 +13,8 @@ beside the same games under stronger play.
 """
 from ttrsim.analysis.inputs import MissingTable
 from ttrsim.analysis.routes import binned_quantile, route_claims
-from ttrsim.analysis.seats import by_player_count, policy_win_matrix, score_distribution, seat_advantage
+from ttrsim.analysis.seats import (bonus_shares, by_player_count, policy_win_matrix,
+                                   score_distribution, seat_advantage)
 from ttrsim.analysis.stations import station_usage, station_value
 from ttrsim.stats import (
     Estimate,
@@ -50,6 +51,7 @@ __all__ = [
     "bootstrap_diff",
     "bootstrap_mean",
     "bootstrap_ratio",
+    "bonus_shares",
     "by_player_count",
     "normal_mean_interval",
     "parse_counts",

@@ -248,3 +248,37 @@ def by_player_count(
         score_mean=out.score_sum / out.seat_games,
     )
     return out.drop(columns=["seat_games", "score_sum"])
+
+
+def bonus_shares(run, by=("policy",), confidence: float = DEFAULT_CONFIDENCE) -> pd.DataFrame:
+    """Share of seat-games that scored each end-of-game bonus of the run's board.
+
+    One row per group of ``by`` (default: policy) with ``seat_games`` and, for each bonus
+    the board has, ``longest_share`` / ``globetrotter_share`` (seat-games that scored the
+    longest-path / Globetrotter bonus, every tied seat scoring it) with Wilson intervals.
+    Summary runs count them from the bonus sums (each seat-game scores 0 or the whole
+    bonus). Empty when the board has neither bonus.
+    """
+    board = run.board
+    parts = [(name, col, pts) for name, col, pts in (
+        ("longest", "longest_bonus", board.longest_bonus),
+        ("globetrotter", "globetrotter", board.globetrotter_bonus)) if pts]
+    if not parts:
+        return pd.DataFrame()
+    by = keys(by)
+    mode, table = _games(run, by)
+    rows = []
+    for key, part in groups(table, by):
+        row = {**key}
+        if mode == EVENT:
+            n = len(part)
+            hits = {name: int((part[col] > 0).sum()) for name, col, _ in parts}
+        else:
+            n = int(part.games.sum())
+            hits = {name: int(part[f"{col}_sum"].sum()) // pts for name, col, pts in parts}
+        row["seat_games"] = n
+        for name, _, _ in parts:
+            row.update(rate_columns(f"{name}_share", hits[name], n, confidence))
+            row = {k: (float(v) if isinstance(v, np.ndarray) else v) for k, v in row.items()}
+        rows.append(row)
+    return pd.DataFrame(rows)

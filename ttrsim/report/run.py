@@ -157,6 +157,13 @@ def _scores(sec: Section, run, ctx) -> None:
     else:
         caption = "Final scores per policy (box: quartiles, whiskers: 5th-95th percentile, triangle: mean)."
     sec.figure("score_distribution", plots.plot_score_distribution(table), caption)
+    if run.board.globetrotter_bonus:
+        sec.table("bonus_shares", an.bonus_shares(run),
+                  f"Seat-games that scored each bonus, per policy (Wilson 95% intervals): the "
+                  f"Globetrotter ({run.board.globetrotter_bonus} points to every seat tied for "
+                  f"the most completed tickets, nobody when no ticket was completed)"
+                  + (f" and the longest path ({run.board.longest_bonus} points)"
+                     if run.board.longest_bonus else "") + ".")
 
 
 def _players(sec: Section, run, ctx) -> None:
@@ -416,7 +423,7 @@ def _stronger(sec: Section, run, ctx) -> None:
                   max_rows=120, highlight=t.changed.to_numpy())
         if key == "score_parts":
             points = t[t.metric.isin(["score", "route_points", "ticket_points", "longest_bonus",
-                                      "station_points", "attraction_points"])]
+                                      "globetrotter", "station_points", "attraction_points"])]
             sec.figure("stronger_score_parts", plots.plot_play_bars(points, base, strong),
                        f"Score parts per player under {base} and {strong}; (*): changed.")
         if key == "tickets":

@@ -58,7 +58,8 @@ def game_metrics(board, names, res: dict, first: int, detail: bool = True):
         ys.append(np.asarray(y, dtype=np.int64))
         xs.append(np.broadcast_to(np.asarray(x, dtype=np.int64), (G,)))
 
-    per_player = PLAYER_COLS if detail else ("score",)
+    globe = detail and board.globetrotter_bonus > 0      # rows only where the board has it
+    per_player = (PLAYER_COLS + (("globetrotter",) if globe else ())) if detail else ("score",)
     for col in per_player:
         add(col, "score", f"{col.replace('_', ' ')} (mean per player)",
             sc[:, :, _SC[col]].sum(axis=1), n)
@@ -72,6 +73,9 @@ def game_metrics(board, names, res: dict, first: int, detail: bool = True):
     add("truncated", "game", "games truncated (share)", np.asarray(res["truncated"]), 1)
     add("all_passed", "game", "games ended by all passing (share)", np.asarray(res["all_passed"]), 1)
     add("longest_holders", "game", "longest-path bonus holders per game", bonus.sum(axis=1), 1)
+    if globe:
+        add("globetrotter_holders", "game", "Globetrotter holders per game",
+            (sc[:, :, _SC["globetrotter"]] > 0).sum(axis=1), 1)
     add("winners", "game", "winners per game (ties share)", win.sum(axis=1), 1)
     add("margin", "game", "winning margin (points, first minus second)",
         np.diff(np.sort(sc[:, :, _SC["score"]], axis=1)[:, -2:], axis=1)[:, 0], 1)

@@ -40,8 +40,8 @@ TOP_ROUTES = 20
 #: Smallest relative change of a quantity without a reference that counts as a change.
 MATERIAL = 0.10
 #: Score parts, per player and game (a part or count zero in both runs is left out).
-SCORE_PARTS = ("score", "route_points", "ticket_points", "longest_bonus", "station_points",
-               "attraction_points")
+SCORE_PARTS = ("score", "route_points", "ticket_points", "longest_bonus", "globetrotter",
+               "station_points", "attraction_points")
 #: Counts per player and game shown with the score parts.
 COUNTS = ("tickets_kept", "tickets_completed", "routes_claimed", "stations_built", "trains_left")
 #: Station metrics of ``station_value`` compared, with their rule.
