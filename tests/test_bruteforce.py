@@ -163,6 +163,7 @@ def test_longest_trail_of_a_loop_beside_a_path():
 
 @pytest.mark.parametrize("name,n_players,per_seat,positions", [
     ("usa", 2, 12, 100), ("usa", 4, 9, 50), ("europe", 3, 12, 100), ("newyork", 2, 11, 100),
+    ("usa-mega", 3, 10, 40),
 ])
 def test_longest_trail_on_real_boards(name, n_players, per_seat, positions):
     board = maps.load(name)
@@ -311,6 +312,94 @@ def test_station_choice_on_europe():
             check_station_choice(board, g, q, tickets[q], stations[q])
             improved += g.scores()[q]["tickets_by_station"] > 0
     assert improved > 20
+
+
+# ---------------------------------------------------------------------------
+# Globetrotter and ranks
+
+def brute_final(board, owned, tickets, longest):
+    """Per seat: (completed tickets, Globetrotter, longest bonus, total, rank) from the
+    routes and tickets alone (no stations): connectivity by union-find, bonuses to every
+    seat tied for the most, ranks by total and the board's tie-breaks."""
+    pts = board.route_points
+    done = [sum(connected(board, own, int(board.ticket_a[t]), int(board.ticket_b[t])) for t in tk)
+            for own, tk in zip(owned, tickets)]
+    tpts = [sum(int(board.ticket_points[t]) * (1 if connected(board, own, int(board.ticket_a[t]),
+                                                               int(board.ticket_b[t])) else -1)
+                for t in tk) for own, tk in zip(owned, tickets)]
+    most, best = max(done), max(longest)
+    globe = [board.globetrotter_bonus if board.globetrotter_bonus and most > 0 and d == most else 0
+             for d in done]
+    lb = [board.longest_bonus if board.longest_bonus and best > 0 and x == best else 0
+          for x in longest]
+    total = [sum(pts[int(board.route_len[r])] for r in own) + tp + g + b
+             for own, tp, g, b in zip(owned, tpts, globe, lb)]
+
+    def key(q):
+        k = [total[q]]
+        for tb in board.tie_breaks:
+            k.append(done[q] if tb == "tickets" else lb[q] > 0 if tb == "longest" else 0)
+        return tuple(k)
+
+    rank = [1 + sum(key(j) > key(q) for j in range(len(owned))) for q in range(len(owned))]
+    return list(zip(done, globe, lb, total, rank))
+
+
+@pytest.mark.parametrize("name", ["usa-1910", "usa-mega", "usa-bigcities"])
+def test_globetrotter_and_ranks_on_random_positions(name):
+    board = maps.load(name)
+    rnd = random.Random(name)
+    shared = nobody = 0
+    for k in range(150):
+        n = rnd.randint(2, 5)
+        owned = deal_routes(board, rnd, n, rnd.randint(0, 9), cluster=0.8)
+        # mostly tickets between cities the seat's routes touch, so that some are completed
+        tickets, free = [], set(range(board.n_tickets))
+        for q in range(n):
+            touched = {int(c) for r in owned[q] for c in (board.route_a[r], board.route_b[r])}
+            near = sorted(t for t in free if int(board.ticket_a[t]) in touched
+                          and int(board.ticket_b[t]) in touched)
+            mine = rnd.sample(near, min(len(near), rnd.randint(0, 3)))
+            mine += rnd.sample(sorted(free - set(mine)), rnd.randint(0, 2))
+            free -= set(mine)
+            tickets.append(mine)
+        g = Game.from_position(board, n, routes=owned, tickets=tickets, seed=k)
+        sc = g.scores()
+        longest = [s["longest"] for s in sc]
+        want = brute_final(board, owned, tickets, longest)
+        got = [(s["tickets_completed"], s["globetrotter"], s["longest_bonus"], s["total"], s["rank"])
+               for s in sc]
+        assert got == want, (k, owned, tickets)
+        shared += sum(s["globetrotter"] > 0 for s in sc) > 1
+        nobody += all(s["tickets_completed"] == 0 for s in sc)
+    if board.globetrotter_bonus:
+        assert shared > 5 and nobody > 5       # both rulings were exercised
+
+
+def test_station_choice_with_the_globetrotter():
+    # Ruling: the station choice maximises the seat's own ticket points (then tickets), as
+    # without the bonus; the Globetrotter then goes to the most completed tickets
+    from ttrsim.variants import variant
+    checked = 0
+    for seed in range(30):
+        board = variant(small_board(300 + seed, n_cities=8), rules={"globetrotter_bonus": 15})
+        rnd = random.Random(seed)
+        n = rnd.randint(2, 4)
+        owned = deal_routes(board, rnd, n, rnd.randint(2, 6), cluster=0.6)
+        cities = rnd.sample(range(board.n_cities), board.n_cities)
+        counts = [rnd.randint(0, 2) for _ in range(n)]
+        stations = [cities[sum(counts[:q]): sum(counts[:q + 1])] for q in range(n)]
+        pool = rnd.sample(range(board.n_tickets), board.n_tickets)
+        tickets = [pool[4 * q: 4 * q + rnd.randint(1, 4)] for q in range(n)]
+        g = Game.from_position(board, n, routes=owned, stations=stations, tickets=tickets, seed=seed)
+        sc = g.scores()
+        for q in range(n):
+            check_station_choice(board, g, q, tickets[q], stations[q])
+        most = max(s["tickets_completed"] for s in sc)
+        assert [s["globetrotter"] for s in sc] == [
+            15 if most > 0 and s["tickets_completed"] == most else 0 for s in sc]
+        checked += 1
+    assert checked == 30
 
 
 # ---------------------------------------------------------------------------

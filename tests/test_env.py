@@ -270,6 +270,12 @@ def test_vector_env_equals_game_planning_opponents_random_seat():
     assert replay_check("usa", 3, 4, ["tickets", "greedy"], None, 250, reward="score") >= 4
 
 
+def test_vector_env_equals_game_usa_1910_final_scores_with_the_globetrotter():
+    # the final rewards are the totals of Game.scores, Globetrotter included
+    assert replay_check("usa-mega", 3, 4, ["tickets", "greedy"], None, 300, reward="score") >= 4
+    assert replay_check("usa-1910", 2, 4, "tickets", None, 300) >= 4
+
+
 def test_vector_env_equals_game_tickets_opponents():
     assert replay_check("newyork", 4, 8, "tickets", None, 600) > 50
 

@@ -134,7 +134,7 @@ NY_ATTRACTIONS = {
 
 
 def test_available():
-    assert maps.available() == ["usa", "europe", "newyork"]
+    assert maps.available() == ["usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities"]
 
 
 @pytest.mark.parametrize("name", ["usa", "europe", "newyork"])
@@ -632,16 +632,21 @@ def test_cli_maps_table(capsys):
     out = capsys.readouterr().out.splitlines()
     assert out[0].split() == [
         "board", "cities", "routes", "doubles", "spaces", "gray", "tunnels", "ferries",
-        "tickets", "players", "trains",
+        "tickets", "deal/keep", "draw/keep", "longest", "globetrotter", "players", "trains",
     ]
     rows = {line.split()[0]: line for line in out[1:]}
-    assert set(rows) == {"usa", "europe", "newyork"}
-    assert rows["usa"].split() == ["usa", "36", "100", "22", "309", "44", "0", "0", "30", "2-5", "45"]
+    assert set(rows) == {"usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities"}
+    assert rows["usa"].split() == ["usa", "36", "100", "22", "309", "44", "0", "0", "30", "3/2",
+                                   "3/1", "10", "0", "2-5", "45"]
     assert rows["europe"].split() == [
         "europe", "47", "101", "11", "300", "37", "18", "13", "(17", "wild)", "46", "(6", "long)",
-        "2-5", "45",
+        "4/2", "3/1", "10", "0", "2-5", "45",
     ]
-    assert rows["newyork"].split() == ["newyork", "15", "41", "11", "84", "10", "0", "0", "18", "2-4", "15"]
+    assert rows["newyork"].split() == ["newyork", "15", "41", "11", "84", "10", "0", "0", "18",
+                                       "2/1", "2/1", "0", "0", "2-4", "15"]
+    assert rows["usa-1910"].split()[8:] == ["35", "3/2", "3/1", "0", "15", "2-5", "45"]
+    assert rows["usa-mega"].split()[8:] == ["69", "5/3", "4/1", "10", "15", "2-5", "45"]
+    assert rows["usa-bigcities"].split()[8:] == ["35", "4/2", "4/1", "0", "0", "2-5", "45"]
 
 
 def test_cli_maps_file(tmp_path, capsys):

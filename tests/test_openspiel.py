@@ -18,7 +18,8 @@ from ttrsim.game import Game  # noqa: E402
 from ttrsim.variants import variant  # noqa: E402
 
 CASES = [(b, n) for b, ns in (("newyork", (2, 3, 4)), ("europe", (2, 3, 4, 5)),
-                              ("usa", (2, 3, 4, 5))) for n in ns]
+                              ("usa", (2, 3, 4, 5))) for n in ns] + \
+    [("usa-1910", 3), ("usa-mega", 4), ("usa-bigcities", 5)]
 
 
 def load(board="newyork", players=2, seed=0, **extra):
@@ -45,7 +46,8 @@ def test_openspiel_random_sim_test(board, n):
     pyspiel.random_sim_test(load(board, n, seed=n), num_sims=1, serialize=False, verbose=False)
 
 
-@pytest.mark.parametrize("board,n", [("newyork", 3), ("europe", 2), ("usa", 4)])
+@pytest.mark.parametrize("board,n", [("newyork", 3), ("europe", 2), ("usa", 4), ("usa-mega", 3),
+                                     ("usa-1910", 2)])
 def test_same_deal_and_play_as_ttrsim_game(board, n):
     g = load(board, n, seed=41)
     state, ref = g.new_initial_state(), Game(board, n, seed=41)
