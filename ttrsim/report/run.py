@@ -157,13 +157,14 @@ def _scores(sec: Section, run, ctx) -> None:
     else:
         caption = "Final scores per policy (box: quartiles, whiskers: 5th-95th percentile, triangle: mean)."
     sec.figure("score_distribution", plots.plot_score_distribution(table), caption)
-    if run.board.globetrotter_bonus:
+    board = getattr(run, "board", None)       # runs of other origin may carry no board
+    if getattr(board, "globetrotter_bonus", 0):
         sec.table("bonus_shares", an.bonus_shares(run),
                   f"Seat-games that scored each bonus, per policy (Wilson 95% intervals): the "
-                  f"Globetrotter ({run.board.globetrotter_bonus} points to every seat tied for "
+                  f"Globetrotter ({board.globetrotter_bonus} points to every seat tied for "
                   f"the most completed tickets, nobody when no ticket was completed)"
-                  + (f" and the longest path ({run.board.longest_bonus} points)"
-                     if run.board.longest_bonus else "") + ".")
+                  + (f" and the longest path ({board.longest_bonus} points)"
+                     if board.longest_bonus else "") + ".")
 
 
 def _players(sec: Section, run, ctx) -> None:
