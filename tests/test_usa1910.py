@@ -439,8 +439,8 @@ def _play(board, specs, games, seed):
 @pytest.mark.parametrize("board,n", TABLES)
 def test_every_policy_search_and_expert_play_legally(board, n):
     """With ``check`` every action and the state after it are checked (an illegal action
-    raises). Each built-in policy alone and all mixed, expert, and the search (a small
-    budget, expert rollouts) with the others: complete games, none cut at the turn limit,
+    raises). Each built-in policy alone and all mixed, expert, the counter-strategies
+    (blocker, rush) and the search (a small budget, expert rollouts) with the others: complete games, none cut at the turn limit,
     no fallback action."""
     built_in = ["random", "tickets", "routes", "greedy"]
     mixes = [([p] * n, 30) for p in built_in]
@@ -448,6 +448,8 @@ def test_every_policy_search_and_expert_play_legally(board, n):
               ([["expert", "tickets", "routes", "greedy", "random"][i] for i in range(n)], 4),
               ([["search:playouts=3", "expert", "tickets", "greedy", "routes"][i]
                 for i in range(n)], 1)]
+    mixes += [(["blocker"] + ["tickets"] * (n - 1), 8), (["rush"] + ["expert"] * (n - 1), 8),
+              ([["rush", "blocker", "greedy", "routes", "tickets"][i] for i in range(n)], 8)]
     for k, (specs, games) in enumerate(mixes):
         out, policies = _play(board, specs, games, seed=1000 * n + k)
         assert not out["truncated"].any(), specs
