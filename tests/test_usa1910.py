@@ -415,8 +415,10 @@ def test_games_table_summary_and_viewer_show_the_globetrotter(tmp_path):
     rec = run.game(int(g.game[g.globetrotter > 0].iloc[0]))
     assert "globetrotter" in rec.final.columns
     assert (rec.final.globetrotter > 0).any()
-    end = rec.positions()[-1]["players"]
-    assert any("Globetrotter 15" in p["parts"] for p in end)
+    from ttrsim.record import _breakdown   # noqa: PLC2701 (the page's parts)
+    parts = _breakdown(rec.final)
+    assert any(["Globetrotter", 15] in seat for seat in parts)
+    assert all(sum(v for _, v in seat) == t for seat, t in zip(parts, rec.final.total))
 
 
 # ---------------------------------------------------------------------------
