@@ -38,7 +38,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np
 
-BOARDS = ("usa", "europe", "newyork")
+BOARDS = ("usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities")
 MODES = ("random", "mixed", "hoard")
 DEFAULT_MODES = ("random", "mixed")
 MIXED_POOL = ("random", "tickets", "tickets:stations=0", "tickets:tunnels=0", "tickets:risk=0.9",

@@ -50,7 +50,12 @@ def play_all(out: str, games: int, h2h_games: int, seed: int,
             pols = [make_policy(s, cb.board) for s in specs]
             res = play_batch(cb, len(specs), pols, game_seeds(seed, games), 0, True, True)
             for key, value in res.items():
-                arrays[f"{board}/{'-'.join(specs)}/{key}"] = np.asarray(value)
+                name = f"{board}/{'-'.join(specs)}/{key}"
+                if key == "scores":     # by column name: a build may add score columns
+                    for c, col in enumerate(SCORE_COLS):
+                        arrays[f"{name}/{col}"] = np.asarray(value)[..., c]
+                else:
+                    arrays[name] = np.asarray(value)
         pols = [make_policy("tickets", cb.board) for _ in range(2)]
         res = play_batch(cb, 2, pols, game_seeds(seed + 1, h2h_games), 0, True, True)
         arrays[f"h2h/{board}/rank"] = np.asarray(res["scores"])[..., SCORE_COLS.index("rank")]
@@ -105,9 +110,13 @@ def main(argv=None) -> int:
         run_build(args.second, paths[1], args)
         with np.load(paths[0]) as fa, np.load(paths[1]) as fb:
             a, b = dict(fa), dict(fb)
-    differ = sorted(k for k in a if k not in b or not np.array_equal(a[k], b[k]))
-    differ += sorted(k for k in b if k not in a)
-    print(f"{len(a)} result arrays compared, {len(differ)} differ")
+    # a result column only one build has (a new score part) is not a difference in play
+    only = sorted(set(a) ^ set(b))
+    differ = sorted(k for k in a if k in b and not np.array_equal(a[k], b[k]))
+    print(f"{len(set(a) & set(b))} result arrays compared, {len(differ)} differ")
+    if only:
+        cols = sorted({k.rsplit("/", 1)[-1] for k in only})
+        print(f"  not compared: {len(only)} arrays of one build only (columns {', '.join(cols)})")
     for k in differ[:20]:
         print(f"  differs: {k}")
     if differ:
