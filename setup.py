@@ -14,7 +14,7 @@ from setuptools import Extension, setup
 from setuptools.command.build_py import build_py
 
 MODULES = ["_engine", "_policy", "_planning", "_policies", "_batch", "_env", "_fuzz", "_search",
-           "_record", "_expert", "_counter"]
+           "_expert", "_counter"]
 
 DIRECTIVES = {
     "language_level": 3,

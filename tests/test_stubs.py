@@ -9,7 +9,7 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 MODULES = ["_engine", "_policy", "_planning", "_policies", "_batch", "_env", "_fuzz", "_search",
-           "_record", "_expert", "_counter"]
+           "_expert", "_counter"]
 
 
 def test_the_list_of_compiled_modules_is_setup_py_s():

@@ -1,4 +1,4 @@
-"""Type stub of the compiled batch loop (ext/ttrsim/_batch.pyx)."""
+"""Type stub of the compiled batch loop and one-game recorder (ext/ttrsim/_batch.pyx)."""
 from typing import Any
 
 import numpy as np
@@ -14,9 +14,12 @@ OFFER_COLS: tuple[str, ...]
 SCORE_COLS: tuple[str, ...]
 TURN_BIN_WIDTH: int
 DEFAULT_MAX_TURNS: int
+RECORD_TUNNEL_COLS: tuple[str, ...]
 
 def game_seeds(key: int, n: int, first: int = ...) -> npt.NDArray[np.uint64]: ...
 def play_batch(cb: CompiledBoard, n_players: int, policies: list[Policy],
                seeds: npt.NDArray[np.uint64], first_game: int = ..., rotate: bool = ...,
                summary: bool = ..., max_turns: int = ..., check: bool = ...,
                profile: bool = ...) -> dict[str, Any]: ...
+def play_recorded(cb: CompiledBoard, n_players: int, policies: list[Policy], seed: int,
+                  game: int = ..., rotate: bool = ..., max_turns: int = ...) -> dict[str, Any]: ...

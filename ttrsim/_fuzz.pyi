@@ -9,8 +9,14 @@ from ttrsim._policy import Policy
 
 VIOLATION_MESSAGES: tuple[str, ...]
 EDGE_CASES: tuple[str, ...]
+ILLEGAL_CODE: int
 
 class HoardPolicy(Policy): ...
+
+class FaultyPolicy(Policy):
+    after: int
+    fail: bool
+    def __init__(self, after: int = ..., fail: bool = ..., spec: str | None = ...) -> None: ...
 
 def fuzz_batch(cb: CompiledBoard, n_players: int, policies: list[Policy],
                seeds: npt.NDArray[np.uint64], max_turns: int = ...) -> dict[str, Any]: ...

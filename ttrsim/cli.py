@@ -115,6 +115,8 @@ def _cmd_report(sub):
 
 
 def _cmd_simulate(sub):
+    from ttrsim._batch import DEFAULT_MAX_TURNS
+
     p = sub.add_parser(
         "simulate", help="play many games and summarise or save the results",
         description="Play complete games with the compiled core, spread over workers, and "
@@ -141,7 +143,7 @@ def _cmd_simulate(sub):
                    help="loky: local processes; dask: a dask.distributed cluster (--scheduler)")
     p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
     p.add_argument("--max-turns", type=int, default=None,
-                   help="stop and score a game after this many turns (default 10000)")
+                   help=f"stop and score a game after this many turns (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--by", choices=("auto", "policy", "seat"), default="auto",
                    help="summary rows: per policy, or per seat and policy (default auto: per "

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim._engine import GameCore
-from ttrsim._record import play_recorded
+from ttrsim._batch import DEFAULT_MAX_TURNS, play_recorded
 from ttrsim._validate import check_int
 from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
 from ttrsim.game import Game, compile_board, resolve_board
@@ -30,7 +30,7 @@ TABLES = ("games", "tickets", "routes", "tunnels", "stations")
 
 
 def record_game(board="europe", players=2, seed: int = 0, *, game: int = 0, rotate: bool = False,
-                max_turns: int = 10000, names=None, tables=None) -> "GameRecord":
+                max_turns: int = DEFAULT_MAX_TURNS, names=None, tables=None) -> "GameRecord":
     """Play one game from ``seed`` and keep its decisions.
 
     ``players`` is a player count (``tickets`` in every seat) or one policy spec per seat

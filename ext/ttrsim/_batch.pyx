@@ -1,24 +1,21 @@
 # The batch loop: plays many complete games in one call without the GIL and writes the
 # results into numpy arrays (per game and seat) plus either event rows or counts
 # aggregated in the core (summary mode). docs/tables.md describes what the runner builds
-# from them.
+# from them. One function plays one game (play_game); play_recorded plays a single game
+# with it, keeping the game's decisions (ttrsim.record replays them).
 from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint64_t
 from libc.stdlib cimport free, malloc, realloc
 from libc.string cimport memset
-from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
-                             apply_action, apply_legal, check_state, game_init, legal_actions,
-                             sample_legal, score_game)
+                             game_init, score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit, set_bit
-from ttrsim._policy cimport PolicyRef, policy_ref, ref_choose, ref_start
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, STEP_ENGINE, Step, decide, policy_ref,
+                             ref_start, step_clock, step_error)
 
 import numpy as np
-
-from ttrsim._engine import CHECK_MESSAGES
-from ttrsim._policy import PolicyError
 
 # event row layouts (int32 columns)
 CLAIM_COLS = ("game", "seat", "route", "turn", "needed")
@@ -30,7 +27,10 @@ SCORE_COLS = ("score", "route_points", "ticket_points", "tickets_kept", "tickets
               "tickets_failed", "tickets_by_station", "longest", "longest_bonus",
               "station_points", "stations_built", "attraction_points", "rank",
               "trains_left", "stations_left", "routes_claimed", "globetrotter")
-DEFAULT_MAX_TURNS = 10000
+DEFAULT_MAX_TURNS = TURN_LIMIT     # the core's one turn limit (_structs.pxd)
+# play_recorded's tunnel rows
+RECORD_TUNNEL_COLS = ("decision", "route", "color", "n_revealed", "card0", "card1", "card2",
+                      "extra", "outcome")
 
 cdef enum:
     TURN_BIN = 10          # route_counts bins claims by turn // TURN_BIN
@@ -39,6 +39,8 @@ cdef enum:
     W_TUNNEL = 7
     W_STATION = 5
     W_OFFER = 8
+    W_DECISION = 2         # play_recorded: action, seat
+    W_RECORD_TUNNEL = 9    # play_recorded: RECORD_TUNNEL_COLS
     N_SCORE = 17
 
 
@@ -69,11 +71,17 @@ cdef int32_t* rows_add(Rows* r) noexcept nogil:
     return r.data + (r.n - 1) * r.width
 
 
+ctypedef struct GameLog:
+    Rows decisions             # action, seat of every decision in order
+    Rows tunnels               # RECORD_TUNNEL_COLS: what each tunnel attempt revealed
+
+
 ctypedef struct Recorder:
     Rows claims
     Rows tunnels
     Rows stations
     Rows offers
+    GameLog* log               # play_recorded's log (NULL: a batch keeps none)
     int64_t game
     int failed                 # out of memory
 
@@ -94,6 +102,7 @@ cdef void rec_claim(void* ctx, const GameState* s, int seat, int route) noexcept
 cdef void rec_tunnel(void* ctx, const GameState* s, int seat, int route, int color,
                      int revealed, int extra, int outcome) noexcept nogil:
     cdef Recorder* rec = <Recorder*>ctx
+    cdef int i
     cdef int32_t* row = rows_add(&rec.tunnels)
     if row == NULL:
         rec.failed = 1
@@ -105,6 +114,19 @@ cdef void rec_tunnel(void* ctx, const GameState* s, int seat, int route, int col
     row[4] = revealed
     row[5] = extra
     row[6] = outcome
+    if rec.log != NULL:
+        row = rows_add(&rec.log.tunnels)
+        if row == NULL:
+            rec.failed = 1
+            return
+        row[0] = <int32_t>rec.log.decisions.n     # the decision being applied
+        row[1] = route
+        row[2] = color
+        row[3] = revealed
+        for i in range(3):
+            row[4 + i] = s.revealed[i] if i < revealed else -1
+        row[7] = extra
+        row[8] = outcome
 
 
 cdef void rec_station(void* ctx, const GameState* s, int seat, int city) noexcept nogil:
@@ -135,12 +157,6 @@ cdef void rec_offer(void* ctx, const GameState* s, int seat, int ticket, int kep
     row[5] = initial
     row[6] = 0
     row[7] = 0
-
-
-cdef inline int64_t now_ns() noexcept nogil:
-    cdef timespec ts
-    clock_gettime(CLOCK_MONOTONIC, &ts)
-    return ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
 cdef void needed_routes(const BoardC* b, const GameState* s, const ScoreC* sc, int seat,
@@ -337,9 +353,88 @@ def game_seeds(uint64_t key, Py_ssize_t n, int64_t first=0):
     return out
 
 
+cdef int recorder_init(Recorder* rec, EventSink* sink, GameLog* log) except -1:
+    """Empty event rows (and `log`'s, when given) and the sink that fills them."""
+    memset(rec, 0, sizeof(Recorder))
+    rec.log = log
+    if log != NULL:
+        memset(log, 0, sizeof(GameLog))
+    if (rows_init(&rec.claims, W_CLAIM) or rows_init(&rec.tunnels, W_TUNNEL)
+            or rows_init(&rec.stations, W_STATION) or rows_init(&rec.offers, W_OFFER)
+            or (log != NULL and (rows_init(&log.decisions, W_DECISION)
+                                 or rows_init(&log.tunnels, W_RECORD_TUNNEL)))):
+        recorder_free(rec)
+        raise MemoryError()
+    sink.ctx = rec
+    sink.on_claim = rec_claim
+    sink.on_tunnel = rec_tunnel
+    sink.on_station = rec_station
+    sink.on_offer = rec_offer
+    return 0
+
+
+cdef void recorder_free(Recorder* rec) noexcept:
+    free(rec.claims.data)
+    free(rec.tunnels.data)
+    free(rec.stations.data)
+    free(rec.offers.data)
+    if rec.log != NULL:
+        free(rec.log.decisions.data)
+        free(rec.log.tunnels.data)
+    memset(rec, 0, sizeof(Recorder))
+
+
+cdef int play_game(const BoardC* b, int n_players, const PolicyRef* refs, uint64_t seed,
+                   bint rotate, int max_turns, bint check, GameState* s, int* slot_of_seat,
+                   EventSink* sink, Recorder* rec, int32_t* legal, Step* step,
+                   int64_t* ns) noexcept nogil:
+    """Play game `rec.game` of a batch from `seed` (slot k's policy is refs[k]; with
+    `rotate` seat q is played by slot (q + game) % n_players, written to slot_of_seat),
+    events to `sink`, each decision to rec.log when there is one, until the game is over
+    or reaches `max_turns` (then s.phase is not PH_OVER: truncated). Returns STEP_OK, or
+    the status of the decision that failed (`step` says which)."""
+    cdef uint64_t x = seed
+    cdef int seat, st
+    cdef int32_t* row
+    cdef int64_t t0 = 0
+    if ns != NULL:
+        t0 = step_clock()
+    game_init(b, s, n_players, seed)
+    if ns != NULL:
+        ns[0] += step_clock() - t0
+    for seat in range(n_players):
+        slot_of_seat[seat] = (seat + rec.game) % n_players if rotate else seat
+    for seat in range(n_players):
+        ref_start(&refs[slot_of_seat[seat]], b, s, seat, splitmix64(&x))
+    while s.phase != PH_OVER and s.turn < max_turns:
+        st = decide(&refs[slot_of_seat[s.current]], b, s, legal, sink, check, step, ns)
+        if st != STEP_OK:
+            return st
+        if rec.log != NULL:
+            row = rows_add(&rec.log.decisions)
+            if row == NULL:
+                rec.failed = 1
+                return STEP_OK
+            row[0] = step.act
+            row[1] = step.seat
+    return STEP_OK
+
+
+cdef list policy_refs(list policies, int n_players, PolicyRef* refs, str caller):
+    """Check the player count and the policies (one distinct compiled Policy per slot);
+    fill refs. Returns the list, which keeps the policies alive while refs are used."""
+    if not 2 <= n_players <= MAX_PLAYERS:
+        raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
+    if len(policies) != n_players or len(set(map(id, policies))) != n_players:
+        raise ValueError(f"{caller} needs one distinct Policy instance per seat")
+    for k in range(n_players):
+        policy_ref(policies[k], &refs[k])
+    return policies
+
+
 def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] seeds,
                int64_t first_game=0, bint rotate=False, bint summary=False,
-               int max_turns=DEFAULT_MAX_TURNS, bint check=False, bint profile=False):
+               int max_turns=TURN_LIMIT, bint check=False, bint profile=False):
     """Play ``len(seeds)`` complete games, game i from ``seeds[i]``, in one call.
 
     ``policies`` holds one distinct ``Policy`` per slot; the policy of slot k plays seat k,
@@ -349,36 +444,28 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     ``turns``, ``all_passed``, ``truncated``; event rows (``claims``, ``tunnels``,
     ``stations``, ``offers``) or, with ``summary``, count arrays (``ticket_counts``,
     ``route_counts``, ``tunnel_counts``, ``station_counts``).
-    With ``check``, every state invariant is checked after every action (for tests;
-    AssertionError names the game, the turn and the broken invariant).
+    With ``check``, every action is checked for legality and every state invariant after
+    every action (for tests; AssertionError names the game, the turn and the broken
+    invariant).
     With ``profile``, ``out["profile"]`` gives the seconds spent in rules (dealing, listing
     and applying actions, final scoring), in policy decisions and in collecting results.
     """
     cdef const BoardC* b = &cb.c
     cdef Py_ssize_t n_games = seeds.shape[0], g
-    cdef int seat, slot, n_legal, k, status = 0, bad_seat = -1, bad_code = 0
-    cdef int32_t act = 0
-    cdef uint64_t x
+    cdef int seat, status = STEP_OK
     cdef GameState s
     cdef ScoreC sc[MAX_PLAYERS]
     cdef int slot_of_seat[MAX_PLAYERS]
+    cdef PolicyRef refs[MAX_PLAYERS]   # slot k's policy (`policies` keeps them alive)
     cdef Recorder rec
     cdef EventSink sink
+    cdef Step step
     cdef Py_ssize_t c0, t0, s0, o0
-    cdef int64_t t_a = 0, t_b = 0, ns_rules = 0, ns_policy = 0, ns_results = 0
-    if not 2 <= n_players <= MAX_PLAYERS:
-        raise ValueError(f"player count {n_players} outside 2..{MAX_PLAYERS}")
-    if len(policies) != n_players or len(set(map(id, policies))) != n_players:
-        raise ValueError("play_batch needs one distinct Policy instance per seat")
-    cdef PolicyRef refs[MAX_PLAYERS]   # slot k's policy (`policies` keeps them alive)
-    cdef bint checked[MAX_PLAYERS]      # its actions are known legal (not checked again)
-    for k in range(n_players):
-        policy_ref(policies[k], &refs[k])
-        # the built-in planning policies check every action they return with is_legal,
-        # and `random` draws its actions from the legal set (sample_legal, called
-        # directly: refs[k].random_rng); with `check`, for tests, the engine checks them
-        # all the same
-        checked[k] = refs[k].returns_legal and not check
+    cdef int64_t t_a = 0, t_b = 0, ns_results = 0
+    cdef int64_t ns[2]                 # rules, policy (profile)
+    cdef int64_t* prof = ns if profile else NULL
+    policy_refs(policies, n_players, refs, "play_batch")
+    ns[0] = ns[1] = 0
 
     scores = np.zeros((n_games, n_players, N_SCORE), dtype=np.int16)
     slots = np.zeros((n_games, n_players), dtype=np.int8)
@@ -399,15 +486,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     cdef int64_t[:, :, ::1] usum = usum_a
     cdef int64_t[:, ::1] ssum = ssum_a
 
-    memset(&rec, 0, sizeof(Recorder))
-    if (rows_init(&rec.claims, W_CLAIM) or rows_init(&rec.tunnels, W_TUNNEL)
-            or rows_init(&rec.stations, W_STATION) or rows_init(&rec.offers, W_OFFER)):
-        raise MemoryError()
-    sink.ctx = &rec
-    sink.on_claim = rec_claim
-    sink.on_tunnel = rec_tunnel
-    sink.on_station = rec_station
-    sink.on_offer = rec_offer
+    recorder_init(&rec, &sink, NULL)
     try:
         with nogil:
             for g in range(n_games):
@@ -416,63 +495,19 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 t0 = rec.tunnels.n
                 s0 = rec.stations.n
                 o0 = rec.offers.n
-                if profile:
-                    t_a = now_ns()
-                game_init(b, &s, n_players, seeds[g])
-                if profile:
-                    t_b = now_ns()
-                    ns_rules += t_b - t_a
-                x = seeds[g]
-                for seat in range(n_players):
-                    slot_of_seat[seat] = (seat + rec.game) % n_players if rotate else seat
-                    v_slots[g, seat] = slot_of_seat[seat]
-                for seat in range(n_players):
-                    ref_start(&refs[slot_of_seat[seat]], b, &s, seat, splitmix64(&x))
-                while s.phase != PH_OVER:
-                    if s.turn >= max_turns:
-                        v_flags[g, 1] = 1
-                        break
-                    if profile:
-                        t_a = now_ns()
-                    seat = s.current
-                    n_legal = (legal_actions(b, &s, &v_legal[0])
-                               if refs[slot_of_seat[seat]].needs_legal else 0)
-                    if profile:
-                        t_b = now_ns()
-                        ns_rules += t_b - t_a
-                    if refs[slot_of_seat[seat]].random_rng != NULL:
-                        act = sample_legal(b, &s, refs[slot_of_seat[seat]].random_rng)
-                    else:
-                        act = ref_choose(&refs[slot_of_seat[seat]], b, &s, seat,
-                                         &v_legal[0], n_legal)
-                    if profile:
-                        t_a = now_ns()
-                        ns_policy += t_a - t_b
-                    if act == -1:
-                        status = 1
-                        bad_seat = seat
-                        break
-                    if checked[slot_of_seat[seat]]:
-                        apply_legal(b, &s, act, &sink)
-                    elif apply_action(b, &s, act, &sink) != 0:
-                        status = 2
-                        bad_seat = seat
-                        break
-                    if profile:
-                        ns_rules += now_ns() - t_a
-                    if check:
-                        bad_code = check_state(b, &s)
-                        if bad_code != 0:
-                            status = 3
-                            break
-                if status != 0 or rec.failed:
+                status = play_game(b, n_players, refs, seeds[g], rotate, max_turns, check, &s,
+                                   slot_of_seat, &sink, &rec, &v_legal[0], &step, prof)
+                if status != STEP_OK or rec.failed:
                     break
+                for seat in range(n_players):
+                    v_slots[g, seat] = slot_of_seat[seat]
+                v_flags[g, 1] = s.phase != PH_OVER
                 if profile:
-                    t_a = now_ns()
+                    t_a = step_clock()
                 score_game(b, &s, sc)
                 if profile:               # final scoring is rules work
-                    t_b = now_ns()
-                    ns_rules += t_b - t_a
+                    t_b = step_clock()
+                    ns[0] += t_b - t_a
                     t_a = t_b
                 finish_game_rows(b, &s, sc, &rec, c0, s0, o0)
                 if summary:
@@ -499,26 +534,17 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     v_scores[g, seat, 15] = s.p[seat].n_routes
                     v_scores[g, seat, 16] = sc[seat].globetrotter
                 if profile:
-                    ns_results += now_ns() - t_a
+                    ns_results += step_clock() - t_a
         if rec.failed:
             raise MemoryError("out of memory while recording events")
-        if status == 3:
-            raise AssertionError(f"game {rec.game} (seed {seeds[g]}), turn {s.turn}: invariant "
-                                 f"{bad_code} broken: {CHECK_MESSAGES[bad_code]}")
-        if status != 0:
-            slot = slot_of_seat[bad_seat]
-            pol = policies[slot]
-            err = pol.take_error()
-            where = f"policy {pol.spec!r} (seat {bad_seat}, game {rec.game}, turn {s.turn})"
-            if status == 2:
-                raise PolicyError(f"{where} chose action {act}, which is not legal")
-            if isinstance(err, PolicyError):
-                raise err
-            raise PolicyError(f"{where} failed: {err!r}") from err
+        if status != STEP_OK:
+            seed_text = f" (seed {seeds[g]})" if status == STEP_ENGINE else ""
+            raise step_error(status, &step, policies[slot_of_seat[step.seat]],
+                             f"game {rec.game}{seed_text}, turn {s.turn}")
         out = dict(scores=scores, slot=slots, turns=turns,
                    all_passed=flags[:, 0].astype(bool), truncated=flags[:, 1].astype(bool))
         if profile:
-            out["profile"] = {"rules": ns_rules * 1e-9, "policy": ns_policy * 1e-9,
+            out["profile"] = {"rules": ns[0] * 1e-9, "policy": ns[1] * 1e-9,
                               "results": ns_results * 1e-9}
         if summary:
             out.update(ticket_counts=tsum_a, route_counts=rsum_a, tunnel_counts=usum_a,
@@ -528,7 +554,42 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                        stations=rows_array(&rec.stations), offers=rows_array(&rec.offers))
         return out
     finally:
-        free(rec.claims.data)
-        free(rec.tunnels.data)
-        free(rec.stations.data)
-        free(rec.offers.data)
+        recorder_free(&rec)
+
+
+def play_recorded(CompiledBoard cb, int n_players, list policies, uint64_t seed,
+                  int64_t game=0, bint rotate=False, int max_turns=TURN_LIMIT):
+    """Play one game from ``seed`` as ``play_batch`` plays game ``game`` of a batch (the
+    same function: the same deal, the same seeds for the policies, the same seating with
+    ``rotate``) and return its decisions: ``actions`` (int32 codes in order), ``seats``
+    (who chose each), ``slot`` (policy slot of each seat), ``tunnels`` (one row per tunnel
+    attempt, ``RECORD_TUNNEL_COLS``), ``truncated``. The policies are the batch's: one
+    distinct fresh ``Policy`` per slot."""
+    cdef GameState s
+    cdef int slot_of_seat[MAX_PLAYERS]
+    cdef PolicyRef refs[MAX_PLAYERS]
+    cdef Recorder rec
+    cdef GameLog log
+    cdef EventSink sink
+    cdef Step step
+    cdef int status
+    policy_refs(policies, n_players, refs, "play_recorded")
+    legal = np.empty(MAX_ACTIONS, dtype=np.int32)
+    cdef int32_t[::1] v_legal = legal
+    recorder_init(&rec, &sink, &log)
+    try:
+        rec.game = game
+        with nogil:
+            status = play_game(&cb.c, n_players, refs, seed, rotate, max_turns, False, &s,
+                               slot_of_seat, &sink, &rec, &v_legal[0], &step, NULL)
+        if rec.failed:
+            raise MemoryError("out of memory while recording a game")
+        if status != STEP_OK:
+            raise step_error(status, &step, policies[slot_of_seat[step.seat]],
+                             f"game {game}, turn {s.turn}")
+        decisions = rows_array(&log.decisions)
+        return dict(actions=decisions[:, 0].copy(), seats=decisions[:, 1].astype(np.int8),
+                    slot=np.array([slot_of_seat[k] for k in range(n_players)], dtype=np.int8),
+                    tunnels=rows_array(&log.tunnels), truncated=s.phase != PH_OVER)
+    finally:
+        recorder_free(&rec)

@@ -10,13 +10,13 @@ from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, EventSink, action_a, action_b, action_c,
-                             action_kind, apply_action, apply_legal, discard_total,
+                             action_kind, apply_legal, discard_total,
                              game_init, hand_total,
                              legal_actions, make_action, sample_legal, score_game)
 from ttrsim._rng cimport rng_below, rng_seed, splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit
-from ttrsim._policy cimport (Policy, PolicyRef, policy_ref, ref_choose, ref_start,
-                             start_python)
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, decide, policy_ref, ref_start,
+                             start_python, step_error)
 
 import numpy as np
 
@@ -609,10 +609,6 @@ cdef enum:
 
 REWARDS = {"win": R_WIN, "score": R_SCORE, "margin": R_MARGIN}
 
-cdef enum:
-    ST_OK = 0
-    ST_POLICY = 1          # a policy failed (returned -1)
-    ST_ILLEGAL = 2         # a policy answered an illegal action
 
 
 cdef class VectorEnvCore:
@@ -640,7 +636,7 @@ cdef class VectorEnvCore:
     cdef int32_t[::1] v_act
     cdef int16_t[:, ::1] v_final
     cdef int bad_env, bad_rel
-    cdef int32_t bad_code
+    cdef Step failed                # the opponent's decision that failed
     cdef public bint profile        # time the loop's parts (profile_ns)
     cdef int64_t ns[6]              # agent move, opponents, new games, obs, mask, sampling
 
@@ -655,7 +651,8 @@ cdef class VectorEnvCore:
         self.buf = NULL
 
     def __init__(self, CompiledBoard cb, int n_players, int n_envs, list policies,
-                 int seat=-1, str reward="win", int max_turns=10000, bint autoreset=True):
+                 int seat=-1, str reward="win", int max_turns=TURN_LIMIT,
+                 bint autoreset=True):
         cdef int i, k
         if n_envs < 1:
             raise ValueError(f"n_envs must be at least 1, got {n_envs}")
@@ -723,39 +720,25 @@ cdef class VectorEnvCore:
 
     # --- the loop's parts (no GIL) -----------------------------------------------
     cdef int opp_act(self, int i) noexcept nogil:
-        """Let the opponent to act in env i play one action; ST_* status."""
+        """Let the opponent to act in env i play one decision (the core's one step,
+        _policy.pxd); a STEP_* status (self.failed and bad_env say what failed)."""
         cdef GameState* s = &self.states[i]
         cdef int r = rel(s.current, self.seat[i], self.n_players)
-        cdef PolicyRef* ref = &self.refs[i * (self.n_players - 1) + r - 1]
-        cdef int n = 0
-        cdef int32_t act
-        if ref.random_rng != NULL:
-            act = sample_legal(&self.cb.c, s, ref.random_rng)
-        else:
-            if ref.needs_legal:
-                n = legal_actions(&self.cb.c, s, self.buf)
-            act = ref_choose(ref, &self.cb.c, s, s.current, self.buf, n)
-        if act == -1:
+        cdef int st = decide(&self.refs[i * (self.n_players - 1) + r - 1], &self.cb.c, s,
+                             self.buf, NULL, False, &self.failed, NULL)
+        if st != STEP_OK:
             self.bad_env = i
             self.bad_rel = r
-            return ST_POLICY
-        if ref.returns_legal:
-            apply_legal(&self.cb.c, s, act, NULL)
-        elif apply_action(&self.cb.c, s, act, NULL) != 0:
-            self.bad_env = i
-            self.bad_rel = r
-            self.bad_code = act
-            return ST_ILLEGAL
-        return ST_OK
+        return st
 
     cdef int advance(self, int i) noexcept nogil:
         """Play the opponents of env i until its agent is to act or the game ends."""
         cdef GameState* s = &self.states[i]
-        cdef int st = ST_OK
+        cdef int st = STEP_OK
         cdef int64_t t0 = now_ns() if self.profile else 0
         while s.phase != PH_OVER and s.current != self.seat[i] and s.turn < self.max_turns:
             st = self.opp_act(i)
-            if st != ST_OK:
+            if st != STEP_OK:
                 break
         if self.profile:
             self.ns[1] += now_ns() - t0
@@ -833,32 +816,26 @@ cdef class VectorEnvCore:
         """Opponents, end of game, auto-reset and output of env i after its agent moved."""
         cdef GameState* s = &self.states[i]
         cdef int st = self.advance(i)
-        if st != ST_OK:
+        if st != STEP_OK:
             return st
         if s.phase == PH_OVER or s.turn >= self.max_turns:
             self.finish(i)
             if self.autoreset:
                 st = self.new_game(i)
-                if st != ST_OK:
+                if st != STEP_OK:
                     return st
                 # a new game can end before the agent acts only when truncated at once
             else:
                 self.over[i] = 1
         self.emit(i)
-        return ST_OK
+        return STEP_OK
 
     # --- Python API -------------------------------------------------------------
     cdef raise_status(self, int st):
         pol = self._policies[self.bad_env * (self.n_players - 1) + self.bad_rel - 1]
-        seat = (self.seat[self.bad_env] + self.bad_rel) % self.n_players
-        where = (f"opponent policy {pol.spec!r} (env {self.bad_env}, seat {seat}, "
-                 f"turn {self.states[self.bad_env].turn})")
-        if st == ST_ILLEGAL:
-            raise PolicyError(f"{where} chose action {self.bad_code}, which is not legal")
-        err = pol.take_error()
-        if isinstance(err, PolicyError):
-            raise err
-        raise PolicyError(f"{where} failed: {err!r}") from err
+        raise step_error(st, &self.failed, pol,
+                         f"env {self.bad_env}, turn {self.states[self.bad_env].turn}",
+                         "opponent policy")
 
     def seed(self, uint64_t[::1] streams, uint64_t[::1] samplers):
         """Set every env's game-seed stream and sampler seed (then reset())."""
@@ -868,25 +845,25 @@ cdef class VectorEnvCore:
             rng_seed(&self.sample_rng[i], samplers[i])
 
     def reset(self):
-        cdef int i, st = ST_OK
+        cdef int i, st = STEP_OK
         with nogil:
             for i in range(self.n_envs):
                 self.v_rew[i] = 0
                 self.v_term[i] = 0
                 self.v_trunc[i] = 0
                 st = self.new_game(i)
-                if st != ST_OK:
+                if st != STEP_OK:
                     break
                 if self.states[i].phase == PH_OVER or self.states[i].turn >= self.max_turns:
                     self.finish(i)
                     self.over[i] = 1
                 self.emit(i)
-        if st != ST_OK:
+        if st != STEP_OK:
             self.raise_status(st)
 
     def step(self, actions):
         cdef int32_t[::1] act = np.ascontiguousarray(actions, dtype=np.int32)
-        cdef int i, a, st = ST_OK, bad = -1
+        cdef int i, a, st = STEP_OK, bad = -1
         cdef int32_t code
         cdef int64_t t0
         if act.shape[0] != self.n_envs:
@@ -916,9 +893,9 @@ cdef class VectorEnvCore:
                 if self.profile:
                     self.ns[0] += now_ns() - t0
                 st = self.after_move(i)
-                if st != ST_OK:
+                if st != STEP_OK:
                     break
-        if st != ST_OK:
+        if st != STEP_OK:
             self.raise_status(st)
 
     def sample_actions(self):

@@ -26,8 +26,8 @@ from ttrsim._bits cimport lowest_bit
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._policies cimport followed_plan
-from ttrsim._planning cimport (BoardInfo, Needs, Plan, PlanParams, UNIT, Workspace,
-                               board_info_init, claim_payment, hand_most, longest_claims,
+from ttrsim._planning cimport (BoardInfo, Candidates, Needs, Plan, PlanParams, UNIT, Workspace,
+                               board_info_init, cand_add, claim_payment, hand_most, turn_candidates,
                                own_components, plan_tickets, rounds_left, unknown_cards)
 
 import json
@@ -576,14 +576,13 @@ cdef class ExpertPolicy(Policy):
 
     @cython.final
     cdef void add(self, int32_t act) noexcept nogil:
-        cdef int i
-        if act < 0 or self.n_cand >= MAX_XCAND:
-            return
-        for i in range(self.n_cand):
-            if self.cand[i] == act:
-                return
-        self.cand[self.n_cand] = act
-        self.n_cand += 1
+        cdef Candidates c
+        c.act = self.cand
+        c.n = self.n_cand
+        c.cap = MAX_XCAND
+        c.one_ticket_draw = False
+        cand_add(&c, act)
+        self.n_cand = c.n
 
     @cython.final
     cdef int32_t tickets_choice(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -599,8 +598,8 @@ cdef class ExpertPolicy(Policy):
         """Fill cand[] and x[] (x[] only when there is a choice, or `always`); return -1
         when a proposer failed (self.error says why)."""
         cdef int32_t act
-        cdef int mask, i, k
-        cdef bint seen[N_CARD_TYPES]
+        cdef int mask
+        cdef Candidates c
         self.n_cand = 0
         own_components(b, s, seat, self.comp)
         open_tickets(b, s, seat, self.comp, &self.open)
@@ -625,54 +624,20 @@ cdef class ExpertPolicy(Policy):
             return 0
         self.prop[1] = self.best_claim(b, s, seat)
         self.add(self.prop[1])
-        act = make_action(ACT_DRAW_BLIND, 0, 0, 0)
-        if is_legal(b, s, act):
-            self.add(act)
-        act = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
-        if is_legal(b, s, act):
-            self.add(act)
-        self.add_longest_claims(b, s, seat, legal, n_legal)
-        # a face-up card of each colour on offer (the first slot showing it)
-        for i in range(N_CARD_TYPES):
-            seen[i] = False
-        for i in range(n_legal):
-            if action_kind(legal[i]) == ACT_DRAW_FACEUP:
-                k = s.faceup[action_a(legal[i])]
-                if k >= 0 and not seen[k]:
-                    seen[k] = True
-                    self.add(legal[i])
+        # the turn candidates the search lists too (_planning's turn_candidates): a blind
+        # draw, a ticket draw, the N_LONGEST longest claims the hand pays (tunnels only
+        # if the seat claims tunnels at all), a face-up card of each colour on offer
+        c.act = self.cand
+        c.n = self.n_cand
+        c.cap = MAX_XCAND
+        c.one_ticket_draw = False
+        self.longest = turn_candidates(b, s, seat, legal, n_legal, &c, N_LONGEST,
+                                       self.tunnels != 0, True)
+        self.n_cand = c.n
         if always or self.n_cand > 1:
             self.features(b, s, seat)
             self.plan_features(b, s, seat)
         return 0
-
-    @cython.final
-    cdef void add_longest_claims(self, const BoardC* b, const GameState* s, int seat,
-                                 const int32_t* legal, int n_legal) noexcept nogil:
-        """Claims of the N_LONGEST longest routes the hand pays, as the search proposes
-        them (a route already among the candidates counts but is not added twice; one
-        payment each: claim_payments'), tunnels only if the seat claims tunnels at all;
-        self.longest: the longest of those routes (0: no claim)."""
-        cdef int16_t order[MAX_ROUTES]
-        cdef int32_t pay[MAX_ROUTES]
-        cdef int i, k, n_claims = 0
-        cdef bint have
-        cdef int n_routes = longest_claims(b, s, seat, legal, n_legal, order, pay)
-        self.longest = 0
-        for i in range(n_routes):
-            if n_claims >= N_LONGEST:
-                break
-            if b.route_tunnel[order[i]] and not self.tunnels:
-                continue
-            if b.route_len[order[i]] > self.longest:
-                self.longest = b.route_len[order[i]]
-            have = False
-            for k in range(self.n_cand):
-                if action_kind(self.cand[k]) == ACT_CLAIM and action_a(self.cand[k]) == order[i]:
-                    have = True
-            if not have:
-                self.add(pay[order[i]])
-            n_claims += 1
 
     @cython.final
     cdef void features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:

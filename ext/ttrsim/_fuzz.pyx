@@ -8,11 +8,12 @@ from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (GameState, CompiledBoard, action_a, action_kind, apply_action, check_state,
-                             discard_total, game_init, legal_actions, score_game)
-from ttrsim._rng cimport rng_below, splitmix64
+from ttrsim._engine cimport (GameState, CompiledBoard, action_a, action_kind, check_state,
+                             discard_total, game_init, score_game)
+from ttrsim._rng cimport rng_below, rng_seed, splitmix64
 from ttrsim._bits cimport get_bit
-from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_ENGINE, STEP_OK, Step, decide, policy_ref,
+                             ref_start)
 
 import numpy as np
 
@@ -143,6 +144,45 @@ cdef class HoardPolicy(Policy):
         return (HoardPolicy, (self.spec,))
 
 
+cdef enum:
+    ILLEGAL_ACTION = 127 << 24     # action kind 127 does not exist: never legal
+ILLEGAL_CODE = ILLEGAL_ACTION
+
+
+cdef class FaultyPolicy(Policy):
+    """A policy that breaks the rules on purpose (fuzzing and tests: every loop must
+    report it): a uniformly random legal action at each of its first `after` decisions
+    of a game, then at every later one an action that is never legal (``fail=False``:
+    ILLEGAL_CODE) or a failure (``fail=True``: returns -1 with a RuntimeError kept)."""
+    cdef readonly int after
+    cdef readonly bint fail
+    cdef int count
+
+    def __init__(self, int after=0, bint fail=False, spec=None):
+        Policy.__init__(self, spec or "faulty")
+        self.after = after
+        self.fail = fail
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        rng_seed(&self.rng, seed)
+        self.count = 0
+
+    cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
+                        const int32_t* legal, int n_legal) noexcept nogil:
+        self.count += 1
+        if self.count <= self.after:
+            return legal[rng_below(&self.rng, n_legal)]
+        if self.fail:
+            with gil:
+                self.error = RuntimeError(f"faulty: gives up at decision {self.count}")
+            return -1
+        return ILLEGAL_ACTION
+
+    def __reduce__(self):
+        return (FaultyPolicy, (self.after, self.fail, self.spec))
+
+
 cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:
     """0, or the V_* code of the first final-score invariant broken."""
     cdef int q, j, t, pts, ahead, n_done, n_failed, most = 0
@@ -205,7 +245,7 @@ cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noex
 
 
 def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] seeds,
-               int max_turns=10000):
+               int max_turns=TURN_LIMIT):
     """Play ``len(seeds)`` games (game i from ``seeds[i]``, ``policies[k]`` in seat k) and
     check every invariant after every action and at the end of each game.
 
@@ -216,8 +256,8 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     ``EDGE_CASES`` entry in which the situation occurred at least once)."""
     cdef const BoardC* b = &cb.c
     cdef Py_ssize_t n_games = seeds.shape[0], g
-    cdef int seat, k, n_legal, code, q, stations_before, prev, slot, t_route = -1, kind
-    cdef int32_t act
+    cdef int seat, k, code, q, st, stations_before, prev, slot, t_route = -1, kind
+    cdef Step step
     cdef uint64_t x
     cdef int64_t n_actions = 0, n_turns = 0, n_bad = 0
     cdef int64_t by_code[N_VIOLATIONS]
@@ -256,31 +296,28 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     code = V_TRUNCATED
                     break
                 seat = s.current
-                # a policy given the list needs the whole legal set; for one that builds
-                # its action itself (`random`: sample_legal), the action it returns is the
-                # witness that the set is non-empty (apply_action checks it is legal)
-                if refs[seat].needs_legal:
-                    n_legal = legal_actions(b, &s, &legal[0])
-                    if n_legal <= 0:
-                        code = V_NO_LEGAL
-                        break
-                else:
-                    n_legal = 0
-                act = ref_choose(&refs[seat], b, &s, seat, &legal[0], n_legal)
-                if act >= 0 and action_kind(act) == ACT_PASS:
-                    seen[E_PASS] = True
                 last_round_before = s.last_round
                 deck_before = s.deck_n
                 prev = s.phase
                 stations_before = s.p[seat].stations_left
                 t_route = s.t_route
-                kind = action_kind(act) if act >= 0 else -1
-                if act < 0 or apply_action(b, &s, act, NULL) != 0:
+                # the loops' one decision step, checking everything: every action is
+                # checked, a policy given the list gets a non-empty one (for one that
+                # builds its action itself, `random`: sample_legal, the action it returns
+                # is the witness that the set is non-empty), every invariant after it
+                st = decide(&refs[seat], b, &s, &legal[0], NULL, True, &step, NULL)
+                kind = action_kind(step.act) if step.act >= 0 else -1
+                if kind == ACT_PASS:
+                    seen[E_PASS] = True
+                if st == STEP_ENGINE and step.code == 0:
+                    code = V_NO_LEGAL
+                    break
+                if st != STEP_OK and st != STEP_ENGINE:
                     code = V_ILLEGAL if refs[seat].needs_legal else V_NO_LEGAL_OR_ILLEGAL
                     break
                 n_actions += 1
-                code = check_state(b, &s)
-                if code != 0:
+                if st == STEP_ENGINE:
+                    code = step.code
                     break
                 # edge cases
                 if kind == ACT_DRAW_TICKETS and s.n_pending[seat] < b.draw_tickets:

@@ -161,3 +161,19 @@ cdef int claim_payments(const GameState* s, int seat, const int32_t* legal, int 
                         int16_t* order, int32_t* pay) noexcept nogil
 cdef int longest_claims(const BoardC* b, const GameState* s, int seat, const int32_t* legal,
                         int n_legal, int16_t* order, int32_t* pay) noexcept nogil
+
+
+# --- a decision's candidate moves: one listing for the policies that rank a few ----------
+# (the search, `expert`). Candidates are distinct action codes in the order added.
+ctypedef struct Candidates:
+    int32_t* act              # room for `cap` codes
+    int n
+    int cap
+    bint one_ticket_draw      # only the first candidate may be a ticket draw
+
+cdef bint cand_add(Candidates* c, int32_t act) noexcept nogil
+cdef void faceup_colours(Candidates* c, const GameState* s, const int32_t* legal,
+                         int n_legal, bint new_colours) noexcept nogil
+cdef int turn_candidates(const BoardC* b, const GameState* s, int seat, const int32_t* legal,
+                         int n_legal, Candidates* c, int n_longest, bint tunnels,
+                         bint faceup) noexcept nogil

@@ -11,8 +11,9 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport (action_a, action_b, action_c, action_kind, claimed_routes,
-                             hand_total, make_action, route_open)
+from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+                             claimed_routes, hand_total, is_legal, legal_actions, make_action,
+                             route_open)
 
 cdef double FAST_WEIGHT = 0.6     # weight of the fastest possible end in rounds_left
 
@@ -844,3 +845,118 @@ cdef int longest_claims(const BoardC* b, const GameState* s, int seat, const int
     cdef int n_routes = claim_payments(s, seat, legal, n_legal, order, pay)
     routes_longest_first(b, order, n_routes)
     return n_routes
+
+
+# --- a decision's candidate moves ---------------------------------------------------------
+
+cdef bint cand_add(Candidates* c, int32_t act) noexcept nogil:
+    """Add `act` unless it is none (< 0), already there, a ticket draw after the first
+    candidate under one_ticket_draw, or beyond the room; whether it was added."""
+    cdef int i
+    if act < 0 or c.n >= c.cap:
+        return False
+    if c.one_ticket_draw and c.n > 0 and action_kind(act) == ACT_DRAW_TICKETS:
+        return False
+    for i in range(c.n):
+        if c.act[i] == act:
+            return False
+    c.act[c.n] = act
+    c.n += 1
+    return True
+
+
+cdef void faceup_colours(Candidates* c, const GameState* s, const int32_t* legal,
+                         int n_legal, bint new_colours) noexcept nogil:
+    """One face-up draw of each colour on offer (the leftmost slot showing it); with
+    `new_colours`, none of a colour that a face-up draw among the candidates already takes
+    (the search's analysis ranks colours; `expert`'s models were trained with every
+    colour's leftmost slot, whatever the candidates before it)."""
+    cdef int i, j, k
+    cdef bint seen[N_CARD_TYPES]
+    cdef int32_t act
+    for i in range(N_CARD_TYPES):
+        seen[i] = False
+    for j in range(c.n if new_colours else 0):
+        act = c.act[j]
+        if action_kind(act) == ACT_DRAW_FACEUP and s.faceup[action_a(act)] >= 0:
+            seen[s.faceup[action_a(act)]] = True
+    for i in range(n_legal):
+        act = legal[i]
+        if action_kind(act) == ACT_DRAW_FACEUP:
+            k = s.faceup[action_a(act)]
+            if k >= 0 and not seen[k]:
+                seen[k] = True
+                cand_add(c, act)
+
+
+cdef int turn_candidates(const BoardC* b, const GameState* s, int seat, const int32_t* legal,
+                         int n_legal, Candidates* c, int n_longest, bint tunnels,
+                         bint faceup) noexcept nogil:
+    """A turn's candidates after the proposed moves already in `c`: a blind draw and a
+    ticket draw (when legal), claims of the `n_longest` longest routes the hand pays, one
+    payment each (claim_payments'; a route already among the candidates counts but is not
+    added twice; tunnels only with `tunnels`, and a tunnel left out does not count), and
+    with `faceup` one face-up draw of each colour on offer (faceup_colours). `legal` is
+    the turn's whole legal list. Returns the length of the longest route of those claims
+    (0: none)."""
+    cdef int16_t order[MAX_ROUTES]
+    cdef int32_t pay[MAX_ROUTES]
+    cdef int i, k, r, n_routes, n_claims = 0, longest = 0
+    cdef bint have
+    cdef int32_t act = make_action(ACT_DRAW_BLIND, 0, 0, 0)
+    if is_legal(b, s, act):
+        cand_add(c, act)
+    act = make_action(ACT_DRAW_TICKETS, 0, 0, 0)
+    if is_legal(b, s, act):
+        cand_add(c, act)
+    if n_longest > 0:
+        n_routes = longest_claims(b, s, seat, legal, n_legal, order, pay)
+        for i in range(n_routes):
+            if n_claims >= n_longest:
+                break
+            r = order[i]
+            if b.route_tunnel[r] and not tunnels:
+                continue
+            if b.route_len[r] > longest:
+                longest = b.route_len[r]
+            have = False
+            for k in range(c.n):
+                if action_kind(c.act[k]) == ACT_CLAIM and action_a(c.act[k]) == r:
+                    have = True
+                    break
+            if not have:
+                cand_add(c, pay[r])
+            n_claims += 1
+    if faceup:
+        faceup_colours(c, s, legal, n_legal, False)
+    return longest
+
+
+def _turn_candidates(game, first, int n_longest, bint tunnels, int faceup):
+    """(tests) The candidates listed in the current turn of `game` (a ``ttrsim.Game`` or
+    its core) for the seat to act, after the moves `first` (codes): turn_candidates with
+    `n_longest` and `tunnels`, then faceup 0: no face-up draw, 1: each colour's leftmost
+    slot (`expert`), 2: each colour no candidate draws already (the search analysing)."""
+    cdef GameState s
+    cdef int32_t legal[MAX_ACTIONS]
+    cdef int32_t cand[64]
+    cdef Candidates c
+    core = getattr(game, "_core", game)
+    cdef bytes data = core.state_bytes()
+    cdef CompiledBoard cb = core.cb
+    if len(data) != sizeof(GameState):
+        raise ValueError("not a ttrsim game")
+    memcpy(&s, <const char*>data, sizeof(GameState))
+    if s.phase != PH_TURN:
+        raise ValueError("not the start of a turn")
+    cdef int n = legal_actions(&cb.c, &s, legal)
+    c.act = cand
+    c.n = 0
+    c.cap = 64
+    c.one_ticket_draw = False
+    for act in first:
+        cand_add(&c, act)
+    turn_candidates(&cb.c, &s, s.current, legal, n, &c, n_longest, tunnels, faceup == 1)
+    if faceup == 2:
+        faceup_colours(&c, &s, legal, n, True)
+    return [c.act[i] for i in range(c.n)]

@@ -1,8 +1,11 @@
 # The policy interface of the compiled core. A policy chooses one of the legal actions
 # for the seat to act; the batch loop calls `choose` without the GIL. Subclass `Policy`
 # in Cython (cimport ttrsim._policy) to write a compiled policy; see docs/policies.md.
-from libc.stdint cimport int32_t, uint64_t
+from libc.stdint cimport int32_t, int64_t, uint64_t
+from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 from ttrsim._structs cimport BoardC, GameState, Rng
+from ttrsim._engine cimport (EventSink, apply_action, apply_legal, check_state, legal_actions,
+                             sample_legal)
 
 
 cdef class Policy:
@@ -68,3 +71,85 @@ cdef inline void ref_start(const PolicyRef* ref, const BoardC* b, const GameStat
 cdef inline int32_t ref_choose(const PolicyRef* ref, const BoardC* b, const GameState* s,
                                int seat, const int32_t* legal, int n_legal) noexcept nogil:
     return ref.vt.choose(ref.obj, b, s, seat, legal, n_legal)
+
+
+# --- one decision: the step every loop that plays games takes --------------------------
+#
+# play_batch (and play_recorded through it), the environments' other seats, the search's
+# playouts and the fuzzer all play a decision with `decide`: the seat to act chooses
+# through its PolicyRef, the choice is checked, then applied. `raise_step` (in _policy.pyx)
+# turns a status other than STEP_OK into the one error every loop raises.
+cdef enum:
+    STEP_OK = 0
+    STEP_POLICY = 1        # the policy returned -1 (its error says why)
+    STEP_ILLEGAL = 2       # the action chosen is not legal (nothing was applied)
+    STEP_ENGINE = 3        # with `check`: the engine listed no legal action for a policy
+                           # given the list (Step.code 0), or an invariant broke after the
+                           # action (Step.code: check_state's code)
+
+ctypedef struct Step:
+    int32_t act            # the action chosen (-1: none)
+    int seat               # the seat that chose it
+    int code               # STEP_ENGINE: see above
+
+
+cdef inline int64_t step_clock() noexcept nogil:
+    cdef timespec ts
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return ts.tv_sec * 1000000000 + ts.tv_nsec
+
+
+cdef inline int decide(const PolicyRef* ref, const BoardC* b, GameState* s, int32_t* legal,
+                       EventSink* sink, bint check, Step* out, int64_t* ns) noexcept nogil:
+    """Play the decision of the seat to act in `s` with its policy `ref`: choose, check,
+    apply (events go to `sink`, may be NULL); return a STEP_* status. `legal` is a buffer of
+    MAX_ACTIONS codes, filled only for a policy that takes the list; a `random` policy's
+    sample_legal is called directly. A policy that vouches for its actions (returns_legal)
+    is applied without a second check, unless `check`: then every action is checked, an
+    empty legal list is an engine failure rather than a call, and check_state runs after
+    the action. `ns`: NULL, or nanoseconds to add to ns[0] (rules: listing, applying,
+    checking) and ns[1] (the policy's choice)."""
+    cdef int n = 0
+    cdef int64_t t0 = 0, t1 = 0
+    out.seat = s.current
+    out.code = 0
+    if ns != NULL:
+        t0 = step_clock()
+    if ref.random_rng != NULL:
+        if ns != NULL:
+            t1 = t0
+        out.act = sample_legal(b, s, ref.random_rng)
+    else:
+        if ref.needs_legal:
+            n = legal_actions(b, s, legal)
+            if check and n <= 0:
+                out.act = -1
+                return STEP_ENGINE
+        if ns != NULL:
+            t1 = step_clock()
+            ns[0] += t1 - t0
+        out.act = ref_choose(ref, b, s, out.seat, legal, n)
+    if ns != NULL:
+        t0 = step_clock()
+        ns[1] += t0 - t1
+    if out.act == -1:
+        return STEP_POLICY
+    if ref.returns_legal and not check:
+        apply_legal(b, s, out.act, sink)
+    elif apply_action(b, s, out.act, sink) != 0:
+        return STEP_ILLEGAL
+    if check:
+        out.code = check_state(b, s)
+        if out.code != 0:
+            return STEP_ENGINE
+    if ns != NULL:
+        ns[0] += step_clock() - t0
+    return STEP_OK
+
+
+# The error of a status other than STEP_OK, raised by the loop that played the step:
+# PolicyError for STEP_POLICY (the policy's own error, or one wrapping it) and STEP_ILLEGAL,
+# AssertionError for STEP_ENGINE. `where` names the game, e.g. "game 3, turn 41" or
+# "env 2, turn 7"; `role` prefixes the policy ("opponent policy" in the environments).
+cdef object step_error(int status, const Step* step, Policy policy, str where,
+                       str role=*)

@@ -6,6 +6,8 @@ from ttrsim._structs cimport BoardC, GameState
 from ttrsim._rng cimport rng_seed
 from ttrsim._engine cimport observation_dict
 
+from ttrsim._engine import CHECK_MESSAGES
+
 
 # The error is defined with the action codec (pure Python, beneath the compiled core) so
 # that the codec's check of a Python policy's answer need not import this module back.
@@ -101,6 +103,25 @@ cdef class PyPolicy(Policy):
         except Exception as exc:
             self.error = exc
             return -1
+
+
+cdef object step_error(int status, const Step* step, Policy policy, str where,
+                       str role="policy"):
+    who = f"{role} {policy.spec!r} (seat {step.seat}, {where})"
+    if status == STEP_ILLEGAL:
+        return PolicyError(f"{who} chose action {step.act}, which is not legal")
+    if status == STEP_ENGINE:
+        if step.code == 0:
+            return AssertionError(f"{who}: the engine lists no legal action although the "
+                                  "game is not over")
+        return AssertionError(f"{who}: after its action {step.act}, invariant {step.code} "
+                              f"broken: {CHECK_MESSAGES[step.code]}")
+    err = policy.take_error()
+    if isinstance(err, PolicyError):
+        return err
+    exc = PolicyError(f"{who} failed: {err!r}")
+    exc.__cause__ = err
+    return exc
 
 
 # --- PolicyRef: calling policies through their method tables --------------------------

@@ -24,9 +24,10 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
                              legal_actions, make_action, sample_legal, score_game,
                              ticket_class)
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
-from ttrsim._planning cimport longest_claims
+from ttrsim._planning cimport Candidates, cand_add, faceup_colours, turn_candidates
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
-from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, decide, policy_ref, ref_choose,
+                             ref_start)
 
 import numpy as np
 
@@ -86,7 +87,6 @@ cdef class SearchPolicy(Policy):
     cdef int n_prop
     cdef readonly tuple rollouts       # the objects behind roll (then me) and prop
     cdef readonly tuple proposers
-    cdef bint roll_checked             # the rollout policy's actions need no legality check
     cdef bint roll_random
     cdef int32_t* buf                  # legal actions inside playouts (random rollouts)
     cdef GameState world
@@ -208,7 +208,6 @@ cdef class SearchPolicy(Policy):
         self.n_prop = len(proposers)
         for k in range(self.n_prop):
             policy_ref(proposers[k], &self.prop[k])
-        self.roll_checked = self.roll[0].returns_legal
         self.roll_random = self.roll[0].random_rng != NULL
         self.n_cand = 0
         self.chosen = -1
@@ -237,13 +236,13 @@ cdef class SearchPolicy(Policy):
         ref_start(&self.roll[q], b, s, q, seed)
 
     @cython.final
-    cdef int32_t roll_choose(self, int q, const BoardC* b, const GameState* s) noexcept nogil:
-        cdef int n = 0
-        if self.roll_random:            # seat 0's generator serves every seat
-            return sample_legal(b, s, self.roll[0].random_rng)
-        if self.roll[0].needs_legal:
-            n = legal_actions(b, s, self.buf)
-        return ref_choose(&self.roll[q], b, s, q, self.buf, n)
+    cdef inline int roll_step(self, const BoardC* b, GameState* w) noexcept nogil:
+        """One decision of a playout by the rollout instance of the seat to act (the
+        loops' one step, _policy.pxd; a `random` rollout: seat 0's generator serves every
+        seat); a STEP_* status."""
+        cdef Step st
+        return decide(&self.roll[0] if self.roll_random else &self.roll[w.current], b, w,
+                      self.buf, NULL, False, &st, NULL)
 
     @cython.final
     cdef int32_t propose(self, int k, const BoardC* b, const GameState* s, int seat,
@@ -254,27 +253,21 @@ cdef class SearchPolicy(Policy):
             return ref_choose(&self.prop[k], b, s, seat, NULL, 0)
         return ref_choose(&self.prop[k], b, s, seat, legal, n_legal)
 
-    # --- candidates -----------------------------------------------------------------
+    # --- candidates (the listing shared with `expert`: _planning's Candidates) -------
     @cython.final
-    cdef void add_cand(self, int32_t act) noexcept nogil:
-        cdef int i
-        if act < 0 or self.n_cand >= MAX_CAND:
-            return
-        if not self.ticket_draws and self.n_cand > 0 and action_kind(act) == ACT_DRAW_TICKETS:
-            return                        # only the default (first) candidate may draw
-        for i in range(self.n_cand):
-            if self.cand[i] == act:
-                return
-        self.cand[self.n_cand] = act
-        self.n_cand += 1
+    cdef inline Candidates cands(self) noexcept nogil:
+        cdef Candidates c
+        c.act = self.cand
+        c.n = self.n_cand
+        c.cap = MAX_CAND
+        c.one_ticket_draw = not self.ticket_draws   # only the default (first) may draw
+        return c
 
     @cython.final
-    cdef bint has_route(self, int route) noexcept nogil:
-        cdef int i
-        for i in range(self.n_cand):
-            if action_kind(self.cand[i]) == ACT_CLAIM and action_a(self.cand[i]) == route:
-                return True
-        return False
+    cdef void add_cand(self, int32_t act) noexcept nogil:
+        cdef Candidates c = self.cands()
+        cand_add(&c, act)
+        self.n_cand = c.n
 
     @cython.final
     cdef void list_candidates(self, const BoardC* b, const GameState* s, int seat,
@@ -282,13 +275,16 @@ cdef class SearchPolicy(Policy):
         """The candidate filter. Ticket choices and tunnel payments: every legal choice
         (a tunnel: decline, or pay with the fewest wild cards). Second card draws: each
         distinct face-up colour and the blind draw. A turn: what the proposers (the
-        rollout policy, tickets, greedy, routes) would play, a blind draw, a ticket draw,
-        and claims of the longest routes the hand pays (`claims` at most), each with one
-        payment: the proposers' if they claim that route, else the fewest wild cards and
-        the colour the hand has fewest of beyond the cost (it keeps the larger sets).
-        Analysing (uniform) ranks every choice where a phase has few: every tunnel
-        payment, every second draw (draws or not), and at a turn a face-up card of each
-        colour on offer too."""
+        rollout policy, tickets, greedy, routes) would play, then turn_candidates (a
+        blind draw, a ticket draw, and claims of the longest routes the hand pays,
+        `claims` at most, each with one payment: the proposers' if they claim that route,
+        else the fewest wild cards and the colour the hand has fewest of beyond the cost,
+        keeping the larger sets). Analysing (uniform) ranks every choice where a phase has
+        few: every tunnel payment, every second draw (draws or not), and at a turn a
+        face-up card of each colour on offer too (a colour the candidates draw already is
+        not taken twice)."""
+        cdef Candidates c
+        cdef int k
         self.n_cand = 0
         # the lead's own choice in this game (by default the rollout policy's) comes first:
         # the search departs from it only on evidence (see choose)
@@ -304,9 +300,13 @@ cdef class SearchPolicy(Policy):
             if self.draws or self.uniform:
                 self.add_second_draws(s, legal, n_legal)
         else:
-            self.add_turn(b, s, seat, legal, n_legal, seed)
+            for k in range(self.n_prop):
+                self.add_cand(self.propose(k, b, s, seat, legal, n_legal, seed))
+            c = self.cands()
+            turn_candidates(b, s, seat, legal, n_legal, &c, self.claims, True, False)
             if self.uniform:
-                self.add_faceup_colours(s, legal, n_legal)
+                faceup_colours(&c, s, legal, n_legal, True)
+            self.n_cand = c.n
 
     @cython.final
     cdef void add_all(self, const int32_t* legal, int n_legal) noexcept nogil:
@@ -330,64 +330,15 @@ cdef class SearchPolicy(Policy):
     @cython.final
     cdef void add_second_draws(self, const GameState* s, const int32_t* legal,
                                int n_legal) noexcept nogil:
-        """The blind draw and one face-up card of each colour on offer."""
+        """The blind draw and one face-up card of each colour on offer (analysing, a
+        colour the candidates draw already is not taken twice)."""
         cdef int i
-        self.add_faceup_colours(s, legal, n_legal)
+        cdef Candidates c = self.cands()
+        faceup_colours(&c, s, legal, n_legal, self.uniform)
+        self.n_cand = c.n
         for i in range(n_legal):
             if action_kind(legal[i]) != ACT_DRAW_FACEUP:
                 self.add_cand(legal[i])
-
-    @cython.final
-    cdef void add_faceup_colours(self, const GameState* s, const int32_t* legal,
-                                 int n_legal) noexcept nogil:
-        """One face-up draw of each colour on offer (the leftmost; analysing, a colour
-        already among the candidates is not taken again)."""
-        cdef int i, j, k
-        cdef bint seen[N_CARD_TYPES]
-        cdef int32_t act
-        for i in range(N_CARD_TYPES):
-            seen[i] = False
-        for j in range(self.n_cand if self.uniform else 0):
-            act = self.cand[j]
-            if action_kind(act) == ACT_DRAW_FACEUP and s.faceup[action_a(act)] >= 0:
-                seen[s.faceup[action_a(act)]] = True
-        for i in range(n_legal):
-            act = legal[i]
-            if action_kind(act) == ACT_DRAW_FACEUP:
-                k = s.faceup[action_a(act)]
-                if k >= 0 and not seen[k]:
-                    seen[k] = True
-                    self.add_cand(act)
-
-    @cython.final
-    cdef void add_turn(self, const BoardC* b, const GameState* s, int seat,
-                       const int32_t* legal, int n_legal, uint64_t seed) noexcept nogil:
-        """A turn: the proposers' choices, a blind draw, a ticket draw, the longest claims."""
-        cdef int i, k, kind
-        for k in range(self.n_prop):
-            self.add_cand(self.propose(k, b, s, seat, legal, n_legal, seed))
-        for i in range(n_legal):
-            kind = action_kind(legal[i])
-            if kind == ACT_DRAW_BLIND or kind == ACT_DRAW_TICKETS:
-                self.add_cand(legal[i])
-        if self.claims > 0:
-            self.add_longest_claims(b, s, seat, legal, n_legal)
-
-    @cython.final
-    cdef void add_longest_claims(self, const BoardC* b, const GameState* s, int seat,
-                                 const int32_t* legal, int n_legal) noexcept nogil:
-        """Claims of the `claims` longest routes the hand pays (a route already among the
-        candidates counts but is not added twice), one payment each (claim_payments)."""
-        cdef int16_t order[MAX_ROUTES]
-        cdef int32_t pay[MAX_ROUTES]
-        cdef int i, n_claims = 0
-        cdef int n_routes = longest_claims(b, s, seat, legal, n_legal, order, pay)
-        for i in range(n_routes):
-            if n_claims >= self.claims:
-                break
-            if not self.has_route(order[i]):
-                self.add_cand(pay[order[i]])
-            n_claims += 1
 
     # --- playouts -------------------------------------------------------------------
     @cython.final
@@ -398,7 +349,6 @@ cdef class SearchPolicy(Policy):
         cdef ScoreC sc[MAX_PLAYERS]
         cdef uint64_t x, wseed
         cdef int q, n_best = 0, best_other = -100000
-        cdef int32_t a
         memcpy(w, s, sizeof(GameState))
         x = base + <uint64_t>(index if self.worlds == 0 else index % self.worlds) * 0x9E3779B97F4A7C15ULL
         wseed = splitmix64(&x)
@@ -410,13 +360,8 @@ cdef class SearchPolicy(Policy):
         for q in range(w.n_players):
             self.roll_start(q, b, w, splitmix64(&x))
         while w.phase != PH_OVER and w.turn < s.turn + PLAYOUT_TURNS:
-            a = self.roll_choose(w.current, b, w)
-            if a < 0:
-                break
-            if self.roll_checked:
-                apply_legal(b, w, a, NULL)
-            elif apply_action(b, w, a, NULL) != 0:
-                break
+            if self.roll_step(b, w) != STEP_OK:
+                break                     # a failed rollout decision: scored as it stands
         score_game(b, w, sc)
         for q in range(w.n_players):
             if sc[q].rank == 1:
@@ -918,13 +863,10 @@ cdef void _plain_playout(SearchPolicy policy, const BoardC* b, GameState* w, int
                          ScoreC* sc, uint64_t* x) noexcept nogil:
     """bench_playouts: the first candidate, then the rollout policy to the end."""
     cdef int q
-    cdef int32_t a
     apply_legal(b, w, policy.cand[0], NULL)
     for q in range(w.n_players):
         policy.roll_start(q, b, w, splitmix64(x))
     while w.phase != PH_OVER and w.turn < turn + PLAYOUT_TURNS:
-        a = policy.roll_choose(w.current, b, w)
-        if a < 0:
+        if policy.roll_step(b, w) != STEP_OK:
             break
-        apply_legal(b, w, a, NULL)
     score_game(b, w, sc)

@@ -23,6 +23,12 @@ cdef enum:
     MAX_TIE_BREAKS = 4
     MAX_ACTIONS = 16384    # bound on the legal action list
 
+# The default turn limit of every loop that plays games (a game still running after this
+# many turns is stopped: scored, or truncated in the environments). Python reads it as
+# ttrsim._batch.DEFAULT_MAX_TURNS.
+cdef enum:
+    TURN_LIMIT = 10000
+
 # Tie-breaks after total points, in board order (see docs/maps.md).
 cdef enum:
     TB_TICKETS = 1         # most completed tickets

@@ -5,6 +5,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
+from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
 from ttrsim.game import Game, resolve_board
@@ -61,7 +62,7 @@ class TTREnv(AECEnv):
     metadata = {"render_modes": ["human", "ansi"], "name": "ttrsim_v0", "is_parallelizable": False}
 
     def __init__(self, board="europe", players: int = 4, *, reward: str = "win", seed: int = 0,
-                 max_turns: int = 10000, render_mode: str | None = None):
+                 max_turns: int = DEFAULT_MAX_TURNS, render_mode: str | None = None):
         super().__init__()
         if reward not in REWARDS:
             raise ValueError(f"unknown reward {reward!r}; expected one of {', '.join(REWARDS)}")

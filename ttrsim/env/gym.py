@@ -6,6 +6,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
+from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim.env.aec import observation_space, render_text
 from ttrsim.env.vector import VectorEnv
 
@@ -26,7 +27,7 @@ class TTRGymEnv(gymnasium.Env):
     metadata = {"render_modes": ["human", "ansi"]}
 
     def __init__(self, board="europe", players: int = 4, *, opponents="tickets", seat: int | None = 0,
-                 reward: str = "win", seed: int = 0, max_turns: int = 10000,
+                 reward: str = "win", seed: int = 0, max_turns: int = DEFAULT_MAX_TURNS,
                  render_mode: str | None = None):
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"unknown render_mode {render_mode!r}; expected human or ansi")

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._env import VectorEnvCore
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
@@ -46,7 +47,7 @@ class VectorEnv:
 
     def __init__(self, board="europe", players: int = 4, n_envs: int = 1, *, opponents="tickets",
                  seed: int = 0, seat: int | None = 0, reward: str = "win",
-                 max_turns: int = 10000, autoreset: bool = True):
+                 max_turns: int = DEFAULT_MAX_TURNS, autoreset: bool = True):
         self.board = resolve_board(board)
         self.board.check_players(players)
         self.n_players = int(players)
