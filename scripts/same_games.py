@@ -40,7 +40,7 @@ PARTS = ("tables", "recorded", "env", "players")
 # the compiled policies that play games of their own (search: playouts) or list candidates
 # (expert), on smaller tables: (board, specs, games)
 PLAYERS = (("newyork", ("search:playouts=12", "tickets"), 12),
-           ("usa", ("search:playouts=8:claims=4:draws=1", "routes", "greedy"), 4),
+           ("usa", ("search:playouts=8,claims=4,draws=1", "routes", "greedy"), 4),
            ("usa", ("expert", "tickets"), 60),
            ("europe", ("expert", "expert", "routes"), 30))
 
