@@ -226,3 +226,18 @@ def test_the_sign_test_is_scipy_s_exact_binomial_test():
             want = (binomtest(up, up + down, 0.5, alternative="greater").pvalue
                     if up + down and d.mean() > 0 else 1.0)
             assert p[k] == pytest.approx(want, rel=1e-9)
+
+
+def test_a_face_up_card_from_another_slot_of_its_colour_is_measured():
+    """The analysis keeps one face-up slot per colour; a card of that colour taken from
+    another slot is the same choice but for the slot refilled, and is compared as it."""
+    g = Game.from_position("usa", 2, faceup=["red", "red", "blue", "blue", "green"],
+                           current=0, seed=3)
+    g.apply(g.action("draw_blind"))
+    df = ttrsim.analyse(g, playouts=8, seed=1, played=g.action("draw_faceup", slot=1).code)
+    rows = df[df["played"]]
+    assert len(rows) == 1 and rows["code"].iloc[0] == g.action("draw_faceup", slot=0).code
+    assert np.isfinite(df.attrs["p"])
+    # another colour is not taken for it
+    df = ttrsim.analyse(g, playouts=8, seed=1, played=g.action("draw_faceup", slot=3).code)
+    assert df.loc[df["played"], "code"].iloc[0] == g.action("draw_faceup", slot=2).code

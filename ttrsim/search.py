@@ -80,6 +80,24 @@ def flag_decisions(p, level: float = FLAG_LEVEL):
         q[ok] = false_discovery_control(p[ok], method="bh")
     return q, np.where(ok, q <= level, False)
 
+def _same_faceup_colour(codes, code: int, game) -> np.ndarray:
+    """Rows that take the same face-up colour as `code`, a face-up draw from another slot
+    (the analysis keeps one slot per colour: the same choice but for the slot refilled)."""
+    from ttrsim.actions import Action
+
+    board, row = game.board, game.state()["faceup"]
+    act = Action.decode(code, board)
+    out = np.zeros(len(codes), bool)
+    if act.kind != "draw_faceup" or not 0 <= act.slot < len(row) or row[act.slot] < 0:
+        return out
+    for i, c in enumerate(codes):
+        other = Action.decode(int(c), board)
+        if other.kind == "draw_faceup" and row[other.slot] == row[act.slot]:
+            out[i] = True
+            break
+    return out
+
+
 def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, *,
             rollout: str | None = None, claims: int = 12, utility: float = 0.2,
             infer: float = 5.0, progress: bool = False, played=None,
@@ -110,7 +128,9 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
         (KeyboardInterrupt) within a fraction of a second either way.
     played : int or Action, optional
         The move played here (an action code): each row is then compared with it on the
-        same worlds (``vs_played``, ``p_better``), and the decision is flagged when the
+        same worlds (``vs_played``, ``p_better``; a face-up card taken from another slot
+        than the analysed one of its colour is compared as that row), and the decision
+        is flagged when the
         comparison says another move is better at ``level`` (one decision: its p-value
         at most ``level``; over a game's decisions the viewer controls the false
         discovery rate, docs/viewer.md).
@@ -193,6 +213,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     p_dec = float("nan")
     if code is not None:
         df["played"] = df["code"] == code
+        if not df["played"].any():
+            df["played"] = _same_faceup_colour(df["code"], code, game)
         df["vs_played"] = np.nan
         df["p_better"] = np.nan
         if df["played"].any():
