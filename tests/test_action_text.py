@@ -39,7 +39,7 @@ def test_the_halves_of_a_same_colour_double_route_read_differently(name):
 
 def test_claim_text_names_the_route_id_both_cities_the_colour_and_the_wilds():
     r = rt(EUROPE, "Barcelona", "Pamplona")                     # 2 gray tunnel
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 3, "wild": 1}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 3, "wild": 1}, {}])
     texts = {str(a) for a in g.legal_actions() if a.kind == "claim" and a.route == r}
     rid = int(EUROPE.route_id[r])
     assert texts == {f"claim route {rid} Barcelona - Pamplona (2 gray, tunnel) with 2 red",
@@ -77,7 +77,7 @@ def test_keep_text_names_the_offered_tickets_by_id_and_name():
 def test_tunnel_texts_name_the_route_and_the_cards_paid():
     r = rt(EUROPE, "Barcelona", "Pamplona")
     rid = int(EUROPE.route_id[r])
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 3, "wild": 1}],
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 3, "wild": 1}, {}],
                            deck_top=["red", "blue", "green"])
     g.apply(g.action("claim", route=r, color="red"))
     assert g.phase == "tunnel"
@@ -87,7 +87,7 @@ def test_tunnel_texts_name_the_route_and_the_cards_paid():
                             f"pay the tunnel's 1 extra cards (1 wild) for {route}",
                             f"tunnel decline: take back the cards played for {route}"])
     # all-wild tunnel: the extra card is a wild
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"wild": 3, "green": 2}],
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"wild": 3, "green": 2}, {}],
                            deck_top=["wild", "green", "green"])
     g.apply(g.action("claim", route=rt(EUROPE, "Venezia", "Zürich"), color="wild"))
     assert [str(a) for a in g.legal_actions() if a.kind == "tunnel_pay"] == [

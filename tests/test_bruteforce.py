@@ -67,13 +67,14 @@ def small_board(seed: int, n_cities: int = 7, stations: int = 3):
 
 def deal_routes(board, rnd, n_players, per_seat, cluster=0.85):
     """Random routes per seat, mostly next to the seat's own routes (so that they form
-    loops and long trails); never both halves of a double."""
+    loops and long trails); never both halves of a double, nor more trains than a seat has."""
     taken = set()
     out = []
     for q in range(n_players):
-        mine, cities = [], set()
+        mine, cities, left = [], set(), int(board.trains)
         for _ in range(per_seat):
             free = [r for r in range(board.n_routes) if r not in taken
+                    and int(board.route_len[r]) <= left
                     and (board.route_partner[r] < 0 or board.route_partner[r] not in taken)]
             near = [r for r in free if int(board.route_a[r]) in cities or int(board.route_b[r]) in cities]
             pool = near if near and rnd.random() < cluster else free
@@ -82,6 +83,7 @@ def deal_routes(board, rnd, n_players, per_seat, cluster=0.85):
             r = rnd.choice(pool)
             taken.add(r)
             mine.append(r)
+            left -= int(board.route_len[r])
             cities |= {int(board.route_a[r]), int(board.route_b[r])}
         out.append(mine)
     return out

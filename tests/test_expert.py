@@ -269,7 +269,8 @@ def test_best_claim_respects_the_double_route_rules(players, owner):
     routes = [[] for _ in range(players)]
     routes[owner] = [0]                             # the red half
     # seat 0's ticket A - B: the red half joins it already, no other route adds to it
-    g = Game.from_position(board, players, hands=[{"blue": 3}], routes=routes,
+    g = Game.from_position(board, players, hands=[{"blue": 3}] + [{}] * (players - 1),
+                           routes=routes,
                            tickets=[[4]] + [[q] for q in range(players - 1)])
     ex = ExpertPolicy()
     ex.start(g, 0, 0)

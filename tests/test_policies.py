@@ -180,7 +180,7 @@ RANDOM_POSITIONS = [
     # 4 players: seat 0 owns one half of Berlin-Frankfurt (the other half is closed to it
     # alone) and has built a station (the next costs 2); 6 trains cut the long routes;
     # two wild cards open the ferries
-    ("europe", 4, dict(hands=[{"red": 3, "blue": 2, "wild": 2, "yellow": 1}],
+    ("europe", 4, dict(hands=[{"red": 3, "blue": 2, "wild": 2, "yellow": 1}, {}, {}, {}],
                        routes=[[16], [18], [], []], stations=[["Paris"], [], [], []],
                        trains=[6, 40, 40, 40])),
     # 2 players: the other half of Bruxelles-Paris is closed to everyone

@@ -47,13 +47,13 @@ def play(g, kind, **kw):
 
 def test_colour_route_payments():
     r = rt(USA, "Chicago", "Duluth")                   # 3 red
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 2, "wild": 2, "blue": 3}])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 2, "wild": 2, "blue": 3}, {}])
     assert options(g, r) == {("red", 1), ("red", 2)}
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 3, "wild": 3}])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 3, "wild": 3}, {}])
     assert options(g, r) == {("red", 0), ("red", 1), ("red", 2), ("wild", 3)}
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"wild": 3, "blue": 5}])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"wild": 3, "blue": 5}, {}])
     assert options(g, r) == {("wild", 3)}
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 1, "wild": 1, "blue": 5}])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 1, "wild": 1, "blue": 5}, {}])
     assert options(g, r) == set()
     # another colour is never accepted, nor too few cards
     assert not g._core.is_legal(g.action("claim", route=r, color="blue").code)
@@ -63,10 +63,10 @@ def test_colour_route_payments():
 
 def test_gray_route_payments_any_one_colour():
     r = rt(USA, "Atlanta", "Charleston")               # 2 gray
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 2, "blue": 1, "green": 1, "wild": 2}])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 2, "blue": 1, "green": 1, "wild": 2}, {}])
     assert options(g, r) == {("red", 0), ("red", 1), ("blue", 1), ("green", 1), ("wild", 2)}
     # two different colours never pay a gray route
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"blue": 1, "green": 1}])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"blue": 1, "green": 1}, {}])
     assert options(g, r) == set()
 
 
@@ -74,7 +74,7 @@ def test_every_legal_claim_is_a_valid_payment():
     # Over a large hand, the claim actions offered are exactly the payments the rules
     # allow, computed here independently.
     hand_ = {"red": 3, "blue": 1, "green": 4, "white": 2, "wild": 2}
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[hand_])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[hand_, {}])
     expected = set()
     for r in range(USA.n_routes):
         n, col = int(USA.route_len[r]), USA.color_name(int(USA.route_color[r]))
@@ -92,7 +92,7 @@ def test_every_legal_claim_is_a_valid_payment():
 
 def test_claim_pays_places_trains_and_scores():
     r = rt(USA, "Chicago", "Duluth")
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 3, "wild": 2, "blue": 1}],
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 3, "wild": 2, "blue": 1}, {}],
                            discard={"green": 1})
     play(g, "claim", route=r, color="red", wild=1)
     st = g.state()
@@ -107,15 +107,15 @@ def test_claim_pays_places_trains_and_scores():
 
 def test_claim_needs_enough_trains():
     three, two = rt(USA, "Chicago", "Duluth"), rt(USA, "Atlanta", "Charleston")
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 5}], trains=[2, None])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 5}, {}], trains=[2, None])
     assert three not in claimable(g) and two in claimable(g)
     assert all(USA.route_len[r] <= 2 for r in claimable(g))
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 5}], trains=[3, None])
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 5}, {}], trains=[3, None])
     assert three in claimable(g)
 
 
 def test_route_need_not_connect_to_own_routes():
-    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 3}],
+    g = Game.from_position("usa", 2, faceup=ROW, hands=[{"red": 3}, {}],
                            routes=[[rt(USA, "Calgary", "Helena")]])
     assert rt(USA, "Chicago", "Duluth") in claimable(g)
 
@@ -134,7 +134,7 @@ def test_double_routes_by_player_count(board, a, b, c1, c2, closed_below):
     cards = {c1: 3, c2: 3}
     for n in range(bd.min_players, bd.max_players + 1):
         # seat 1 owns one half; seat 0 may take the other only from the threshold on
-        g = Game.from_position(board, n, hands=[cards], routes=[[], [r1]], seed=n)
+        g = Game.from_position(board, n, hands=[cards] + [{}] * (n - 1), routes=[[], [r1]], seed=n)
         if n < closed_below:
             assert r2 not in claimable(g), (board, n)      # closed to everyone
             assert not g._core.is_legal(g.action("claim", route=r2, color=c2).code)
@@ -143,7 +143,8 @@ def test_double_routes_by_player_count(board, a, b, c1, c2, closed_below):
             play(g, "claim", route=r2, color=c2)
             assert g.state()["route_owner"][r2] == 0
         # the owner of one half never gets the other
-        g = Game.from_position(board, n, hands=[{}, cards], routes=[[], [r1]], current=1, seed=n)
+        g = Game.from_position(board, n, hands=[{}, cards] + [{}] * (n - 2), routes=[[], [r1]],
+                               current=1, seed=n)
         assert r2 not in claimable(g)
         assert not g._core.is_legal(g.action("claim", route=r2, color=c2).code)
 
@@ -162,23 +163,23 @@ def test_both_halves_of_a_double_are_never_one_players():
 
 def test_ferry_needs_its_locomotives():
     r = rt(EUROPE, "Amsterdam", "London")               # 2 gray, ferry 2
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 2, "wild": 1}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 2, "wild": 1}, {}])
     assert options(g, r) == set()
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 2, "wild": 2}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 2, "wild": 2}, {}])
     assert options(g, r) == {("wild", 2)}
 
     r = rt(EUROPE, "Constantinople", "Sevastopol")      # 4 gray, ferry 2
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 4, "wild": 1}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 4, "wild": 1}, {}])
     assert options(g, r) == set()
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 3, "green": 2, "wild": 2}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 3, "green": 2, "wild": 2}, {}])
     assert options(g, r) == {("red", 2), ("green", 2)}
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1, "wild": 4}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1, "wild": 4}, {}])
     assert options(g, r) == {("red", 3), ("wild", 4)}
 
 
 def test_ferry_claim_spends_the_locomotives():
     r = [i for i in range(EUROPE.n_routes) if EUROPE.route_name(i).startswith("Dieppe - London")][0]
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"blue": 2, "wild": 1}])
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"blue": 2, "wild": 1}, {}])
     assert options(g, r) == {("blue", 1)}
     play(g, "claim", route=r, color="blue", wild=1)
     assert hand(g, 0) == {"blue": 1} and discard(g) == {"blue": 1, "wild": 1}
@@ -189,7 +190,7 @@ def test_ferry_claim_spends_the_locomotives():
 # tunnels
 
 def reveal_position(route_cards, revealed, faceup=ROW, **kw):
-    return Game.from_position("europe", 2, faceup=faceup, hands=[route_cards], deck_top=revealed, **kw)
+    return Game.from_position("europe", 2, faceup=faceup, hands=[route_cards, {}], deck_top=revealed, **kw)
 
 
 def test_tunnel_example_1_red_revealed():

@@ -123,7 +123,7 @@ def test_final_round_starts_at_the_trigger_one_more_turn_each(board_name, n, spa
     length, color = int(board.route_len[r]), board.colors[board.route_color[r]]
     trains = [board.end_trigger + length + spare] + [None] * (n - 1)
     g = Game.from_position(board_name, n, faceup=row_without_wilds(board, color),
-                           hands=[{color: length}], trains=trains)
+                           hands=[{color: length}] + [{}] * (n - 1), trains=trains)
     # (a hand-made train count is not 45 minus the routes' lengths: no check_state here)
     g.apply(g.action("claim", route=r, color=color))
     st = g.state()

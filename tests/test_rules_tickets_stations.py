@@ -237,16 +237,16 @@ def test_station_costs_one_two_three_cards():
 
 
 def test_station_needs_a_set_of_one_colour():
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1, "blue": 1, "green": 1}],
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1, "blue": 1, "green": 1}, {}],
                            stations=[["Paris"]])
     assert station_options(g, "Wien") == set()
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1, "blue": 1, "wild": 1}],
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1, "blue": 1, "wild": 1}, {}],
                            stations=[["Paris"]])
     assert station_options(g, "Wien") == {("red", 1), ("blue", 1)}
 
 
 def test_one_station_per_city_any_player_even_without_routes():
-    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1}],
+    g = Game.from_position("europe", 2, faceup=ROW, hands=[{"red": 1}, {}],
                            stations=[[], ["Berlin"]])
     assert station_options(g, "Berlin") == set()
     assert not g._core.is_legal(g.action("station", city="Berlin", color="red").code)
@@ -257,7 +257,7 @@ def test_one_station_per_city_any_player_even_without_routes():
 
 def test_no_stations_on_usa_and_newyork():
     for board in ("usa", "newyork"):
-        g = Game.from_position(board, 2, hands=[{"red": 3}])
+        g = Game.from_position(board, 2, hands=[{"red": 3}, {}])
         assert not any(a.kind == "station" for a in g.legal_actions())
 
 

@@ -63,12 +63,12 @@ def test_route_scoring_table(name):
 def test_route_points_scored_when_claimed():
     for length, pts in TABLES["usa"].items():
         r = next(i for i in range(USA.n_routes) if USA.route_len[i] == length)
-        g = Game.from_position("usa", 2, hands=[{"wild": 6}])
+        g = Game.from_position("usa", 2, hands=[{"wild": 6}, {}])
         g.apply(g.action("claim", route=r, color="wild"))
         assert g.state()["players"][0]["route_points"] == pts
     # Europe's 8: the Petrograd - Stockholm tunnel, nothing matching revealed
     r = rt(EUROPE, "Petrograd", "Stockholm")
-    g = Game.from_position("europe", 2, hands=[{"red": 8}], deck_top=["blue", "blue", "green"])
+    g = Game.from_position("europe", 2, hands=[{"red": 8}, {}], deck_top=["blue", "blue", "green"])
     g.apply(g.action("claim", route=r, color="red"))
     assert g.state()["players"][0]["route_points"] == 21
 

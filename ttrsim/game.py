@@ -13,11 +13,17 @@ import numpy as np
 import pandas as pd
 
 from ttrsim import maps
-from ttrsim._engine import CompiledBoard, GameCore
+from ttrsim._engine import CHECK_MESSAGES, CompiledBoard, GameCore
 from ttrsim._validate import check_int, is_int
 from ttrsim.actions import WILD, Action, IllegalActionError, card_type, encode
 
 __all__ = ["Game", "compile_board", "resolve_board"]
+
+#: The format version of a saved position (``Game.to_json``).
+POSITION_VERSION = 1
+# the core's invariant "trains left = board trains - own route lengths", which a hand-made
+# position (``from_position(trains=...)``) breaks on purpose
+_TRAINS_INVARIANT = next(i for i, m in enumerate(CHECK_MESSAGES) if m.startswith("trains left"))
 
 
 def resolve_board(board) -> "maps.Board":
@@ -172,10 +178,15 @@ class Game:
     # --- saving positions ---------------------------------------------------------------
     def to_json(self) -> str:
         """The complete position as JSON text (hidden information included): the board
-        (built-in name or map file path), the player count, the state, and a readable
-        summary. ``Game.from_json`` reads it back; ``ttrsim analyse`` reads it from a file."""
+        (built-in name or map file path), the player count, the state (with its SHA-256,
+        so that a damaged file is refused), the ttrsim version that wrote it, and a
+        readable summary (routes and tickets by map id, cards by name).
+        ``Game.from_json`` reads it back; ``ttrsim analyse`` reads it from a file."""
         import base64
+        import hashlib
         import json
+
+        from ttrsim._version import __version__
 
         board = self.board.path or self.board.name
         st = self.state()
@@ -186,15 +197,27 @@ class Game:
             from ttrsim.variants import board_to_dict
 
             where["map"] = board_to_dict(self.board)      # a board made in memory
+        raw = self._core.state_bytes()
+        b = self.board
+
+        def card(t):
+            return None if t < 0 else ("wild" if t == WILD else b.colors[t])
+
         return json.dumps({
-            "format": "ttrsim-position", "version": 1, "board": board,
+            "format": "ttrsim-position", "version": POSITION_VERSION,
+            "ttrsim_version": __version__, "board": board,
             "board_checksum": self.board.checksum, **where,
             "n_players": self.n_players,
-            "state": base64.b64encode(self._core.state_bytes()).decode("ascii"),
+            "state": base64.b64encode(raw).decode("ascii"),
+            "state_sha256": hashlib.sha256(raw).hexdigest(),
             "summary": {"turn": st["turn"], "phase": st["phase"], "current": st["current"],
-                        "faceup": st["faceup"],
-                        "players": [{k: p[k] for k in ("hand", "trains", "routes", "tickets")}
-                                    for p in st["players"]]},
+                        "faceup": [card(t) for t in st["faceup"]],
+                        "players": [{"hand": {card(t): k for t, k in enumerate(p["hand"]) if k},
+                                     "trains": p["trains"],
+                                     "routes": [int(b.route_id[r]) for r in p["routes"]],
+                                     "tickets": [int(b.ticket_id[t]) for t in p["tickets"]]}
+                                    for p in st["players"]],
+                        "numbering": "routes and tickets by map id (ids=True)"},
         }, indent=1)
 
     def save(self, path) -> None:
@@ -205,9 +228,14 @@ class Game:
     @classmethod
     def from_json(cls, text: str) -> "Game":
         """A game from ``to_json()`` text (same ttrsim version: the state is stored in the
-        core's binary layout)."""
+        core's binary layout). A file that is not a whole saved position of this format
+        (a field missing or out of range, the state damaged) is refused naming the field."""
         import base64
+        import binascii
+        import hashlib
         import json
+
+        from ttrsim._version import __version__
 
         try:
             d = json.loads(text)
@@ -216,13 +244,55 @@ class Game:
         if not isinstance(d, dict) or d.get("format") != "ttrsim-position":
             raise ValueError("not a saved position: expected a JSON object with "
                              "\"format\": \"ttrsim-position\" (write one with Game.save)")
+        if d.get("version") != POSITION_VERSION:
+            raise ValueError(f"saved position of format version {d.get('version')!r}; this "
+                             f"ttrsim reads version {POSITION_VERSION} only: load it with the "
+                             "ttrsim that saved it")
+        missing = [k for k in ("board", "n_players", "state") if k not in d]
+        if missing:
+            raise ValueError(f"the saved position has no {', '.join(map(repr, missing))} field; "
+                             "the file is cut short or edited: save the position again")
         board = _saved_board(d)
-        core = GameCore(compile_board(board), int(d["n_players"]), 0, False)
+        n = d["n_players"]
+        if not is_int(n) or not board.min_players <= n <= board.max_players:
+            raise ValueError(f"the saved position's n_players must be a player count of "
+                             f"{board.name} ({board.min_players} to {board.max_players}), "
+                             f"got {n!r}")
+        saved_by = d.get("ttrsim_version")
+        damaged = "the saved position's state is damaged"
         try:
-            core.load_state_bytes(base64.b64decode(d["state"]))
+            raw = base64.b64decode(d["state"], validate=True)
+        except (binascii.Error, TypeError, ValueError):
+            raise ValueError(f"{damaged} (not base64 text); save the position again") from None
+        digest = d.get("state_sha256")
+        if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+            raise ValueError(f"{damaged} (its SHA-256 differs from the one saved with it); "
+                             "save the position again")
+        core = GameCore(compile_board(board), int(n), 0, False)
+        try:
+            core.load_state_bytes(raw)
         except ValueError:
-            raise ValueError("saved position from another ttrsim version (state size differs); "
-                             "save it again with this version") from None
+            if saved_by is not None and saved_by != __version__:
+                raise ValueError(f"the position was saved by ttrsim {saved_by}, whose state "
+                                 f"layout differs from this ttrsim's ({__version__}): load it "
+                                 f"with ttrsim {saved_by}, or save it again") from None
+            why = ("its size differs from this ttrsim's state" if saved_by is not None else
+                   "its size differs from this ttrsim's state: damaged, or saved by another "
+                   "ttrsim version")
+            raise ValueError(f"{damaged} ({why}); save the position again") from None
+        if core.n_players != n:
+            raise ValueError(f"the saved position's n_players is {n} but its state is a "
+                             f"{core.n_players}-player game; the file is edited or damaged: "
+                             "save the position again")
+        if digest is None:
+            # no checksum saved with it: the state's own invariants are all there is to go
+            # by (but for the train counts, which a hand-made position may set freely)
+            try:
+                core.check()
+            except AssertionError as exc:
+                if not str(exc).startswith(f"invariant {_TRAINS_INVARIANT} "):
+                    raise ValueError(f"{damaged} ({str(exc).split(': ', 1)[-1]}); save the "
+                                     "position again") from None
         return cls(board, _core=core)
 
     @classmethod
@@ -250,7 +320,8 @@ class Game:
         """A game in a hand-made position, at the start of ``current``'s turn or, with
         ``first_draw``, ``offer`` or ``tunnel``, in the middle of it.
 
-        hands : per seat, a dict ``{"red": 2, "wild": 1}`` (default empty)
+        hands : one dict per seat, ``{"red": 2, "wild": 1}`` (``{}``: an empty hand; default:
+            every hand empty)
         faceup : five card names (``None`` for an empty slot); default: drawn from the deck
         deck_top : card names on top of the deck, top first; the other cards not placed
             anywhere are shuffled below them
@@ -276,92 +347,102 @@ class Game:
             ``Game.action``; set aside, so not in ``hands``) and the three cards revealed
             (at least one must ask an extra card)
 
-        Card conservation is checked: a position may not use more cards of a type than
-        the deck has.
+        Every field is checked first: an impossible one (a negative or fractional card
+        count, more cards of a colour than the deck has, a route, ticket or station in two
+        places, both halves of a double route where the rules close one, more than one entry
+        per seat, a seat, train count or tunnel payment out of range) raises one ValueError
+        line naming the field and the value as given (map ids with ``ids=True``, colour
+        names). The per-seat lists other than ``hands`` may stop early: the seats not
+        listed own nothing.
         """
         board = resolve_board(board)
-        board.check_players(n_players)
+        n = board.check_players(n_players)
+        pos = _Position(board, n, ids)
         if sum(x is not None for x in (first_draw, offer, tunnel)) > 1:
             raise ValueError("give at most one of first_draw, offer and tunnel (one decision "
                              "in the middle of a turn)")
-        if not 0 <= int(current) < n_players:
-            raise ValueError(f"current seat {current} outside 0..{n_players - 1}")
-        if ids:
-            routes = [[_by_id(board, "route", r) for r in seat] for seat in (routes or [])]
-            tickets = [[_by_id(board, "ticket", t) for t in seat] for seat in (tickets or [])]
-            ticket_deck_top = [_by_id(board, "ticket", t) for t in ticket_deck_top]
-            offer = None if offer is None else [_by_id(board, "ticket", t) for t in offer]
-            if tunnel is not None:
-                tunnel = dict(tunnel, route=_by_id(board, "route", tunnel.get("route")))
-        hands = [_hand(board, h) for h in (hands or [])][:n_players]
-        hands += [{} for _ in range(n_players - len(hands))]
-        deck_top = list(deck_top)
+        current = check_int("current", current, 0, n - 1, " (the seat to act)")
+        seed = _seed64(seed)
+        hands = [pos.cards(f"hands[{q}]", h) for q, h in enumerate(pos.seats("hands", hands, True))]
+        discard = pos.cards("discard", discard)
+        deck_top = pos.card_list("deck_top", deck_top)
+        if faceup is None:
+            faceup_ = None
+        else:
+            if not isinstance(faceup, (list, tuple)) or len(faceup) != 5:
+                raise ValueError(f"faceup needs five entries (None for an empty slot), got {faceup!r}")
+            faceup_ = [-1 if c is None else pos.card("faceup", c) for c in faceup]
+        tickets = [pos.tickets(f"tickets[{q}]", t) for q, t in
+                   enumerate(pos.seats("tickets", tickets))]
+        ticket_deck_top = pos.tickets("ticket_deck_top", ticket_deck_top)
+        routes = [pos.routes(f"routes[{q}]", r) for q, r in enumerate(pos.seats("routes", routes))]
+        stations = [pos.cities(f"stations[{q}]", x) for q, x in
+                    enumerate(pos.seats("stations", stations))]
+        trains = pos.seats("trains", trains)
         if first_draw is not None:
             # drawn blind from the top of the deck during the turn: it is in the hand
-            t = card_type(board, first_draw)
-            if hands[current].get(t, 0) < 1:
+            t = pos.card("first_draw", first_draw)
+            if hands[current][t] < 1:
                 raise ValueError(f"first_draw {first_draw!r}: the hand of seat {current} must "
                                  "hold the card drawn first")
             hands[current][t] -= 1
             deck_top = [t] + deck_top
         if offer is not None:
-            offer = [int(t) for t in offer]
+            offer = pos.tickets("offer", offer)
+            pos.check_tickets(tickets, offer, "offer")
+            for t in ticket_deck_top:
+                if t in offer:
+                    raise ValueError(f"ticket_deck_top: {pos.ticket_label(t)} is also in offer "
+                                     "(the offer is drawn from the top of the ticket deck)")
             if len(offer) != board.draw_tickets:
                 raise ValueError(f"offer: a ticket draw deals {board.draw_tickets} tickets on "
                                  f"{board.name}, got {len(offer)}")
-            ticket_deck_top = offer + [t for t in ticket_deck_top if t not in offer]
+            ticket_deck_top = offer + ticket_deck_top
+        pos.check_tickets(tickets, ticket_deck_top)
+        pos.check_routes(routes, trains)
+        pos.check_stations(stations)
+        played = None
         if tunnel is not None:
-            r = tunnel.get("route")
-            if not is_int(r) or not 0 <= r < board.n_routes or not board.route_tunnel[r]:
-                raise ValueError(f"tunnel: route {r!r} is not a tunnel of {board.name}")
-            revealed = list(tunnel.get("revealed", []))
-            if len(revealed) != 3:
-                raise ValueError("tunnel: give the three cards revealed ('revealed')")
-            col = card_type(board, tunnel.get("color", "wild"))
-            n = int(board.route_len[r])
-            wild = n if col == WILD else int(tunnel.get("wild", 0))
+            if not isinstance(tunnel, dict):
+                raise ValueError("tunnel must be a dict such as {'route': r, 'color': 'red', "
+                                 f"'wild': 0, 'revealed': ['red', 'wild', 'blue']}}, got {tunnel!r}")
+            r = pos.route("tunnel['route']", tunnel.get("route"))
+            if not board.route_tunnel[r]:
+                raise ValueError(f"tunnel: {pos.route_label(r)} is not a tunnel of {board.name}")
+            revealed = tunnel.get("revealed", [])
+            if not isinstance(revealed, (list, tuple)) or len(revealed) != 3:
+                raise ValueError("tunnel: give the three cards revealed ('revealed'), got "
+                                 f"{revealed!r}")
+            revealed = pos.card_list("tunnel['revealed']", revealed)
+            col = pos.card("tunnel['color']", tunnel.get("color", "wild"))
+            length = int(board.route_len[r])
+            wild = length if col == WILD else check_int("tunnel['wild']", tunnel.get("wild", 0),
+                                                        0, length, f" (route length {length})")
             # the cards played are set aside: back in the hand until the claim is made
-            hands[current][WILD] = hands[current].get(WILD, 0) + wild
+            played = [0] * 9
+            played[WILD] += wild
             if col != WILD:
-                hands[current][col] = hands[current].get(col, 0) + n - wild
+                played[col] += length - wild
+            hands[current] = [a + b for a, b in zip(hands[current], played)]
             deck_top = revealed + deck_top
-        core = GameCore(compile_board(board), n_players, _seed64(seed), False)
-        n = n_players
-
-        def counts(d):
-            out = [0] * 9
-            for name, k in (d or {}).items():
-                out[card_type(board, name)] += int(k)
-            return out
-
-        hands_ = [counts((hands or [{}] * n)[q] if q < len(hands or []) else {}) for q in range(n)]
-        deck_top_ = [card_type(board, c) for c in deck_top]
-        if faceup is None:
-            faceup_ = None
-        else:
-            if len(faceup) != 5:
-                raise ValueError("faceup needs five entries (None for an empty slot)")
-            faceup_ = [-1 if c is None else card_type(board, c) for c in faceup]
-
-        def per_seat(x):
-            x = list(x or [])
-            return [list(x[q]) if q < len(x) else [] for q in range(n)]
-
-        stations_ = [[board.city_index[c] if isinstance(c, str) else int(c) for c in seat]
-                     for seat in per_seat(stations)]
-        kwargs = dict(hands=hands_, deck_top=deck_top_, discard=counts(discard),
-                      tickets=per_seat(tickets), ticket_deck_top=list(ticket_deck_top),
-                      routes=per_seat(routes), stations=stations_,
-                      trains=list(trains) if trains is not None else None,
-                      current=current, seed=_seed64(seed))
+            tunnel = dict(tunnel, route=r, color=col, wild=wild)
+        pos.check_cards(hands, faceup_, discard, deck_top, current, played)
+        core = GameCore(compile_board(board), n, seed, False)
+        kwargs = dict(hands=hands, deck_top=deck_top, discard=discard, tickets=tickets,
+                      ticket_deck_top=ticket_deck_top, routes=routes, stations=stations,
+                      trains=None if all(t is None for t in trains) else trains,
+                      current=current, seed=seed)
         if faceup_ is None:
             # Deal the row from the top of the shuffled rest of the deck.
             core.set_position(faceup=[-1] * 5, **kwargs)
             state = core.state()
-            row = state["deck"][::-1][len(deck_top_):len(deck_top_) + 5]
-            kwargs["deck_top"] = deck_top_
-            faceup_ = row
+            faceup_ = state["deck"][::-1][len(deck_top):len(deck_top) + 5]
         core.set_position(faceup=faceup_, **kwargs)
+        if kwargs["trains"] is None:        # (hand-made train counts break one invariant)
+            try:
+                core.check()
+            except AssertionError as exc:   # every field was checked: a bug if reached
+                raise ValueError(f"the position is not consistent ({exc})") from None
         game = cls(board, _core=core)
         if first_draw is not None:
             game.apply(encode("draw_blind"))
@@ -369,9 +450,8 @@ class Game:
             game.apply(encode("draw_tickets"))
         elif tunnel is not None:
             try:
-                game.apply(game.action("claim", route=tunnel["route"],
-                                       color=tunnel.get("color", "wild"),
-                                       wild=int(tunnel.get("wild", 0))))
+                game.apply(game.action("claim", route=tunnel["route"], color=tunnel["color"],
+                                       wild=tunnel["wild"]))
             except IllegalActionError as exc:
                 raise ValueError(f"tunnel: the claim is not legal in this position ({exc})") from None
             if game.phase != "tunnel":
@@ -381,25 +461,193 @@ class Game:
         return game
 
 
-def _hand(board, d) -> dict:
-    """Card counts by card type from ``{"red": 2, "wild": 1}``."""
-    out = {}
-    for name, k in (d or {}).items():
-        t = card_type(board, name)
-        out[t] = out.get(t, 0) + int(k)
-    return out
+class _Position:
+    """The checks of ``Game.from_position``'s fields: each refuses a value outside its range
+    with one line naming the field and the route, ticket, city or card as the user gave it
+    (map ids with ``ids=True``, names for cards)."""
 
+    def __init__(self, board, n: int, ids):
+        if not isinstance(ids, (bool, np.bool_)):
+            raise ValueError(f"ids must be True (map ids) or False (indices), got {ids!r}")
+        self.board, self.n, self.ids = board, n, bool(ids)
 
-def _by_id(board, kind: str, ident) -> int:
-    """Index of the route or ticket with map id ``ident``."""
-    ids = board.route_id if kind == "route" else board.ticket_id
-    if not is_int(ident):
-        raise ValueError(f"{kind} id {ident!r} is not an integer")
-    hit = np.flatnonzero(ids == ident)
-    if not len(hit):
-        raise ValueError(f"{board.name} has no {kind} with id {ident} (ids {int(ids.min())}.."
-                         f"{int(ids.max())}; ids=True numbers {kind}s as the map and the tables do)")
-    return int(hit[0])
+    # --- labels -----------------------------------------------------------------------
+    def card_name(self, t: int) -> str:
+        return "wild" if t == WILD else self.board.colors[t]
+
+    def route_label(self, r: int) -> str:
+        b = self.board
+        if self.ids:
+            return f"route {int(b.route_id[r])} ({b.route_name(r)})"
+        return f"route index {r} (map id {int(b.route_id[r])}, {b.route_name(r)})"
+
+    def ticket_label(self, t: int) -> str:
+        b = self.board
+        if self.ids:
+            return f"ticket {int(b.ticket_id[t])} ({b.ticket_name(t)})"
+        return f"ticket index {t} (map id {int(b.ticket_id[t])}, {b.ticket_name(t)})"
+
+    # --- one value ---------------------------------------------------------------------
+    def seats(self, field: str, value, every: bool = False) -> list:
+        """Per-seat entries, one per seat (``every``) or for the first seats (the others
+        get None: nothing)."""
+        if value is None:
+            return [None] * self.n
+        if not isinstance(value, (list, tuple)):
+            raise ValueError(f"{field} must be a list with one entry per seat, got {value!r}")
+        if len(value) > self.n or (every and len(value) != self.n):
+            need = f"{self.n} (one per seat" + (", {} for an empty hand)" if every else ")")
+            raise ValueError(f"{field}: {len(value)} {'entry' if len(value) == 1 else 'entries'} "
+                             f"for {self.n} seats; give {need}")
+        return list(value) + [None] * (self.n - len(value))
+
+    def card(self, field: str, name) -> int:
+        b = self.board
+        if isinstance(name, str) and (name in ("wild", b.wild) or name in b.colors):
+            return WILD if name in ("wild", b.wild) else b.colors.index(name)
+        if is_int(name) and (name == WILD or 0 <= name < len(b.colors)):
+            return int(name)
+        raise ValueError(f"{field}: unknown card {name!r} on {b.name}; the cards are "
+                         f"{', '.join(b.colors)} and wild")
+
+    def card_list(self, field: str, names) -> list:
+        if isinstance(names, (str, dict)) or not hasattr(names, "__iter__"):
+            raise ValueError(f"{field} must be a list of card names, got {names!r}")
+        return [self.card(field, c) for c in names]
+
+    def cards(self, field: str, d) -> list:
+        """Counts by card type (nine) from ``{"red": 2, "wild": 1}``."""
+        out = [0] * 9
+        if d is None:
+            return out
+        if not isinstance(d, dict):
+            raise ValueError(f"{field} must be a dict of card counts such as "
+                             f"{{'red': 2, 'wild': 1}}, got {d!r}")
+        for name, k in d.items():
+            t = self.card(field, name)
+            if not is_int(k) or k < 0:
+                raise ValueError(f"{field}: {k!r} {self.card_name(t)} cards; a count of cards "
+                                 "is a whole number >= 0")
+            out[t] += int(k)
+        return out
+
+    def _index(self, field: str, kind: str, x) -> int:
+        b = self.board
+        ids = b.route_id if kind == "route" else b.ticket_id
+        if not is_int(x):
+            raise ValueError(f"{field}: {kind} {x!r} is not a whole number (a {kind} "
+                             f"{'id' if self.ids else 'index'})")
+        if self.ids:
+            hit = np.flatnonzero(ids == x)
+            if not len(hit):
+                raise ValueError(f"{field}: {b.name} has no {kind} with id {x} (ids "
+                                 f"{int(ids.min())}..{int(ids.max())}; ids=True numbers {kind}s "
+                                 "as the map and the tables do)")
+            return int(hit[0])
+        if not 0 <= x < len(ids):
+            raise ValueError(f"{field}: {kind} index {x} outside 0..{len(ids) - 1} on {b.name} "
+                             "(ids=True takes the map's ids)")
+        return int(x)
+
+    def route(self, field: str, r) -> int:
+        return self._index(field, "route", r)
+
+    def _list(self, field: str, values, what: str) -> list:
+        if values is None:
+            return []
+        if isinstance(values, (str, dict)) or not hasattr(values, "__iter__"):
+            raise ValueError(f"{field} must be a list of {what}, got {values!r}")
+        return list(values)
+
+    def routes(self, field: str, values) -> list:
+        return [self.route(field, r) for r in self._list(field, values, "routes")]
+
+    def tickets(self, field: str, values) -> list:
+        return [self._index(field, "ticket", t) for t in self._list(field, values, "tickets")]
+
+    def cities(self, field: str, values) -> list:
+        b, out = self.board, []
+        for x in self._list(field, values, "cities"):
+            if isinstance(x, str) and x in b.city_index:
+                out.append(b.city_index[x])
+            elif is_int(x) and 0 <= x < b.n_cities:
+                out.append(int(x))
+            else:
+                raise ValueError(f"{field}: unknown city {x!r} on {b.name} (a city name or an "
+                                 f"index 0..{b.n_cities - 1})")
+        return out
+
+    # --- the whole position -------------------------------------------------------------
+    def check_tickets(self, tickets, deck_top, deck_field: str = "ticket_deck_top") -> None:
+        """Each ticket in one place: one seat's tickets, or the top of the ticket deck."""
+        where = {}
+        places = [(f"tickets[{q}]", ts) for q, ts in enumerate(tickets)]
+        for field, ts in places + [(deck_field, deck_top)]:
+            for t in ts:
+                if t in where:
+                    again = "given twice" if where[t] == field else f"also in {where[t]}"
+                    raise ValueError(f"{field}: {self.ticket_label(t)} is {again}; a ticket "
+                                     "is in one place")
+                where[t] = field
+
+    def check_routes(self, routes, trains) -> None:
+        b, owner = self.board, {}
+        for q, rs in enumerate(routes):
+            for r in rs:
+                if r in owner:
+                    who = "given twice" if owner[r] == q else f"also in routes[{owner[r]}]"
+                    raise ValueError(f"routes[{q}]: {self.route_label(r)} is {who}; a route "
+                                     "has one owner")
+                p = int(b.route_partner[r])
+                if p >= 0 and p in owner:
+                    if owner[p] == q:
+                        raise ValueError(f"routes[{q}]: {self.route_label(r)} and "
+                                         f"{self.route_label(p)} are the two halves of a double "
+                                         "route; one seat may claim only one of them")
+                    if self.n < b.double_min_players:
+                        raise ValueError(
+                            f"routes[{q}]: {self.route_label(r)} and {self.route_label(p)} (in "
+                            f"routes[{owner[p]}]) are the two halves of a double route; with "
+                            f"{self.n} players only one may be claimed ({b.name} opens both "
+                            f"from {b.double_min_players} players)")
+                owner[r] = q
+        for q, (rs, left) in enumerate(zip(routes, trains)):
+            used = int(sum(int(b.route_len[r]) for r in rs))
+            if used > b.trains:
+                raise ValueError(f"routes[{q}]: the routes take {used} trains, a seat has "
+                                 f"{b.trains}")
+            if left is not None:
+                check_int(f"trains[{q}]", left, 0, b.trains - used,
+                          f" ({b.trains} trains less the {used} of seat {q}'s routes)")
+
+    def check_stations(self, stations) -> None:
+        b, builder = self.board, {}
+        for q, xs in enumerate(stations):
+            if len(xs) > b.stations:
+                raise ValueError(f"stations[{q}]: {len(xs)} stations, a seat has {b.stations} "
+                                 f"on {b.name}")
+            for x in xs:
+                if x in builder:
+                    who = "given twice" if builder[x] == q else f"also in stations[{builder[x]}]"
+                    raise ValueError(f"stations[{q}]: {b.cities[x]} is {who}; a city takes one "
+                                     "station")
+                builder[x] = q
+
+    def check_cards(self, hands, faceup, discard, deck_top, current, played) -> None:
+        """No more cards of a type than the deck has, naming the colour and where they are."""
+        b = self.board
+        deck = list(b.deck_colors.astype(int)) + [0] * (WILD - len(b.colors)) + [b.deck_wild]
+        for t in range(9):
+            parts = {"hands": sum(h[t] for h in hands),
+                     "face-up": sum(1 for c in (faceup or []) if c == t),
+                     "discard": discard[t], "deck_top": sum(1 for c in deck_top if c == t)}
+            total = sum(parts.values())
+            if total > deck[t]:
+                where = ", ".join(f"{k} {v}" for k, v in parts.items() if v)
+                extra = (f", of which {played[t]} played on the tunnel" if played and played[t]
+                         else "")
+                raise ValueError(f"the position uses {total} {self.card_name(t)} cards ({where}"
+                                 f"{extra}), the {b.name} deck has {deck[t]}")
 
 
 def _saved_board(d: dict):
@@ -412,6 +660,9 @@ def _saved_board(d: dict):
     elif d.get("map"):
         board, source = maps.from_dict(d["map"], "<map saved in the position>"), "the saved map"
     else:
+        if not isinstance(d.get("board"), str):
+            raise ValueError(f"the saved position's board must be a board name or map file, "
+                             f"got {d.get('board')!r}")
         try:
             board = resolve_board(d["board"])
         except (OSError, ValueError) as exc:
