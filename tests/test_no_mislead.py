@@ -37,6 +37,7 @@ def paired(**baseline_changes):
     ({"games": 400}, "game count 400 in the baseline, 4 in the run"),
     ({"seed": 8}, "seed"),
     ({"rotate": True}, "seat layout (rotation) True in the baseline, False in the run"),
+    ({"max_turns": 500}, "turn limit 500 in the baseline, 10000 in the run"),
 ])
 def test_report_baseline_of_another_run_is_refused(monkeypatch, tmp_path, capsys, change, words):
     run, base = paired(**change)

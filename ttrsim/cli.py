@@ -101,9 +101,15 @@ def _cmd_report(sub):
         if args.stronger is not None:
             from ttrsim.analysis import compare_play
 
+            strong_run = load_run(args.stronger)
+            if _same_play(run.manifest, strong_run.manifest):
+                raise ValueError(f"--stronger {args.stronger} is played by the same policies as "
+                                 f"{args.run_dir} ({', '.join(run.manifest['policies'])}): it is "
+                                 "no stronger play; give a run of the same games played by "
+                                 "other policies, e.g. simulate ... --policy expert")
             strong_baseline = (load_run(args.stronger_baseline)
                                if args.stronger_baseline is not None else None)
-            stronger = compare_play(run, load_run(args.stronger),
+            stronger = compare_play(run, strong_run,
                                     baseline if strong_baseline is not None else None,
                                     strong_baseline)
         out_dir = args.out or Path(args.run_dir) / "report"
@@ -112,6 +118,15 @@ def _cmd_report(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+def _same_play(m: dict, other: dict) -> bool:
+    """Whether two manifests name the same policies seat by slot, with the same expert
+    models: the same games would be played the same way."""
+    from ttrsim.results import model_digests
+
+    return (list(m.get("policies", [])) == list(other.get("policies", [])) and
+            model_digests(m.get("expert_models")) == model_digests(other.get("expert_models")))
 
 
 def _cmd_simulate(sub):
@@ -391,6 +406,7 @@ def _cmd_compare(sub):
 
         check_output_file(args.csv, "--csv")
         check_output_dir(args.report, "--report")
+        _check_rows(args.rows)
 
         from ttrsim import maps
         from ttrsim.analysis.studies import compare, compare_variant
@@ -497,7 +513,12 @@ def _stronger_players(args):
 
     players = _study_players(args)
     specs = [DEFAULT_POLICY] * players if isinstance(players, int) else list(players)
-    return replace_policy(specs, args.stronger)
+    strong = replace_policy(specs, args.stronger)
+    if strong == specs:
+        raise ValueError(f"--stronger {args.stronger}: every seat plays {args.stronger} already, "
+                         "so the study would be played again the same way; give a stronger "
+                         "policy than the seats' (e.g. --stronger expert)")
+    return strong
 
 
 def _stronger_out(args):
@@ -527,13 +548,18 @@ def _cmd_route_importance(sub):
 
         _study_outputs(args)
         strong_players = _stronger_players(args)
+        _check_rows(args.rows)
         routes = None
-        if args.routes:
+        if args.routes is not None:       # --routes '' selects nothing: refused, not every route
             try:
                 routes = [int(x) for x in args.routes.split(",") if x.strip()]
             except ValueError:
                 raise ValueError(f"--routes {args.routes!r}: give route ids separated by commas, "
                                  "e.g. 3,17,42") from None
+            if not routes:
+                raise ValueError(f"--routes {args.routes!r} names no route: give route ids "
+                                 "separated by commas, e.g. 3,17,42, or leave --routes out to "
+                                 "remove every route in turn")
         def study(players, out):
             return route_importance(args.board, players, args.games, args.seed, args.jobs,
                                     routes=routes, batch_size=args.batch_size,
@@ -614,8 +640,11 @@ def _cmd_ticket_fairness(sub):
         last = f.table[f.table["round"] == f.table["round"].max()]
         first = f.table[f.table["round"] == 0].set_index("ticket")
         shown = last.assign(printed=last.ticket.map(first.points))[
-            ["ticket", "name", "printed", "points", "completion", "value", "suggested", "balanceable"]]
+            ["ticket", "name", "printed", "points", "completion", "value", "suggested",
+             "balanceable", "reliable"]]
         print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        if f.unreliable_note():
+            print(f.unreliable_note())
         stronger = None
         if strong_players is not None:
             stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
@@ -684,6 +713,13 @@ def _cmd_league(sub):
 
 
 COMMANDS += [_cmd_league]
+
+
+def _check_rows(rows) -> None:
+    """``--rows``: a count of rows to print (pandas' head(-1) would drop the last row)."""
+    from ttrsim._validate import check_int
+
+    check_int("--rows", rows, 1, hint=" (rows printed; --csv writes the whole table)")
 
 
 def check_output_dir(path, option: str) -> None:

@@ -331,6 +331,11 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             known = ", ".join(info.params) or "none"
             raise ValueError(f"policy {name!r}: bad parameter {item!r}; parameters: {known}")
         default = info.params[key][0]
+        if not value.strip():
+            # "model=" must not fall back to the default silently
+            raise ValueError(f"policy {name!r}: parameter {key} has no value ({item!r}); give "
+                             f"{key}=VALUE ({info.params[key][1]}) or leave it out for the "
+                             "default")
         try:
             params[key] = type(default)(float(value)) if isinstance(default, (int, float)) else value
         except ValueError:

@@ -22,7 +22,7 @@ from ttrsim.tables import EVENT_TABLES, SUMMARY_TABLES, add_summary, categories,
 from ttrsim.variants import rebuild
 
 __all__ = ["Run", "load_run", "board_of", "prepare_out", "finish_out", "mark_done", "unmark_done",
-           "resumed_batch_size",
+           "resumed_batch_size", "check_kind", "job_kind",
            "atomic_write", "part_path"]
 
 
@@ -254,6 +254,7 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
                          "(it is created if missing)")
     if (path / "manifest.json").exists():
         old = read_manifest(path)
+        check_kind(path, old, manifest)
         diff = [k for k in identity if old.get(k) != manifest.get(k)]
         details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
         # the same spec plays other games with another model file: compared by content,
@@ -278,6 +279,23 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
     done = path / "done"
     # a marker still being written is named NAME.tmp: only finished ones count
     return {p.name for p in done.iterdir() if not p.name.endswith(".tmp")} if done.is_dir() else set()
+
+
+def job_kind(manifest: dict) -> str:
+    """What a directory's manifest says it holds, in words: "a simulate run" or "a
+    ticket-fairness study" (a study's manifest names its ``kind``)."""
+    kind = manifest.get("kind")
+    if kind is None:
+        return "a simulate run"
+    return f"a {str(kind).replace('_', '-')} study"
+
+
+def check_kind(path, old: dict, manifest: dict) -> None:
+    """Refuse a directory that holds another kind of job (a study's results where a
+    simulate run is asked for, or the reverse), saying what it holds."""
+    if old.get("kind") != manifest.get("kind"):
+        raise ValueError(f"{path} holds {job_kind(old)}, not {job_kind(manifest)}; choose "
+                         "another --out directory (or delete this one)")
 
 
 def resumed_batch_size(path, batch_size):
@@ -394,6 +412,9 @@ def load_run(path) -> Run:
     """Read a run written with ``out=`` (or ``--out``) back."""
     path = Path(path)
     manifest = read_manifest(path)
+    if manifest.get("kind") is not None:
+        raise ValueError(f"{path} holds {job_kind(manifest)}, not a simulate run; point to the "
+                         "directory simulate --out wrote")
     lacking = [k for k in ("board", "board_checksum", "games", "batches", "batch_size", "policies",
                            "seed", "summary") if k not in manifest]
     if lacking:

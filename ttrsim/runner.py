@@ -20,7 +20,7 @@ from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_n_jobs
 from ttrsim.batches import IDENTITY, RunConfig, make_config, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
-from ttrsim.results import (Run, batch_name, broken_batches, finish_out, prepare_out,
+from ttrsim.results import (Run, batch_name, broken_batches, check_kind, finish_out, prepare_out,
                             read_manifest, saved_run, unmark_done, write_batch)
 from ttrsim.tables import EVENT_TABLES, add_summary, batch_summary, batch_tables, summary_tables
 
@@ -79,6 +79,8 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     done = set()
     if path is not None:
         identity, redo = IDENTITY, set()
+        if saved is not None:
+            check_kind(path, saved, manifest)     # a study's directory is not a run to grow
         if saved is not None and saved.get("games") != cfg.games:
             identity, redo = _extension(path, saved, cfg)
         names = prepare_out(path, manifest, identity)

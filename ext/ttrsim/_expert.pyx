@@ -419,11 +419,25 @@ def model_from_dict(d, path="<model>"):
         raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
     if d.get("version") != FORMAT_VERSION:
         raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
-    if list(d.get("features", [])) != list(FEATURES):
-        raise bad("its feature list differs from this ttrsim's features "
-                  f"({len(d.get('features', []))} given, {N_FEAT} expected)")
+    given = d.get("features")
+    if not isinstance(given, list):
+        raise bad("no 'features' list (the names of the features its trees read, in order)")
+    if given != list(FEATURES):
+        # names and order both matter: a tree reads its features by position
+        if len(given) != N_FEAT:
+            what = f"{len(given)} given, {N_FEAT} expected"
+        else:
+            i = next(k for k in range(N_FEAT) if given[k] != FEATURES[k])
+            what = (f"feature {i} is {given[i]!r}, this ttrsim's is {FEATURES[i]!r}: "
+                    + ("another order" if sorted(map(str, given)) == sorted(FEATURES)
+                       else "other names"))
+        raise bad(f"its feature list differs from this ttrsim's features ({what})")
     if not isinstance(d.get("setup"), dict):
         raise bad("no 'setup' section (the trees that choose initial tickets)")
+    if "turns" not in d:
+        # a file cut short must not play as a setup-only model
+        raise bad("no 'turns' section (the trees that choose a turn's move; a model "
+                  "without them says \"turns\": null)")
     if d.get("turns") is not None and not isinstance(d.get("turns"), dict):
         raise bad("'turns' must be a section of trees or null")
     cdef ExpertModel m = ExpertModel()

@@ -8,6 +8,7 @@ tables are absent is kept with a note saying why it was skipped.
 from __future__ import annotations
 
 import html
+import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -366,6 +367,12 @@ def _stronger(sec: Section, run, ctx) -> None:
                  "stronger=ttrsim.analysis.compare_play(run, strong_run)).")
         return
     m = cmp.manifest
+    if list(m["base_policies"]) == list(m["strong_policies"]) and \
+            len(set((m.get("expert_models") or {}).values())) <= 1:
+        # the same policies twice: a check of the pairing, not stronger play
+        sec.heading = "The same policies played again"
+        sec.note("Both runs are played by the same policies: this section compares the run "
+                 "with itself (every difference should be zero), not with stronger play.")
     base, strong = m["base_label"], m["strong_label"]
     if base == strong:
         base, strong = f"{base} (base)", f"{strong} (strong)"
@@ -475,6 +482,7 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
                         ("games", "games"), ("seed", "seed"), ("players", "players"),
                         ("policies", "base_policies")], "run", "compare_play(run, strong_run)")
     out_dir = Path(out_dir)
+    created = not out_dir.exists()
     out_dir.mkdir(parents=True, exist_ok=True)
     manifest = manifest_of(run)
     ctx = {"manifest": manifest, "board": getattr(run, "board", None), "baseline": baseline,
@@ -483,17 +491,24 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
     title = title or f"ttrsim report: {board_name}, {_manifest_value(manifest, 'games', default='?')} games"
     sections = []
     bar = progress_bar(progress, len(SECTIONS), unit="section", desc="report", scale=False)
-    for slug, heading, build in SECTIONS:
+    try:
+        for slug, heading, build in SECTIONS:
+            if bar is not None:
+                bar.set_postfix_str(slug)
+            sec = Section(out_dir, slug, heading)
+            try:
+                build(sec, run, ctx)
+            except (Skip, an.MissingTable) as reason:
+                sec.parts = [f'<p class="skipped">Skipped: {html.escape(str(reason))}.</p>']
+            sections.append(sec)
+            if bar is not None:
+                bar.update()
+        return write_page(out_dir, title, sections)
+    except BaseException:
+        # a refused run (a damaged part read on the way) leaves no half-written report
+        if created:
+            shutil.rmtree(out_dir, ignore_errors=True)
+        raise
+    finally:
         if bar is not None:
-            bar.set_postfix_str(slug)
-        sec = Section(out_dir, slug, heading)
-        try:
-            build(sec, run, ctx)
-        except (Skip, an.MissingTable) as reason:
-            sec.parts = [f'<p class="skipped">Skipped: {html.escape(str(reason))}.</p>']
-        sections.append(sec)
-        if bar is not None:
-            bar.update()
-    if bar is not None:
-        bar.close()
-    return write_page(out_dir, title, sections)
+            bar.close()

@@ -204,6 +204,8 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
              "round (so the change is paired).")
     manifest_table(sec, m)
     sp = Section(out_dir, "spread", "Spread before and after")
+    if fairness.unreliable_note():
+        sp.note(fairness.unreliable_note())
     s = fairness.spread
     for _, r in s.iterrows():
         if r["round"] == 0:

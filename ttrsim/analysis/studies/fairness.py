@@ -26,7 +26,11 @@ from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,
 from ttrsim.stats import wilson_interval
 from ttrsim.variants import variant
 
-__all__ = ["Fairness", "ticket_fairness", "ticket_difficulty"]
+__all__ = ["Fairness", "ticket_fairness", "ticket_difficulty", "MIN_KEPT"]
+
+#: A ticket kept fewer times than this in a round has a completion rate (and so suggested
+#: points) too uncertain to act on: its rows are flagged ``reliable = False``.
+MIN_KEPT = 30
 
 # manifest keys that define a ticket-fairness job: a resumed one must match them all (more
 # rounds may be asked for: the rounds played are reused)
@@ -113,11 +117,14 @@ def _values(K, C, points, D):
 
 
 def _spread(v, w, mask):
-    """Keep-weighted coefficient of variation of the values over the tickets in ``mask``."""
+    """Keep-weighted coefficient of variation of the values over the tickets in ``mask``
+    (a ticket nobody kept weighs nothing; NaN when no ticket was kept)."""
     v, w = v[..., mask], w[..., mask].astype(float)
-    mean = (w * v).sum(-1) / w.sum(-1)
-    sd = np.sqrt((w * (v - mean[..., None]) ** 2).sum(-1) / w.sum(-1))
-    return sd / mean
+    v = np.where(w > 0, v, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mean = (w * v).sum(-1) / w.sum(-1)
+        sd = np.sqrt((w * (v - mean[..., None]) ** 2).sum(-1) / w.sum(-1))
+        return sd / mean
 
 
 @dataclasses.dataclass
@@ -127,9 +134,11 @@ class Fairness:
     ``table``: one row per ticket and round (round 0: the board as given; round k: the
     points suggested after round k - 1) with ``points, difficulty, kept, completion``
     (Wilson interval), ``value`` (expected net ticket points per train space of difficulty,
-    bootstrap interval), ``suggested`` points and ``balanceable``. ``spread``: per round
-    the coefficient of variation of the value over the balanceable tickets, and over all
-    tickets, with bootstrap intervals; and the paired change from round 0. ``boards``: the
+    bootstrap interval), ``suggested`` points, ``balanceable`` (the suggestion comes from
+    this round's completion rate) and ``reliable`` (kept at least :data:`MIN_KEPT` times).
+    ``spread``: per round the coefficient of variation of the value over the tickets
+    balanceable in round 0, and over all tickets, with bootstrap intervals; the paired
+    change from round 0; ``unreliable``, the tickets kept too rarely. ``boards``: the
     board of each round (``boards[-1]``: the last suggestion, a ``ttrsim.variant``).
     """
 
@@ -137,6 +146,22 @@ class Fairness:
     spread: pd.DataFrame
     boards: list
     manifest: dict
+
+    def unreliable_note(self) -> str:
+        """One line naming the tickets kept fewer than :data:`MIN_KEPT` times (their rows
+        say ``reliable = False``) and about how many games would do; "" when none was."""
+        t = self.table
+        rare = t[~t.reliable.astype(bool)]
+        if rare.empty:
+            return ""
+        games = self.manifest["games"]
+        fewest = int(rare.kept.min())
+        need = (f"about {int(np.ceil(games * MIN_KEPT / fewest)):,} games" if fewest else
+                f"more than {games * MIN_KEPT:,} games (some tickets were never kept)")
+        rounds = ", ".join(str(int(r)) for r in sorted(rare["round"].unique()))
+        return (f"UNRELIABLE: {rare.ticket.nunique()} tickets were kept fewer than {MIN_KEPT} "
+                f"times in round(s) {rounds} (reliable = False): their completion rates and "
+                f"suggested points are too uncertain to act on; play {need}")
 
     @property
     def suggested(self) -> dict:
@@ -163,11 +188,22 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     within ``points / max_factor .. points x max_factor``; other tickets keep their points
     (no points make a ticket that fails about as often as it succeeds a fair one).
     Each of ``rounds`` re-simulates the same seeds with the suggested points and suggests
-    again from the new completion rates. Intervals: bootstrap over games (``n_resamples``),
+    again from the new completion rates; a ticket not kept in a round, or completed at most
+    half the time in it, keeps its points that round (``balanceable`` is False in that
+    round's rows). Suggested points therefore always lie within the bounds above.
+    A ticket kept fewer than :data:`MIN_KEPT` times in a round gets ``reliable = False``
+    in that round's rows (its completion rate, and so its suggestion, is too uncertain to
+    act on: play more games); ``spread.unreliable`` counts them per round.
+    Intervals: bootstrap over games (``n_resamples``, at least ``2 / (1 - confidence)``),
     the same resampled games for every round, so the change of the spread is paired.
     """
     rounds = check_int("rounds", rounds, 0)
     check_fraction("min_completion", min_completion, 0.5, 1.0)
+    check_fraction("confidence", confidence)
+    # a percentile interval at this level needs a resample beyond each of its ends
+    fewest = int(np.ceil(round(2 / (1 - confidence), 9)))
+    check_int("n_resamples (--resamples)", n_resamples, fewest,
+              hint=f" (a {confidence:.0%} bootstrap interval needs at least {fewest} resamples)")
     if max_factor < 1:
         raise ValueError(f"max_factor must be at least 1, got {max_factor!r}")
     start = time.perf_counter()
@@ -185,9 +221,9 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     boards, counts, suggestions = [base], [_ticket_counts(cfg, n_jobs, backend, scheduler, **job)], []
     balanceable = None
     for r in range(rounds + 1):
-        sug, target, balanceable = _suggest(counts[r], boards[r], base, D, balanceable,
-                                            min_completion, max_factor)
-        suggestions.append((sug, target))
+        sug, target, balanceable, now = _suggest(counts[r], boards[r], base, D, balanceable,
+                                                 min_completion, max_factor)
+        suggestions.append((sug, target, now))
         if r < rounds:
             changes = {int(t): int(s) for t, s in zip(base.ticket_id, sug)}
             vb = variant(base, ticket_points=changes, name=f"{base.name}.fair{r + 1}")
@@ -218,13 +254,16 @@ def _suggest(counts, board, base, D, balanceable, min_completion, max_factor):
     if balanceable is None:
         balanceable = np.isfinite(p) & (p >= min_completion)
     w = K.sum(0)
-    target = float((w * v)[balanceable].sum() / w[balanceable].sum())
+    # this round's suggestion needs a completion rate above one half (a ticket not kept in
+    # this round, or failing as often as not, keeps its points): always within the bounds
+    now = balanceable & np.isfinite(p) & (p > 0.5)
+    target = float((w * v)[now].sum() / w[now].sum()) if w[now].sum() > 0 else float("nan")
     with np.errstate(divide="ignore", invalid="ignore"):
-        raw = target * D / (2 * p - 1)
-    sug = np.where(balanceable, np.clip(np.round(raw), np.ceil(orig / max_factor),
-                                        np.floor(orig * max_factor)), pts)
-    sug = np.clip(np.nan_to_num(sug, nan=1), 1, 999).astype(int)
-    return sug, target, balanceable
+        raw = np.round(target * D / (2 * p - 1))
+    now &= np.isfinite(raw)
+    low, high = np.maximum(np.ceil(orig / max_factor), 1), np.floor(orig * max_factor)
+    sug = np.where(now, np.clip(np.where(now, raw, 0), low, high), pts).astype(int)
+    return sug, target, balanceable, now
 
 
 def _bootstrap(counts, boards, D, balanceable, n_resamples, seed):
@@ -268,7 +307,7 @@ def _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence)
             # a ticket that no resample kept has no value: a NaN interval, not a warning
             warnings.simplefilter("ignore", RuntimeWarning)
             vlo, vhi = np.nanquantile(boot_v[r], [alpha / 2, 1 - alpha / 2], axis=0)
-        sug, target = suggestions[r]
+        sug, target, now = suggestions[r]
         for t in range(base.n_tickets):
             rows.append({"round": r, "ticket": int(base.ticket_id[t]),
                          "name": base.ticket_name(t).rsplit(" (", 1)[0],
@@ -276,22 +315,30 @@ def _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence)
                          "completion": p[t], "completion_low": lo[t], "completion_high": hi[t],
                          "value": v[t], "value_low": vlo[t], "value_high": vhi[t],
                          "target": target, "suggested": int(sug[t]),
-                         "balanceable": bool(balanceable[t])})
+                         "balanceable": bool(now[t]), "reliable": bool(k[t] >= MIN_KEPT)})
         if finite_all is None:
             finite_all = np.isfinite(v)
         s = _spread(v, k, balanceable)
         sa = _spread(np.where(np.isfinite(v), v, 0), k, finite_all)
         bs, ba = boot_s[r], boot_all[r]
-        srows.append({"round": r, "board": boards[r].name, "target_value": target,
-                      "spread": s, "spread_low": np.quantile(bs, alpha / 2),
-                      "spread_high": np.quantile(bs, 1 - alpha / 2),
-                      "change": s - _spread(*_first(counts, boards, D, balanceable)),
-                      "change_low": np.quantile(bs - s0, alpha / 2),
-                      "change_high": np.quantile(bs - s0, 1 - alpha / 2),
-                      "spread_all": sa, "spread_all_low": np.quantile(ba, alpha / 2),
-                      "spread_all_high": np.quantile(ba, 1 - alpha / 2),
-                      "change_all_low": np.quantile(ba - a0, alpha / 2),
-                      "change_all_high": np.quantile(ba - a0, 1 - alpha / 2)})
+        with warnings.catch_warnings():
+            # a resample in which no ticket was kept has no spread: left out, not a warning
+            warnings.simplefilter("ignore", RuntimeWarning)
+
+            def q(x, level):
+                return np.nanquantile(x, level)
+
+            srows.append({"round": r, "board": boards[r].name, "target_value": target,
+                          "spread": s, "spread_low": q(bs, alpha / 2),
+                          "spread_high": q(bs, 1 - alpha / 2),
+                          "change": s - _spread(*_first(counts, boards, D, balanceable)),
+                          "change_low": q(bs - s0, alpha / 2),
+                          "change_high": q(bs - s0, 1 - alpha / 2),
+                          "spread_all": sa, "spread_all_low": q(ba, alpha / 2),
+                          "spread_all_high": q(ba, 1 - alpha / 2),
+                          "change_all_low": q(ba - a0, alpha / 2),
+                          "change_all_high": q(ba - a0, 1 - alpha / 2),
+                          "unreliable": int((k < MIN_KEPT).sum())})
     return rows, srows
 
 

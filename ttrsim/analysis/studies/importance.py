@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim._batch import DEFAULT_MAX_TURNS
-from ttrsim._validate import check_int
+from ttrsim._validate import check_int, is_int
 from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs, paired_moments,
                                             paired_stats, play_metrics, study_manifest)
 from ttrsim.batches import play
@@ -99,11 +99,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     start = time.perf_counter()
     confirm = check_int("confirm", confirm, 0)
     base = resolve_board(board)
-    known = {int(x) for x in base.route_id}
-    ids = [int(r) for r in base.route_id] if routes is None else [int(r) for r in routes]
-    unknown = [r for r in ids if r not in known]
-    if unknown:
-        raise ValueError(f"routes: no route with id {unknown[0]} on {base.name}")
+    ids = [int(r) for r in base.route_id] if routes is None else _route_ids(routes, base)
     group_size = check_int("group_size", group_size, 1)
     batch_size = resumed_batch_size(None if out is None else Path(out), batch_size)
     cfg_b, _ = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)
@@ -152,16 +148,19 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
         if cseed == cfg_b.seed:
             raise ValueError("confirm_seed must differ from seed: a confirmation plays fresh games")
         cgames = cfg_b.games if confirm_games is None else confirm_games
-        again = route_importance(base, players, cgames, cseed, n_jobs, policies=policies,
-                                 routes=top, batch_size=batch_size, group_size=group_size,
-                                 out=None if path is None else path / _confirm_dir(confirm, cseed, cgames),
-                                 backend=backend, scheduler=scheduler, progress=progress,
-                                 alpha=alpha, confidence=confidence, max_turns=max_turns)
-        conf = again.table.set_index("route")
-        for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "completion_high"),
-                         ("confirmed_high", "completion_low")):
-            scale = 1 if src == "importance" else -100
-            table[col] = table.route.map(scale * conf[src]).where(table.route.isin(top))
+        for col in ("confirmed_importance", "confirmed_low", "confirmed_high"):
+            table[col] = np.nan
+        if top:            # else no route could be removed: nothing to confirm
+            again = route_importance(base, players, cgames, cseed, n_jobs, policies=policies,
+                                     routes=top, batch_size=batch_size, group_size=group_size,
+                                     out=None if path is None else path / _confirm_dir(confirm, cseed, cgames),
+                                     backend=backend, scheduler=scheduler, progress=progress,
+                                     alpha=alpha, confidence=confidence, max_turns=max_turns)
+            conf = again.table.set_index("route")
+            for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "completion_high"),
+                             ("confirmed_high", "completion_low")):
+                scale = 1 if src == "importance" else -100
+                table[col] = table.route.map(scale * conf[src]).where(table.route.isin(top))
         manifest.update(confirm=confirm, confirm_seed=cseed, confirm_games=cgames)
     manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
     if path is not None:
@@ -239,3 +238,26 @@ def _save_task(path: Path, b: int, g: int, res: dict, claimed) -> None:
     atomic_write(_task_file(path, b, g),
                  lambda p: np.savez(open(p, "wb"), routes=rids, S=S, M=M, claimed=claimed))
     mark_done(path, _task_name(b, g))
+
+
+def _route_ids(routes, board) -> list[int]:
+    """The route ids of a selection, each known and given once (a route given twice would be
+    measured twice and counted twice in the Benjamini-Hochberg correction)."""
+    if isinstance(routes, (str, bytes)) or not hasattr(routes, "__iter__"):
+        raise ValueError(f"routes must be a list of route ids, got {routes!r}")
+    ids = list(routes)
+    if not ids:
+        raise ValueError("routes: no route given; give route ids, or leave routes out "
+                         "(None) to remove every route in turn")
+    known = {int(x) for x in board.route_id}
+    seen = set()
+    for r in ids:
+        if not is_int(r):
+            raise ValueError(f"routes: {r!r} is not a route id (a whole number)")
+        if int(r) not in known:
+            raise ValueError(f"routes: no route with id {r} on {board.name} (ids "
+                             f"{min(known)}..{max(known)})")
+        if int(r) in seen:
+            raise ValueError(f"routes: route {r} is given twice; give each route once")
+        seen.add(int(r))
+    return [int(r) for r in ids]
