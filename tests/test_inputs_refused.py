@@ -471,7 +471,7 @@ def test_report_stronger_with_the_same_policies_is_refused(tmp_path, capsys):
     for name in ("a", "b"):
         simulate("newyork", 2, games=30, seed=4, out=tmp_path / name)
     assert main(["report", str(tmp_path / "a"), "--stronger", str(tmp_path / "b"),
-                 "--out", str(tmp_path / "rep")]) == 2
+                 "--out", str(tmp_path / "rep"), "--quiet"]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and "same policies" in err and "no stronger play" in err
     assert not (tmp_path / "rep").exists()

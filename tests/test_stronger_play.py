@@ -217,7 +217,8 @@ def test_the_report_holds_the_section(base, tmp_path):
     tickets = base.tickets.copy()
     tid = int(tickets.ticket.iloc[0])
     tickets.loc[tickets.ticket == tid, "completed"] = False
-    c = an.compare_play(base, edited(base, tickets=tickets))
+    # the edited tables stand for a stronger play (the same policies would be titled so)
+    c = an.compare_play(base, edited(base, ["expert"] * 4, tickets=tickets))
     page = write_report(base, tmp_path / "r", stronger=c).read_text()
     section = page[page.index('<section id="stronger">'):]
     assert "<h2>Under stronger play</h2>" in section

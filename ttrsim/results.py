@@ -287,7 +287,8 @@ def job_kind(manifest: dict) -> str:
     kind = manifest.get("kind")
     if kind is None:
         return "a simulate run"
-    return f"a {str(kind).replace('_', '-')} study"
+    words = {"league": "a league", "expert_training": "an expert training"}
+    return words.get(kind, f"a {str(kind).replace('_', '-')} study")
 
 
 def check_kind(path, old: dict, manifest: dict) -> None:
