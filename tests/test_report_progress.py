@@ -1,24 +1,52 @@
-"""`ttrsim report` says what it is doing (a large run takes tens of seconds to load and
-draw), and `--quiet` silences it."""
+"""`ttrsim report` says what it is doing on a terminal (a large run takes tens of seconds to
+load and draw), and `--quiet` silences it."""
+import fcntl
+import os
+import pty
 import subprocess
+import struct
 import sys
+import termios
+
+import ttrsim
+from ttrsim.report import write_report
 
 
-def _ttrsim(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "ttrsim", *args], cwd=cwd,
-                          capture_output=True, text=True)
-
-
-def test_report_shows_progress_unless_quiet(tmp_path):
-    out = _ttrsim("simulate", "--games", "200", "--players", "2", "--out", "run", "--quiet",
-                  cwd=tmp_path)
-    assert out.returncode == 0, out.stderr
-    loud = _ttrsim("report", "run", "--out", "rep1", cwd=tmp_path)
-    assert loud.returncode == 0, loud.stderr
-    assert "loading run" in loud.stderr
-    last = loud.stderr.replace("\r", "\n").strip().splitlines()[-1]
+def test_write_report_shows_a_bar_over_the_sections(tmp_path, capsys):
+    run = ttrsim.simulate("newyork", ["tickets", "random"], games=50, seed=1)
+    write_report(run, tmp_path / "loud", progress=True)
+    last = capsys.readouterr().err.replace("\r", "\n").strip().splitlines()[-1]
     assert last.startswith("report: 100%"), last
-    quiet = _ttrsim("report", "run", "--out", "rep2", "--quiet", cwd=tmp_path)
-    assert quiet.returncode == 0 and quiet.stderr == "", quiet.stderr
-    assert (tmp_path / "rep1" / "index.html").read_text().count("<section") == \
-        (tmp_path / "rep2" / "index.html").read_text().count("<section")
+    write_report(run, tmp_path / "quiet")
+    assert capsys.readouterr().err == ""
+
+
+def _on_a_terminal(argv, cwd) -> str:
+    """Run ``python -m ttrsim ...`` with its stderr on a pseudo-terminal; its stderr text."""
+    leader, follower = pty.openpty()
+    # a terminal of 100 columns (a new pseudo-terminal has none, and a bar then has no room)
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 100, 0, 0))
+    proc = subprocess.Popen([sys.executable, "-m", "ttrsim", *argv], cwd=cwd,
+                            stdout=subprocess.DEVNULL, stderr=follower)
+    os.close(follower)
+    chunks = []
+    while True:
+        try:
+            data = os.read(leader, 4096)
+        except OSError:
+            break
+        if not data:
+            break
+        chunks.append(data)
+    assert proc.wait() == 0
+    os.close(leader)
+    return b"".join(chunks).decode(errors="replace")
+
+
+def test_the_command_reports_progress_on_a_terminal_unless_quiet(tmp_path):
+    subprocess.run([sys.executable, "-m", "ttrsim", "simulate", "--games", "200", "--players",
+                    "2", "--out", "run", "--quiet"], cwd=tmp_path, check=True,
+                   capture_output=True)
+    loud = _on_a_terminal(["report", "run", "--out", "rep1"], tmp_path)
+    assert "loading run" in loud and "report: 100%" in loud
+    assert _on_a_terminal(["report", "run", "--out", "rep2", "--quiet"], tmp_path) == ""

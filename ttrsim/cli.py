@@ -79,7 +79,8 @@ def _cmd_report(sub):
     p.add_argument("--stronger-baseline", default=None, metavar="RUN_DIR",
                    help="the --baseline run played by the same stronger policies (with "
                         "--baseline and --stronger): adds the station value to that section")
-    p.add_argument("--quiet", action="store_true", help="no progress messages")
+    p.add_argument("--quiet", action="store_true",
+                   help="no progress messages (shown only on a terminal)")
 
     def run(args):
         from pathlib import Path
@@ -93,7 +94,8 @@ def _cmd_report(sub):
         if args.stronger_baseline is not None and (args.stronger is None or args.baseline is None):
             raise ValueError("--stronger-baseline is the station baseline of the --stronger "
                              "run: give --baseline and --stronger too")
-        if not args.quiet:
+        progress = not args.quiet and sys.stderr.isatty()     # as analyse: a terminal only
+        if progress:
             print(f"loading {args.run_dir} ...", file=sys.stderr, flush=True)
         run = load_run(args.run_dir)
         baseline = load_run(args.baseline) if args.baseline is not None else None
@@ -114,7 +116,7 @@ def _cmd_report(sub):
                                     strong_baseline)
         out_dir = args.out or Path(args.run_dir) / "report"
         print(write_report(run, out_dir, title=args.title, baseline=baseline, stronger=stronger,
-                           progress=not args.quiet))
+                           progress=progress))
         return 0
 
     p.set_defaults(func=run)

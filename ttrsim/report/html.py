@@ -17,15 +17,17 @@ import pandas as pd
 
 from ttrsim._version import __version__
 
-__all__ = ["Section", "Skip", "write_page", "manifest_table", "fmt", "STYLE",
-           "check_stronger"]
+__all__ = ["Section", "Skip", "write_page", "manifest_table", "fmt", "fmt_p", "fmt_pct",
+           "readable", "STYLE", "check_stronger"]
 
 DPI = 110
 MAX_ROWS = 30
 
 STYLE = """
 body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 1em; color: #222; }
+div.wide { max-width: 100%; overflow-x: auto; }
 table.data { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
+p.lead { font-size: 1.05em; background: #eef4fb; padding: 6px 10px; border-left: 3px solid #3b75b0; }
 table.data th, table.data td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 figure { margin: 1em 0; } figure img { max-width: 100%; }
 figcaption, p.caption { font-size: 0.9em; color: #555; }
@@ -40,11 +42,93 @@ class Skip(Exception):
 
 
 def fmt(value) -> str:
+    """A number at a readable precision: three significant digits, one decimal from 100 on,
+    thousands separated; booleans as words."""
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
     if isinstance(value, (float, np.floating)):
         if np.isnan(value):
             return "–"
-        return f"{value:.1f}" if abs(value) >= 100 else f"{value:.3g}"
+        if abs(value) >= 100:
+            return f"{value:,.1f}"
+        return f"{value:.3g}"
+    if isinstance(value, (int, np.integer)):
+        return f"{value:,}" if abs(value) >= 10_000 else str(value)
     return str(value)
+
+
+def fmt_p(value) -> str:
+    """A p- or q-value: "< 0.001" below a thousandth (never 1.1e-254 or 0), else two
+    significant digits."""
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return "–"
+    return "< 0.001" if value < 0.001 else f"{value:.2g}"
+
+
+def fmt_pct(value) -> str:
+    """A rate (0..1) as a percentage with one decimal."""
+    if value is None or (isinstance(value, (float, np.floating)) and np.isnan(value)):
+        return "–"
+    return f"{100 * value:.1f}%"
+
+
+# Columns shown as p-values and as percentages (by name); everything else through fmt.
+_P_COLUMNS = ("q_value", "p_value", "q", "p")
+_RATE_WORDS = ("rate", "share", "completion")
+_ID_COLUMNS = ("game", "seed", "seat", "route", "ticket", "city", "players", "round", "rank",
+               "turn", "batch")
+
+
+def _is_p(col: str) -> bool:
+    return col in _P_COLUMNS or col.endswith(("_q", "_p", "_q_value", "_p_value"))
+
+
+def _is_rate(col: str, values) -> bool:
+    base = col[:-4] if col.endswith("_low") else col[:-5] if col.endswith("_high") else col
+    if not any(w in base.split("_") or base.endswith(w) for w in _RATE_WORDS):
+        return False
+    v = pd.to_numeric(values, errors="coerce")
+    v = v[np.isfinite(v)]
+    return bool(len(v)) and bool(((v >= 0) & (v <= 1)).all())
+
+
+def readable(df: pd.DataFrame) -> pd.DataFrame:
+    """The table as a reader sees it: p- and q-values as "< 0.001", rates as percentages,
+    each estimate with its ``_low``/``_high`` columns folded into one cell "12.3 [11.9,
+    12.7]" (the CSV beside the report keeps every raw column), booleans as words."""
+    out = pd.DataFrame(index=df.index)
+    cols = list(df.columns)
+    used = set()
+    for col in cols:
+        if col in used:
+            continue
+        values = df[col]
+        low, high = f"{col}_low", f"{col}_high"
+        if values.dtype.kind in "iufb" and _is_p(col):
+            out[col] = [fmt_p(v) for v in values]
+            continue
+        if values.dtype.kind in "fi" and low in df.columns and high in df.columns:
+            one = fmt_pct if _is_rate(col, values) else fmt
+            out[f"{col} [95%]"] = [
+                "–" if not np.isfinite(v) else
+                f"{one(v)} [{one(lo)}, {one(hi)}]" if np.isfinite(lo) and np.isfinite(hi)
+                else one(v)
+                for v, lo, hi in zip(values.astype(float), df[low].astype(float),
+                                     df[high].astype(float))]
+            used.update((low, high))
+            continue
+        if values.dtype.kind == "f" and _is_rate(col, values):
+            out[col] = [fmt_pct(v) for v in values]
+        elif values.dtype.kind in "iu" and (col in _ID_COLUMNS or col.endswith("_id")):
+            out[col] = values.astype(str)
+        elif values.dtype.kind in "iufb":
+            out[col] = [fmt(v) for v in values]
+        elif values.dtype == object or pd.api.types.is_string_dtype(values):
+            out[col] = [fmt(v) if isinstance(v, (bool, np.bool_, float, np.floating)) else
+                        "yes" if v == "True" else "no" if v == "False" else v for v in values]
+        else:
+            out[col] = values
+    return out
 
 
 class Section:
@@ -56,6 +140,11 @@ class Section:
 
     def text(self, text: str) -> None:
         self.parts.append(f"<p>{html.escape(text)}</p>")
+
+    def lead(self, text: str) -> None:
+        """The section's conclusions in words (what, by how much, how sure): shown first,
+        whatever was added before."""
+        self.parts.insert(0, f"<p class='lead'>{html.escape(text)}</p>")
 
     def note(self, text: str) -> None:
         """A remark the reader must not miss (e.g. a table pooled over policies)."""
@@ -84,10 +173,11 @@ class Section:
             shown = shown.head(max_rows)
         else:
             note = f" Full table: {path.name}."
-        body = shown.to_html(index=False, border=0, classes="data", na_rep="–", float_format=fmt)
+        body = readable(shown).to_html(index=False, border=0, classes="data", na_rep="–")
         if highlight is not None:
             body = _highlight_rows(body, np.asarray(highlight, dtype=bool)[:len(shown)])
-        self.parts.append(f"<p class='caption'>{html.escape(caption + note)}</p>{body}")
+        self.parts.append(f"<p class='caption'>{html.escape(caption + note)}</p>"
+                          f"<div class='wide'>{body}</div>")
 
     def html(self) -> str:
         return f'<section id="{self.slug}"><h2>{html.escape(self.heading)}</h2>\n' + "\n".join(self.parts) + "</section>"

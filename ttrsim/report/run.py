@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from types import SimpleNamespace
 
+import numpy as np
 import pandas as pd
 
 from ttrsim import analysis as an
@@ -101,6 +102,39 @@ def _readable(value) -> str:
     return str(value)
 
 
+# ----------------------------------------------------------------------------- leads
+
+def _pct(x) -> str:
+    return "–" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
+
+
+def _seats_lead(table) -> str:
+    """Which seats differ from the fair share, by how much, how sure."""
+    parts = []
+    for n, t in table.groupby("players", sort=True):
+        fair = float(t.fair_share.iloc[0])
+        off = t[(t.win_rate_low > fair) | (t.win_rate_high < fair)]
+        best = t.sort_values("win_rate", ascending=False).iloc[0]
+        parts.append(
+            f"{n} players: seat {int(best.seat)} wins most often, {_pct(best.win_rate)} "
+            f"[{_pct(best.win_rate_low)}, {_pct(best.win_rate_high)}] against a fair "
+            f"{_pct(fair)}; {len(off)} of {len(t)} seats differ from the fair share (95% "
+            "intervals)")
+    return "; ".join(parts) + "."
+
+
+def _tickets_lead(completion, by) -> str:
+    """Completion overall and the tickets that cost points on average."""
+    kept = completion.kept.sum()
+    rate = completion.completed.sum() / kept if kept else float("nan")
+    losing = completion[(completion.kept >= MIN_KEPT) & (completion.completion_rate_high < 0.5)]
+    names = ", ".join(losing.name.astype(str).head(5)) + (" ..." if len(losing) > 5 else "")
+    return (f"{_pct(rate)} of the tickets kept were completed. {len(losing)} ticket rows "
+            f"(kept at least {MIN_KEPT} times) are completed less than half the time with "
+            "95% confidence, so keeping them costs points on average"
+            + (f": {names}." if len(losing) else "."))
+
+
 # ----------------------------------------------------------------------------- sections
 
 def _methods(sec: Section, run, ctx) -> None:
@@ -138,6 +172,7 @@ def _seats(sec: Section, run, ctx) -> None:
               ["players", "seat", "games", "win_rate", "win_rate_low", "win_rate_high", "fair_share",
                "score_mean", "score_diff", "score_diff_low", "score_diff_high"])
     sec.figure("seat_advantage", plots.plot_seat_advantage(table), "Win rate per seat against the fair share 1 / players.")
+    sec.lead(_seats_lead(table))
 
 
 def _policies(sec: Section, run, ctx) -> None:
@@ -146,6 +181,11 @@ def _policies(sec: Section, run, ctx) -> None:
         raise Skip("every seat played the same policy")
     sec.table("policy_win_matrix", matrix, "Share of seat pairs in which policy A finished ahead of policy B.")
     sec.figure("policy_win_matrix", plots.plot_policy_matrix(matrix), "Policy A (rows) against policy B (columns).")
+    best = matrix.sort_values("ahead_share_low", ascending=False).iloc[0]
+    sure = "clearly" if best.ahead_share_low > 0.5 else "not clearly (its 95% interval reaches 50%)"
+    sec.lead(f"{best.policy_a} finishes ahead of {best.policy_b} in {_pct(best.ahead_share)} of "
+             f"their seat pairs [{_pct(best.ahead_share_low)}, {_pct(best.ahead_share_high)}]: "
+             f"{sure} the stronger of the two.")
 
 
 def _scores(sec: Section, run, ctx) -> None:
@@ -158,6 +198,9 @@ def _scores(sec: Section, run, ctx) -> None:
     else:
         caption = "Final scores per policy (box: quartiles, whiskers: 5th-95th percentile, triangle: mean)."
     sec.figure("score_distribution", plots.plot_score_distribution(table), caption)
+    sec.lead("Mean final score: " + "; ".join(
+        f"{r.policy} {r.score_mean:.1f} [{r.score_mean_low:.1f}, {r.score_mean_high:.1f}]"
+        for r in table.itertuples()) + " (95% intervals).")
     board = getattr(run, "board", None)       # runs of other origin may carry no board
     if getattr(board, "globetrotter_bonus", 0):
         sec.table("bonus_shares", an.bonus_shares(run),
@@ -192,6 +235,7 @@ def _tickets(sec: Section, run, ctx) -> None:
         sec.text(f"Every table and chart of this section is split by policy ({', '.join(names)}): "
                  "a ticket's rates describe the players of one policy.")
     completion = an.ticket_completion(run, by=by)
+    sec.lead(_tickets_lead(completion, by))
     if by:      # each ticket's rows of every policy side by side
         completion = completion.sort_values(["ticket", "policy"], kind="stable", ignore_index=True)
     sec.table("ticket_completion", completion, f"Keep and completion rate of each ticket{per}.",
@@ -225,6 +269,11 @@ def _routes(sec: Section, run, ctx) -> None:
     else:
         _pooled_note(sec, run, "route claims")
     claims = an.route_claims(run, by=by)
+    top = claims.sort_values("claim_rate", ascending=False).head(3)
+    sec.lead("Most claimed routes: " + "; ".join(
+        f"{r.name}{f' ({r.policy})' if by else ''} in {_pct(r.claim_rate)} of games "
+        f"[{_pct(r.claim_rate_low)}, {_pct(r.claim_rate_high)}]" for r in top.itertuples())
+        + f". {int((claims.claim_rate == 0).sum())} of {len(claims)} rows were never claimed.")
     ranked = claims.sort_values([*by, "claim_rate"], ascending=[True] * len(by) + [False], kind="stable")
     if by:      # the most claimed routes of every policy first
         order = ranked.groupby("policy", observed=True).cumcount()
@@ -269,6 +318,11 @@ def _tunnels(sec: Section, run, ctx) -> None:
         out = an.tunnel_outcomes(view)
         parts.append(out if policy is None else out.assign(policy=policy))
     outcomes = pd.concat(parts, ignore_index=True)
+    attempts = int(outcomes.attempts.sum())
+    declined = float((outcomes.decline_rate * outcomes.attempts).sum() / max(attempts, 1))
+    extra = float((outcomes.extra_mean * outcomes.attempts).sum() / max(attempts, 1))
+    sec.lead(f"{attempts:,} tunnel attempts: on average {extra:.2f} extra cards asked; "
+             f"{_pct(declined)} of attempts declined.")
     by = ["policy"] if "policy" in outcomes.columns else []
     outcomes = outcomes[by + [c for c in outcomes.columns if c not in by]]
     if by:      # each route's rows of every policy side by side
@@ -316,6 +370,11 @@ def _stations(sec: Section, run, ctx) -> None:
             sec.text("No station was built." if policy is None else f"Policy {policy} built no station.")
         parts.append(usage if policy is None else usage.assign(policy=policy))
     usage = pd.concat(parts, ignore_index=True)
+    if len(usage):
+        top = usage.sort_values("built", ascending=False).iloc[0]
+        sec.lead(f"Stations were built in {usage.city.nunique()} cities; most often in "
+                 f"{top.city}{f' ({top.policy})' if 'policy' in usage.columns else ''} "
+                 f"({int(top.built):,} times).")
     by = ["policy"] if "policy" in usage.columns else []
     usage = usage[by + [c for c in usage.columns if c not in by]]
     if by:
@@ -410,6 +469,11 @@ def _stronger(sec: Section, run, ctx) -> None:
     sec.table("stronger_counts", counts, "Rows, significant differences and changed conclusions "
               "per measure.")
     changed = cmp.changed()
+    n_rows = sum(len(t) for t in tables.values())
+    sec.lead(f"Under {strong}, {len(changed)} of {n_rows} conclusions change; "
+             f"{sum(int(t.significant.sum()) for t in tables.values())} differences are "
+             f"significant (q < {m['alpha']}), and a difference without a reference is called "
+             f"material only from {m['material']:.0%} of the base value on.")
     if len(changed):
         sec.note(f"{len(changed)} conclusions change under {strong}: " + "; ".join(
             f"{lab} ({why})" for lab, why in zip(changed.label.head(12), changed.why.head(12)))

@@ -15,11 +15,19 @@ from ttrsim.report.html import Section, check_stronger, manifest_table, write_pa
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
 
 
+MATERIAL = 0.02
+
+
 def write_comparison_report(comparison, out_dir, title: str | None = None,
-                            stronger=None) -> Path:
+                            stronger=None, material: float = MATERIAL) -> Path:
     """HTML report of a :class:`~ttrsim.analysis.compare.Comparison`. ``stronger``,
     optional, is ``ttrsim.analysis.compare_variant(comparison, strong_comparison)``: the
-    same comparison under stronger play, which adds the section "Under stronger play"."""
+    same comparison under stronger play, which adds the section "Under stronger play".
+    ``material``: the practical threshold, a relative change (default 2%): with many games
+    tiny differences are significant, so a difference is called material only when it is
+    significant and at least this large relative to the base."""
+    if not 0 <= material < 1:
+        raise ValueError(f"material={material!r}: give a relative change in [0, 1), e.g. 0.02")
     if stronger is not None:
         _check_stronger(comparison, stronger, "compare_variant",
                         ("base_checksum", "variant_checksum"))
@@ -40,8 +48,21 @@ def write_comparison_report(comparison, out_dir, title: str | None = None,
     res = Section(out_dir, "results", "Differences")
     res.figure("comparison", plot_comparison(comparison),
                "Largest differences relative to the base, with paired 95% intervals.")
-    res.table("comparison", comparison.sorted_table(),
-              "Every metric, significant rows first.", max_rows=60)
+    table = comparison.sorted_table()
+    table = table.assign(material=table.significant & (table.relative.abs() >= material))
+    mat = table[table.material].sort_values("relative", key=abs, ascending=False)
+    res.lead(f"{int(table.significant.sum())} of {len(table)} metrics differ significantly "
+             f"(Benjamini-Hochberg q < {comparison.alpha}); {len(mat)} of them are material, "
+             f"a change of at least {material:.0%} of the base value"
+             + (". Largest: " + "; ".join(
+                 f"{r.metric} {r.base:.3g} -> {r.variant:.3g} ({r.relative:+.1%}, 95% interval "
+                 f"of the difference [{r.low:+.3g}, {r.high:+.3g}])"
+                 for r in mat.head(3).itertuples()) + "." if len(mat) else
+                "; no metric changes by that much."))
+    res.table("comparison", table,
+              f"Every metric, significant rows first; material: significant and at least "
+              f"{material:.0%} relative to the base.", max_rows=60,
+              highlight=table.material.to_numpy())
     routes = comparison.table[comparison.table.kind == "route"]
     maps = Section(out_dir, "map", "Route claims")
     vals = {int(k.split(":")[1]): d for k, d in zip(routes.key, routes.difference)

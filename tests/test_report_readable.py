@@ -1,0 +1,98 @@
+"""Reports a designer can read: each conclusion section opens with its conclusions in
+words, numbers at their precision (q-values "< 0.001", rates as percentages with their
+interval, booleans as words), a material threshold named where tiny differences are
+significant, and wide tables that do not push the page sideways at 1,280 pixels (checked in
+headless Chromium)."""
+import re
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import ttrsim
+from ttrsim.report import write_comparison_report, write_report
+from ttrsim.report.html import fmt_p, readable
+
+from test_viewer import need_browser
+
+
+def test_numbers_at_their_precision():
+    df = pd.DataFrame({"ticket": [12_345, 2], "win_rate": [0.2712, 0.5],
+                       "win_rate_low": [0.26, 0.48], "win_rate_high": [0.28, 0.52],
+                       "q_value": [1.1e-254, 0.0312], "changed": [True, False],
+                       "games": [1_000_000, 20], "score": [123.456, 7.0]})
+    out = readable(df)
+    assert list(out.columns) == ["ticket", "win_rate [95%]", "q_value", "changed", "games",
+                                 "score"]
+    assert out["win_rate [95%]"].tolist() == ["27.1% [26.0%, 28.0%]", "50.0% [48.0%, 52.0%]"]
+    assert out.q_value.tolist() == ["< 0.001", "0.031"]
+    assert out.changed.tolist() == ["yes", "no"]
+    assert out.games.tolist() == ["1,000,000", "20"] and out.ticket.tolist() == ["12345", "2"]
+    assert out.score.tolist() == ["123.5", "7"]
+    assert fmt_p(0.0) == "< 0.001" and fmt_p(float("nan")) == "–"
+    # a column named like a rate whose values are not in [0, 1] is not a percentage
+    assert readable(pd.DataFrame({"rate": [3.0]})).rate.tolist() == ["3"]
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = tmp_path_factory.mktemp("readable")
+    run = ttrsim.simulate("europe", ["tickets", "random", "tickets", "greedy"], games=60, seed=4)
+    run_page = write_report(run, out / "run")
+    cmp = ttrsim.compare("newyork", ttrsim.variant("newyork", trains=12), players=2,
+                         games=400, seed=2)
+    cmp_page = write_comparison_report(cmp, out / "cmp", material=0.05)
+    return run_page, cmp_page, cmp
+
+
+def _sections(page):
+    return re.findall(r'<section id="(\w+)"><h2>[^<]*</h2>\n(<p[^>]*>)', page.read_text())
+
+
+def test_conclusion_sections_open_with_a_lead(reports):
+    run_page, cmp_page, cmp = reports
+    first = dict(_sections(run_page))
+    for slug in ("seats", "policies", "scores", "tickets", "routes", "tunnels", "stations"):
+        assert first[slug] == "<p class='lead'>", (slug, first[slug])
+    text = run_page.read_text()
+    assert "1.11e-" not in text and not re.search(r"<td>\d\.\d+e-\d+</td>", text)
+    assert "<td>True</td>" not in text and "<td>False</td>" not in text
+    page = cmp_page.read_text()
+    lead = re.search(r"<section id=\"results\">.*?<p class='lead'>(.*?)</p>", page, re.S)
+    assert lead and "at least 5% of the base value" in lead.group(1)
+    table = cmp.sorted_table()
+    material = int((table.significant & (table.relative.abs() >= 0.05)).sum())
+    assert f"{material} of them are material" in lead.group(1)
+    with pytest.raises(ValueError, match="relative change"):
+        write_comparison_report(cmp, run_page.parent.parent / "bad", material=5)
+
+
+@pytest.mark.slow
+def test_no_horizontal_overflow_at_1280_pixels(reports, tmp_path):
+    chromium, driver = need_browser()
+    from selenium import webdriver
+    from selenium.webdriver.chrome.options import Options
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+
+    opts = Options()
+    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                "--window-size=1280,900"):
+        opts.add_argument(arg)
+    opts.binary_location = chromium
+    d = webdriver.Chrome(service=Service(driver), options=opts)
+    try:
+        for page in reports[:2]:
+            d.get(page.resolve().as_uri())
+            inner = d.execute_script("return window.innerWidth")
+            width = d.execute_script("return document.documentElement.scrollWidth")
+            assert inner <= 1280 and width <= inner, (page, width, inner)
+            # the widest table scrolls inside its own box instead
+            boxes = d.find_elements(By.CSS_SELECTOR, "div.wide")
+            assert boxes and all(b.size["width"] <= inner for b in boxes)
+        section = d.find_element(By.ID, "results")
+        shot = tmp_path / "results.png"
+        section.screenshot(str(shot))
+        assert shot.stat().st_size > 1000
+    finally:
+        d.quit()
