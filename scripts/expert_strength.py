@@ -57,6 +57,7 @@ from ttrsim._version import __version__
 from ttrsim.stats import wilson_interval
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy, search_budget
+from ttrsim import maps
 from ttrsim.results import update_json
 
 BOARDS = ("usa", "europe", "newyork")
@@ -197,8 +198,9 @@ def main(argv=None) -> int:
                     help="games per table of --part tickets (default 2000)")
     ap.add_argument("--games", type=int, default=200, help="games per table (default 200)")
     ap.add_argument("--playouts", type=int, default=200, help="playouts of the reference search")
-    ap.add_argument("--board", action="append", choices=BOARDS,
-                    help="board of --part budget (repeatable; default newyork)")
+    ap.add_argument("--board", action="append", choices=maps.available(),
+                    help="board of --part budget (repeatable; default newyork) and of --part "
+                         "tickets (default usa, europe, newyork)")
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
     ap.add_argument("--figure", metavar="PNG", help="draw the budget curves (--part budget) "
                                                     "from --json and exit")
@@ -228,7 +230,7 @@ def main(argv=None) -> int:
     ref = f"search:playouts={a.playouts},rollout=tickets"
     for part in a.part or ["speed"]:
         if part == "tickets":
-            for board in BOARDS:
+            for board in a.board or BOARDS:
                 save(dict(play(board, ["expert", "tickets"], a.tickets_games, chunk=500),
                           part="tickets"))
                 save(dict(play(board, ["expert"] + [f"tickets#{k}" for k in range(3)],

@@ -3,8 +3,8 @@
 Each report is written from a fresh run of ``ttrsim.simulate`` (per-event tables on disk
 under ``--runs``, default ``runs/``, which is not kept in the repository):
 
-- ``europe-2p``, ``europe-4p``, ``usa-4p``, ``newyork-2p``: every seat plays the default
-  policy, 1,000,000 games each;
+- ``europe-2p``, ``europe-4p``, ``usa-4p``, ``newyork-2p``, ``usa-mega-4p`` (the USA 1910
+  Mega Game): every seat plays the default policy, 1,000,000 games each;
 - ``europe-4p-stations``: the station-value study, a paired experiment with common
   random numbers: the same seeds played twice, once with every seat on ``tickets`` and
   once with one seat (rotating) on ``tickets:stations=0``;
@@ -22,7 +22,7 @@ under ``--runs``, default ``runs/``, which is not kept in the repository):
   These two use their own game counts (``--balance-games``; see BALANCE_GAMES), sized for
   a few minutes on a 2-core machine.
 
-``europe-4p``, ``usa-4p``, ``europe-4p-stations`` and ``europe-4p-tunnels`` are played a
+``europe-4p``, ``usa-4p``, ``usa-mega-4p``, ``europe-4p-stations`` and ``europe-4p-tunnels`` are played a
 second time under stronger play: the same games (seed, game count, seat rotation) with
 ``expert`` in every seat in place of ``tickets``, keeping each seat's settings
 (``tickets:risk=0`` -> ``expert:risk=0``; the station study's run without stations too).
@@ -57,6 +57,7 @@ STUDIES = {
     "europe-4p": ("europe", 4, "Europe, 4 players, default policy"),
     "usa-4p": ("usa", 4, "USA, 4 players, default policy"),
     "newyork-2p": ("newyork", 2, "New York, 2 players, default policy"),
+    "usa-mega-4p": ("usa-mega", 4, "USA 1910 Mega Game, 4 players, default policy"),
     "europe-4p-stations": ("europe", ["tickets"] * 4,
                            "Europe, 4 players: what stations are worth (paired with a seat "
                            "that may not build them)"),
@@ -69,7 +70,8 @@ STUDIES = {
 # studies whose policies are too slow for --games: their own game count
 FIXED_GAMES = {"europe-2p-search": 1000}
 # studies played again under stronger play: this policy in place of tickets, seat by seat
-STRONG = {"europe-4p": "expert", "usa-4p": "expert", "europe-4p-stations": "expert",
+STRONG = {"europe-4p": "expert", "usa-4p": "expert", "usa-mega-4p": "expert",
+          "europe-4p-stations": "expert",
           "europe-4p-tunnels": "expert"}
 BASELINE = {"europe-4p-stations": ["tickets:stations=0"] + ["tickets"] * 3}
 

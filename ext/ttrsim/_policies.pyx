@@ -100,6 +100,7 @@ def _rebuild(cls, params, spec):
     return obj
 
 
+cdef double GLOBE_SHARE = 1.0      # default PlanningPolicy.globe (docs/policies.md)
 cdef double BOUND_MARGIN = 1e-6   # far above the rounding of a sum of ticket values
 
 cdef enum:
@@ -223,6 +224,7 @@ ctypedef struct MemoContext:
     uint64_t board            # BoardC.uid
     double alpha
     double sigma
+    double globe              # globe on a board with the Globetrotter, else 0
     double rounds             # rounds_left, hand size and budget at the choice
     int hand
     int budget
@@ -256,6 +258,8 @@ cdef class PlanningPolicy(Policy):
     cdef readonly int draw_trains
     cdef public double alpha           # ticket choice: points a half-turn of the plan costs
     cdef public double sigma           # ticket choice: spread (turns) of the finish odds
+    cdef public double globe           # share of the Globetrotter bonus one more completed
+                                       # ticket is worth (boards with the bonus only)
     cdef public double draw_gain       # points a ticket draw must be expected to bring
     cdef public double draw_rate       # a draw is weighed against at most this many route
                                        # points per turn
@@ -352,6 +356,7 @@ cdef class PlanningPolicy(Policy):
             raise ValueError(f"risk must be within 0..1, got {risk}")
         self.alpha = 0.1
         self.sigma = 3.0
+        self.globe = GLOBE_SHARE
         self.draw_gain = 0.0
         self.wild_value = 0.3
         self.draw_rate = INFINITY
@@ -699,8 +704,19 @@ cdef class PlanningPolicy(Policy):
         p compares the turns the plan needs with the rounds left (logistic, scale
         `sigma` turns)."""
         cdef double p = self.finish_odds(plan.claims, plan.trains, self.k_hand, self.k_rounds)
-        return (plan.done_points + (2.0 * p - 1.0) * (plan.points - plan.done_points)
-                - self.alpha * (plan.trains + 2 * plan.claims))
+        cdef double v = (plan.done_points + (2.0 * p - 1.0) * (plan.points - plan.done_points)
+                         - self.alpha * (plan.trains + 2 * plan.claims))
+        if b.globetrotter_bonus > 0:
+            # the Globetrotter: each ticket expected to be completed brings a share of it
+            v += self.globe_value(b) * p * (count_bits(plan.tickets[0])
+                                            + count_bits(plan.tickets[1]))
+        return v
+
+    @cython.final
+    cdef inline double globe_value(self, const BoardC* b) noexcept nogil:
+        """Points one more completed ticket is worth through the Globetrotter (0 on
+        boards without it)."""
+        return self.globe * b.globetrotter_bonus
 
     @cython.final
     cdef int32_t choose_keep(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -776,6 +792,7 @@ cdef class PlanningPolicy(Policy):
         ctx.board = b.uid
         ctx.alpha = self.alpha
         ctx.sigma = self.sigma
+        ctx.globe = self.globe if b.globetrotter_bonus > 0 else 0.0
         ctx.rounds = self.k_rounds
         ctx.hand = self.k_hand
         ctx.budget = budget
@@ -981,7 +998,7 @@ cdef class PlanningPolicy(Policy):
             a = b.ticket_a[t]
             z = b.ticket_b[t]
             if self.ws.comp[a] == self.ws.comp[z] and (sources >> a) & 1:
-                v = b.ticket_points[t]
+                v = b.ticket_points[t] + self.globe_value(b)
             elif self.ws.dist[a] >= INF_COST or self.ws.dist[z] >= INF_COST:
                 v = -b.ticket_points[t]
             else:
@@ -992,7 +1009,8 @@ cdef class PlanningPolicy(Policy):
                 self.path_to_network(b, z, &tr, &cl, &pts)
                 p = self.finish_odds(cl, tr, hand, rounds)
                 turns = cl + 0.5 * tr
-                v = b.ticket_points[t] * (2.0 * p - 1.0) + pts - rate * turns
+                v = (b.ticket_points[t] * (2.0 * p - 1.0) + pts - rate * turns
+                     + self.globe_value(b) * p)
             self.dv_scores[n] = v
             n += 1
         return self.expected_best(b, n) - rate if n > 0 else -1e9
@@ -1018,8 +1036,8 @@ cdef class PlanningPolicy(Policy):
         cdef double odds[2 * MAX_CITIES]      # finish_odds(cl, cl, ...) by cl (< 0: not yet)
         cdef uint64_t mine = s.p[seat].cities, seen = mine, frontier = mine, grown, bits
         cdef double F = -INFINITY, f, v, P, none, none_before = 1.0, e = 0.0
-        if self.sigma <= 0 or top > BOUND_POINTS:
-            return INFINITY
+        if self.sigma <= 0 or top > BOUND_POINTS or self.globe_value(b) != 0:
+            return INFINITY                   # (the bound leaves out the Globetrotter)
         for L in range(1, MAX_LEN):
             if b.route_points[L] > 0:
                 f = b.route_points[L] - rate * (1.0 + 0.5 * L)
@@ -1346,7 +1364,7 @@ cdef class PlanningPolicy(Policy):
                     self.ws.comp[b.ticket_a[i]] != self.ws.comp[b.ticket_b[i]]:
                 ca[n] = self.ws.comp[b.ticket_a[i]]
                 cb[n] = self.ws.comp[b.ticket_b[i]]
-                tv[n] = 2 * b.ticket_points[i]
+                tv[n] = 2 * b.ticket_points[i] + <int>(self.globe_value(b) + 0.5)
                 n += 1
         # the unclaimed routes within the trains left, in index order
         claimed_routes(s, cand)
@@ -1600,7 +1618,11 @@ cdef class RoutesPolicy(PlanningPolicy):
         return dict(tunnels=self.use_tunnels, risk=self.risk, min_len=self.min_len)
 
     cdef double keep_score(self, const BoardC* b, const Plan* plan, int mask) noexcept nogil:
-        # the fewest tickets allowed, the cheapest plan first
+        # the fewest tickets allowed, the cheapest plan first; with the Globetrotter, the
+        # cheapest plan and then the most tickets: the tickets its routes join anyway are
+        # kept for the bonus at no cost
+        if b.globetrotter_bonus > 0 and self.globe > 0:
+            return -plan.cost + 1e-3 * count_bits(mask)
         return -1000.0 * count_bits(mask) - plan.cost
 
     cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
@@ -1793,7 +1815,8 @@ cdef class GreedyPolicy(PlanningPolicy):
             if d2 < d:
                 d = d2
             if d < self.gd[i]:
-                v += 2.0 * b.ticket_points[t] * (self.gd[i] - d) / self.g0[t]
+                v += ((2.0 * b.ticket_points[t] + self.globe_value(b)) * (self.gd[i] - d)
+                      / self.g0[t])
         return v
 
     cdef int32_t play(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
