@@ -481,3 +481,28 @@ def test_report_shows_the_bonus_shares(tmp_path):
         page = write_report(run, tmp_path / f"report{summary}")
         assert "bonus_shares" in page.read_text()
     assert an.bonus_shares(simulate("newyork", players=2, games=5)).empty
+
+
+@pytest.mark.parametrize("spec", ["tickets", "greedy", "routes"])
+def test_planning_policies_value_the_globetrotter_only_where_it_is(spec):
+    """Every seat valuing the Globetrotter (globe=1, the default) or not (globe=0): the same
+    games on a board without it; on the Mega Game more tickets kept and completed."""
+    from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+    from ttrsim.game import compile_board
+    from ttrsim.policies import make_policy
+
+    def play(board, globe, n=4, games=150):
+        cb = compile_board(board)
+        pols = [make_policy(spec, cb.board) for _ in range(n)]
+        assert pols[0].globe == 1.0
+        for p in pols:
+            p.globe = globe
+        return play_batch(cb, n, pols, game_seeds(9, games), 0, True, True)
+
+    a, b = play("usa", 1.0), play("usa", 0.0)
+    assert all(np.array_equal(a[k], b[k]) for k in a if isinstance(a[k], np.ndarray))
+    kept = SCORE_COLS.index("tickets_kept")
+    done = SCORE_COLS.index("tickets_completed")
+    a, b = play("usa-mega", 1.0), play("usa-mega", 0.0)
+    assert a["scores"][:, :, kept].mean() > b["scores"][:, :, kept].mean() + 0.15
+    assert a["scores"][:, :, done].mean() > b["scores"][:, :, done].mean()
