@@ -379,7 +379,9 @@ def test_the_score_chart_has_labelled_axes(browser, europe_game):
     assert xs[0] == 0 and xs == sorted(xs) and len(xs) >= 3 and xs[-1] <= len(rec.actions)
     assert len(rec.actions) - xs[-1] < xs[1] - xs[0]     # the ticks reach the end
     top = max(int(rec.final.total.max()), int(rec.moves.score.max()))
-    assert ys[0] == 0 and ys == sorted(ys) and ys[-1] <= top < ys[-1] + (ys[1] - ys[0])
+    low = min(0, int(rec.final.total.min()))
+    assert 0 in ys and ys == sorted(ys) and ys[-1] <= top < ys[-1] + (ys[1] - ys[0])
+    assert ys[0] <= low < ys[0] + (ys[1] - ys[0])   # a negative final total is on the chart
     # the ticks sit where the lines are drawn: tick v of the y axis at the height of v
     y_of = browser.execute_script(
         "return Array.from(document.querySelectorAll('#chart .y-axis text.tick'))"
@@ -490,4 +492,20 @@ def test_the_analysis_says_why_a_decision_is_or_is_not_flagged(browser, tmp_path
         "return Array.from(document.querySelectorAll('#movelist .flag'))"
         ".map(e => e.closest('tr').id)")
     assert flags == [f"m{ks[0]}"]
+    assert _errors(browser) == []
+
+
+def test_a_negative_final_score_stays_on_the_chart(browser, tmp_path):
+    rec = record_game("europe", ["tickets", "random"], seed=8)
+    assert int(rec.final.total[1]) < 0                   # random failed its tickets
+    path = rec.html(tmp_path / "g.html")
+    _open(browser, path, "#turn=end")
+    dots = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#chart circle'))"
+        ".map(c => parseFloat(c.getAttribute('cy')))")
+    zero = browser.execute_script(
+        "const t = Array.from(document.querySelectorAll('#chart .y-axis text.tick'))"
+        ".find(e => e.textContent === '0'); return parseFloat(t.getAttribute('y')) - 2")
+    assert len(dots) == 2 and all(10 <= y <= 110 for y in dots)
+    assert dots[1] > zero                                 # below the 0 line, above the axis
     assert _errors(browser) == []
