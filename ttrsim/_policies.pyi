@@ -24,6 +24,7 @@ class PlanningPolicy(Policy):
     draw_trains: int
     alpha: float
     sigma: float
+    globe: float
     draw_gain: float
     draw_rate: float
     draw_behind: float
