@@ -4,6 +4,11 @@
 # counts violations instead of stopping at the first, and counts the rare situations the
 # games reached (edge cases), so that scripts/fuzz.py can show the rules were exercised
 # there. Used by scripts/fuzz.py; docs/fuzz.md records its results.
+# Each decision is the core's one step (decide, _policy.pxd, with `check`: every action
+# checked, every invariant after it); the game loop around it is the fuzzer's own, not the
+# batch loop's play_game, because it notes the state before each decision and the edge
+# cases after it, and records a violation and goes on to the next game instead of raising
+# (tests/test_decision_step.py checks it reports a faulty policy as the other loops do).
 from libc.stdint cimport int32_t, int64_t, uint64_t
 from libc.string cimport memset
 
