@@ -132,7 +132,8 @@ def recorded_games(seed: int, policies: tuple[str, ...], n: int = 4) -> dict:
 
 def frame_arrays(key: str, df) -> dict:
     """A table column by column, as text (a build may add columns)."""
-    return {f"{key}/{col}": np.array(df[col].astype(str).tolist()) for col in df.columns}
+    return {f"{key}/{col}": np.array([str(x) for x in df[col].tolist()], dtype=str)
+            for col in df.columns}
 
 
 def record_arrays(key: str, rec) -> dict:
@@ -192,6 +193,11 @@ def run_build(tree: str, out: str, args) -> None:
                    env=env, check=True, cwd=tempfile.gettempdir())
 
 
+def same(x: np.ndarray, y: np.ndarray) -> bool:
+    """Equal arrays (a missing value, NaN, equals itself)."""
+    return np.array_equal(x, y, equal_nan=x.dtype.kind in "fc" and y.dtype.kind in "fc")
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("first", nargs="?", help="directory of the first build")
@@ -228,7 +234,7 @@ def main(argv=None) -> int:
     # an error only one build raises is
     only = sorted(k for k in set(a) ^ set(b) if not k.endswith("/error"))
     differ = sorted(k for k in set(a) | set(b) if k not in only
-                    and not (k in a and k in b and np.array_equal(a[k], b[k])))
+                    and not (k in a and k in b and same(a[k], b[k])))
     print(f"{len(set(a) & set(b))} result arrays compared, {len(differ)} differ")
     if only:
         cols = sorted({k.rsplit("/", 1)[-1] for k in only})
