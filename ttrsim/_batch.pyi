@@ -12,6 +12,8 @@ TUNNEL_COLS: tuple[str, ...]
 STATION_COLS: tuple[str, ...]
 OFFER_COLS: tuple[str, ...]
 SCORE_COLS: tuple[str, ...]
+STAT_COLS: tuple[str, ...]
+N_LENGTHS: int
 TURN_BIN_WIDTH: int
 DEFAULT_MAX_TURNS: int
 RECORD_TUNNEL_COLS: tuple[str, ...]

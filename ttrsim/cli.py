@@ -724,6 +724,36 @@ def _check_rows(rows) -> None:
     check_int("--rows", rows, 1, hint=" (rows printed; --csv writes the whole table)")
 
 
+def _cmd_profile(sub):
+    p = sub.add_parser(
+        "profile", help="the game profile of a saved run: how its seats play and score",
+        description="Per policy and for the winners, with 95%% intervals: the score and its "
+        "parts, tickets kept at setup and from draws, completed and failed, turns a player, "
+        "the game turn of a seat's first claim, its largest hand, routes claimed by length "
+        "and the share of seat-games each bonus went to (docs/analysis.md). Works on "
+        "per-event and summary-mode runs.")
+    p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a saved run (simulate --out)")
+    p.add_argument("--csv", default=None, metavar="FILE",
+                   help="also write the profile as a tidy CSV file (one row per group and measure)")
+
+    def run(args):
+        from ttrsim.analysis import profile
+        from ttrsim.results import load_run
+
+        check_output_file(args.csv, "--csv")
+        result = profile(load_run(args.run_dir))
+        print(result.text())
+        if args.csv is not None:
+            result.table.to_csv(args.csv, index=False)
+            print(f"written to {args.csv}")
+        return 0
+
+    p.set_defaults(func=run)
+
+
+COMMANDS += [_cmd_profile]
+
+
 def check_output_dir(path, option: str) -> None:
     """Refuse, before any game is played, an output directory that cannot be one."""
     from pathlib import Path

@@ -569,3 +569,24 @@ def plot_league_ratings(league, title: str | None = None) -> Figure:
     ax.set_title(title or f"League ratings, {m['board']} {m['players']} players, "
                           f"{m['games']:,} games per {'pairing' if m['players'] == 2 else 'mixture'}")
     return fig
+
+
+def plot_profile(table: pd.DataFrame, title: str | None = None) -> Figure:
+    """A run's game profile (``ttrsim.analysis.profile(run).table``): the score parts (left)
+    and the routes claimed by length (right), one bar per group (each policy, the winners)
+    with its interval."""
+    groups = list(dict.fromkeys(table["group"]))
+    fig, axes = new_figure(ncols=2, width=11, height=4.8)
+    for ax, section, xlabel in ((axes[0], "score", "points per seat-game"),
+                                (axes[1], "routes by length", "routes claimed per seat-game")):
+        part = table[table["section"] == section]
+        labels = list(dict.fromkeys(part["label"]))[::-1]
+        series = [(g, part[part["group"] == g].set_index("label")
+                   [["estimate", "low", "high"]].set_axis(["v", "v_low", "v_high"], axis=1))
+                  for g in groups]
+        _bars(ax, labels, series, "v", horizontal=True)
+        ax.set_xlabel(xlabel)
+    axes[0].set_title("Score and its parts")
+    axes[1].set_title("Routes claimed by length")
+    fig.suptitle(title or "Game profile per policy and for the winners (95% intervals)")
+    return fig

@@ -30,8 +30,8 @@ class Run:
     """Results of a simulation: DataFrames (docs/tables.md), ``manifest`` and ``board``.
 
     Per-event runs have ``games, tickets, routes, tunnels, stations``; summary runs have
-    ``seat_summary, ticket_summary, route_summary, tunnel_summary, station_summary``. A run
-    read from disk loads each table on first access. ``policies``: the policy specs or
+    ``seat_summary, ticket_summary, route_summary, tunnel_summary, station_summary,
+    profile_summary``. A run read from disk loads each table on first access. ``policies``: the policy specs or
     objects the run was played with (one per slot), which ``game`` replays; by default the
     manifest's names.
     """

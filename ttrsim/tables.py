@@ -3,23 +3,24 @@
 ``batch_tables`` turns one batch of a per-event run into its five DataFrames (named
 columns, categorical board, policy, colour, outcome and city); ``batch_summary`` turns one
 batch of a summary-mode run into count arrays that add up over batches
-(``add_summary``), and ``summary_tables`` turns the total into the five summary tables.
+(``add_summary``), and ``summary_tables`` turns the total into the summary tables.
 """
 from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 
-from ttrsim._batch import SCORE_COLS, TURN_BIN_WIDTH
+from ttrsim._batch import SCORE_COLS, STAT_COLS, TURN_BIN_WIDTH
 from ttrsim.actions import card_name
 from ttrsim.batches import RunConfig
 
 __all__ = ["EVENT_TABLES", "SUMMARY_TABLES", "TUNNEL_OUTCOMES", "SEAT_SUM_COLS", "categories",
-           "batch_tables", "batch_summary", "add_summary", "summary_tables"]
+           "batch_tables", "batch_summary", "add_summary", "summary_tables", "route_lengths",
+           "length_column", "profile_stats", "profile_values", "profile_sums"]
 
 EVENT_TABLES = ("games", "tickets", "routes", "tunnels", "stations")
 SUMMARY_TABLES = ("seat_summary", "ticket_summary", "route_summary", "tunnel_summary",
-                  "station_summary")
+                  "station_summary", "profile_summary")
 TUNNEL_OUTCOMES = ("free", "paid", "declined")
 SEAT_SUM_COLS = ("games", "wins", "score_sum", "score_sq_sum", "route_points_sum",
                  "ticket_points_sum", "longest_bonus_sum", "station_points_sum",
@@ -27,6 +28,71 @@ SEAT_SUM_COLS = ("games", "wins", "score_sum", "score_sq_sum", "route_points_sum
                  "turns_sum", "all_passed", "turns_sq_sum", "diff_sum", "diff_sq_sum",
                  "globetrotter_sum")
 _SC = {name: i for i, name in enumerate(SCORE_COLS)}
+# Score parts of the game profile, in order, where the core scores them.
+PROFILE_PARTS = tuple(c for c in ("score", "route_points", "ticket_points", "longest_bonus",
+                                  "globetrotter", "station_points", "attraction_points")
+                      if c in SCORE_COLS)
+# Bonuses whose winner the profile counts (a part above whose value > 0 means "won").
+PROFILE_BONUSES = tuple(c for c in ("longest_bonus", "globetrotter") if c in SCORE_COLS)
+PROFILE_SUM_COLS = ("n", "sum", "sq_sum")
+
+
+def route_lengths(board) -> list:
+    """The route lengths the board has, shortest first."""
+    return sorted({int(x) for x in np.asarray(board.route_len)})
+
+
+def length_column(length: int) -> str:
+    """The games-table column of routes claimed of one length."""
+    return f"routes_len_{length}"
+
+
+def profile_stats(board) -> list:
+    """The quantities of the game profile, per seat-game, in order (docs/tables.md,
+    ``profile_summary``): score parts, tickets, turns, first claim, largest hand, routes
+    claimed by length, and for each bonus whether the seat won it (``<bonus>_won``)."""
+    return (list(PROFILE_PARTS)
+            + ["tickets_kept", "tickets_kept_setup", "ticket_draws", "tickets_kept_drawn",
+               "tickets_completed", "tickets_failed", "turns_taken", "first_claim_turn",
+               "largest_hand", "routes_claimed"]
+            + [length_column(n) for n in route_lengths(board)]
+            + [f"{b}_won" for b in PROFILE_BONUSES])
+
+
+def profile_values(games: pd.DataFrame, board) -> pd.DataFrame:
+    """Each seat-game's profile quantities (``profile_stats``) from games-table rows, as
+    floats: NaN where a quantity does not apply (the first-claim turn of a seat that
+    claimed nothing). A KeyError names columns the rows lack."""
+    need = set(PROFILE_PARTS) | {"tickets_kept", "tickets_completed", "tickets_failed",
+                                 "routes_claimed", *STAT_COLS,
+                                 *(length_column(n) for n in route_lengths(board))}
+    missing = sorted(need - set(games.columns))
+    if missing:
+        raise KeyError(", ".join(missing))
+    out = {}
+    for stat in profile_stats(board):
+        if stat == "tickets_kept_setup":
+            col = games["tickets_kept"].to_numpy(np.float64) - games["tickets_kept_drawn"].to_numpy(np.float64)
+        elif stat.endswith("_won"):
+            col = (games[stat[:-4]].to_numpy() > 0).astype(np.float64)
+        else:
+            col = games[stat].to_numpy(np.float64)
+            if stat == "first_claim_turn":
+                col = np.where(col < 0, np.nan, col)
+        out[stat] = col
+    return pd.DataFrame(out, index=games.index)
+
+
+def profile_sums(values: pd.DataFrame, keys: dict) -> pd.DataFrame:
+    """Per group of ``keys`` (equal-length arrays: seat, policy or slot, win) and per
+    quantity: ``n`` (seat-games where it applies), ``sum`` and ``sq_sum``, as int64, in
+    long form (one row per group and quantity)."""
+    grouper = [pd.Series(np.asarray(v), index=values.index, name=k) for k, v in keys.items()]
+    by = values.groupby(grouper, observed=True, sort=True)
+    n, total, sq = by.count(), by.sum(), (values ** 2).groupby(grouper, observed=True, sort=True).sum()
+    long = pd.DataFrame({"n": n.stack(), "sum": total.stack(), "sq_sum": sq.stack()})
+    long.index = long.index.set_names([*keys, "stat"])
+    return long.round().astype(np.int64).reset_index()
 
 
 def categories(cfg: RunConfig) -> dict:
@@ -41,7 +107,8 @@ def categories(cfg: RunConfig) -> dict:
     }
 
 
-def batch_tables(cfg: RunConfig, res: dict, first: int) -> dict:
+def games_frame(cfg: RunConfig, res: dict, first: int) -> pd.DataFrame:
+    """The games table of one batch (docs/tables.md)."""
     board, cats = cfg.board, categories(cfg)
     n_games, n = res["scores"].shape[:2]
     sc = res["scores"].reshape(n_games * n, -1)
@@ -66,7 +133,18 @@ def batch_tables(cfg: RunConfig, res: dict, first: int) -> dict:
     games["turns"] = np.repeat(res["turns"], n)
     games["all_passed"] = np.repeat(res["all_passed"], n)
     games["truncated"] = np.repeat(res["truncated"], n)
+    st = res["stats"].reshape(n_games * n, -1)
+    for i, col in enumerate(STAT_COLS):
+        games[col] = st[:, i] if col in ("first_claim_turn", "turns_taken") else st[:, i].astype(np.int16)
+    lengths = res["lengths"].reshape(n_games * n, -1)
+    for length in route_lengths(board):
+        games[length_column(length)] = lengths[:, length]
+    return games
 
+
+def batch_tables(cfg: RunConfig, res: dict, first: int) -> dict:
+    board, cats = cfg.board, categories(cfg)
+    games = games_frame(cfg, res, first)
     o = res["offers"]
     tickets = pd.DataFrame({
         "game": o[:, 0].astype(np.int64), "seat": o[:, 1].astype(np.int8),
@@ -118,9 +196,44 @@ def batch_summary(cfg: RunConfig, res: dict) -> dict:
             turns ** 2, diff, diff ** 2, flat[:, _SC["globetrotter"]]]
     seat_sums = np.zeros((n * n, len(cols)), dtype=np.int64)
     np.add.at(seat_sums, cell, np.stack(cols, axis=1))
-    return {"seat": seat_sums.reshape(n, n, -1), "tickets": res["ticket_counts"],
+    return {"seat": seat_sums.reshape(n, n, -1), "profile": _profile_counts(cfg, res),
+            "tickets": res["ticket_counts"],
             "routes": res["route_counts"], "tunnels": res["tunnel_counts"],
             "stations": res["station_counts"], "truncated": int(res["truncated"].sum())}
+
+
+def _profile_counts(cfg: RunConfig, res: dict) -> np.ndarray:
+    """``profile_sums`` of one batch as an array (seat, slot, win, quantity, n/sum/sq_sum)
+    that adds up over batches."""
+    n, stats = cfg.n_players, profile_stats(cfg.board)
+    games = games_frame(cfg, res, 0)
+    slot = res["slot"].reshape(-1).astype(np.int64)
+    long = profile_sums(profile_values(games, cfg.board),
+                        {"seat": games["seat"].to_numpy(np.int64), "slot": slot,
+                         "win": games["win"].to_numpy(np.int64)})
+    out = np.zeros((n, n, 2, len(stats), len(PROFILE_SUM_COLS)), dtype=np.int64)
+    q = long["stat"].map({name: i for i, name in enumerate(stats)}).to_numpy()
+    out[long["seat"], long["slot"], long["win"], q] = long[list(PROFILE_SUM_COLS)].to_numpy()
+    return out
+
+
+def _profile_table(cfg: RunConfig, counts) -> pd.DataFrame | None:
+    """The ``profile_summary`` table: one row per seat, policy, win and quantity with its
+    n, sum and sum of squares; None for a run saved before the profile was recorded."""
+    if counts is None:
+        return None
+    stats = profile_stats(cfg.board)
+    # cells of seat-games that were played (the score applies to every seat-game)
+    played = np.broadcast_to(counts[:, :, :, :1, 0] > 0, counts.shape[:4])
+    seat, slot, win, q = np.nonzero(played)
+    rows = counts[seat, slot, win, q]
+    df = pd.DataFrame({"seat": seat.astype(np.int8),
+                       "policy": np.asarray(cfg.names, dtype=object)[slot],
+                       "win": win.astype(bool), "stat": np.asarray(stats, dtype=object)[q],
+                       **{c: rows[:, i] for i, c in enumerate(PROFILE_SUM_COLS)}})
+    # two slots with one name are one policy
+    return (df.groupby(["seat", "policy", "win", "stat"], sort=False, as_index=False)
+            [list(PROFILE_SUM_COLS)].sum())
 
 
 def summary_tables(cfg: RunConfig, acc: dict) -> dict:
@@ -157,7 +270,8 @@ def summary_tables(cfg: RunConfig, acc: dict) -> dict:
                                     "borrowed": s[:, 1]})
     return {"seat_summary": seat_summary, "ticket_summary": ticket_summary,
             "route_summary": route_summary, "tunnel_summary": tunnel_summary,
-            "station_summary": station_summary}
+            "station_summary": station_summary,
+            "profile_summary": _profile_table(cfg, acc.get("profile"))}
 
 
 def add_summary(acc, payload: dict) -> dict:

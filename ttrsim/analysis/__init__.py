@@ -9,8 +9,10 @@ See ``docs/analysis.md`` for a guide.
 ``ttrsim.analysis.studies`` (re-exported here) plays new games on common random numbers:
 ``compare``, ``route_importance``, ``ticket_fairness``; ``compare_play``,
 ``compare_importance``, ``compare_fairness`` and ``compare_variant`` set a run or study
-beside the same games under stronger play.
+beside the same games under stronger play. ``profile`` is a run's game profile (how its
+seats play and score, per policy and for the winners).
 """
+from ttrsim.analysis.game_profile import Profile, profile
 from ttrsim.analysis.inputs import MissingTable
 from ttrsim.analysis.routes import binned_quantile, route_claims
 from ttrsim.analysis.seats import (bonus_shares, by_player_count, policy_win_matrix,
@@ -47,6 +49,8 @@ __all__ = [
     "ticket_fairness",
     "Estimate",
     "MissingTable",
+    "Profile",
+    "profile",
     "binned_quantile",
     "bootstrap_diff",
     "bootstrap_mean",

@@ -211,6 +211,20 @@ def _scores(sec: Section, run, ctx) -> None:
                      if board.longest_bonus else "") + ".")
 
 
+def _profile(sec: Section, run, ctx) -> None:
+    prof = an.profile(run)
+    sec.text("How the seats play and score, per policy and for the winners (seat-games "
+             "ranked first): means per seat-game with normal 95% intervals, shares of "
+             "seat-games with Wilson intervals; the first-claim turn is the game turn (all "
+             "seats counted) of a seat's first claim, over the seats that claimed "
+             "(docs/analysis.md).")
+    sec.table("profile", prof.table, "Game profile (one row per group and measure).",
+              ["group", "section", "label", "kind", "estimate", "low", "high", "n"],
+              max_rows=len(prof.table))
+    sec.figure("profile", plots.plot_profile(prof.table),
+               "Score parts and routes claimed by length per policy and for the winners.")
+
+
 def _players(sec: Section, run, ctx) -> None:
     table = an.by_player_count(run, seed=ctx["seed"])
     sec.table("by_player_count", table, "Game length and ticket completion by player count.",
@@ -517,6 +531,7 @@ SECTIONS = [
     ("seats", "Seat advantage", _seats),
     ("policies", "Policies", _policies),
     ("scores", "Scores", _scores),
+    ("profile", "Game profile", _profile),
     ("players", "Game length and ticket completion by player count", _players),
     ("tickets", "Tickets", _tickets),
     ("routes", "Routes", _routes),
