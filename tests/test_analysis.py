@@ -66,6 +66,19 @@ def fake_games():
     g["board"] = pd.Categorical(["toy"] * len(g))
     g["win"] = g["rank"] == 1
     g["tickets_failed"] = g.tickets_kept - g.tickets_completed
+    g["route_points"] = g.score - g.ticket_points
+    for part in ("longest_bonus", "station_points", "attraction_points"):
+        g[part] = 0
+    # the statistics of play, as fake_routes has them
+    g["first_claim_turn"] = [5, 12, 9, 7, -1, 20, 3]
+    g["routes_len_1"] = [1, 0, 0, 0, 0, 0, 0]
+    g["routes_len_2"] = [1, 0, 1, 1, 0, 0, 1]
+    g["routes_len_3"] = [0, 1, 0, 0, 0, 1, 0]
+    g["routes_claimed"] = g.routes_len_1 + g.routes_len_2 + g.routes_len_3
+    g["largest_hand"] = [12, 9, 15, 8, 20, 11, 10]
+    g["ticket_draws"] = 0
+    g["tickets_kept_drawn"] = 0
+    g["turns_taken"] = g.turns // g.players
     return g
 
 

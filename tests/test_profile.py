@@ -197,3 +197,15 @@ def test_a_run_without_the_statistics_is_refused_clearly(event_run):
                              {"games": event_run.games.drop(columns=["largest_hand"])})
     with pytest.raises(MissingTable, match="largest_hand"):
         profile(old)
+
+
+def test_every_run_report_has_the_game_profile(tmp_path, summary_run):
+    from ttrsim.report import write_report
+
+    page = write_report(summary_run, tmp_path / "r").read_text()
+    section = page[page.index("<section id=\"profile\">"):]
+    section = section[:section.index("</section>")]
+    assert "Game profile" in section and "Skipped" not in section and "<img" in section
+    csv = pd.read_csv(tmp_path / "r" / "profile.csv")
+    assert set(csv.group) == {"tickets", "routes", "random", "winners"}
+    assert (tmp_path / "r" / "profile.png").stat().st_size > 0

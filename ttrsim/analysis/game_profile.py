@@ -121,18 +121,20 @@ def profile_counts(run) -> pd.DataFrame:
     """n, sum and sum of squares of every profile quantity per ``seat, policy, win`` (the
     ``profile_summary`` table of a summary-mode run; computed from the games table of a
     per-event run, a part at a time for a run on disk)."""
-    m = run.manifest
     board = run.board
-    if m["summary"]:
-        table = run.profile_summary
-        if table is None:
-            raise MissingTable("this summary-mode run has no profile_summary table (it was saved "
-                               "by an older ttrsim); play it again to profile it")
-        return table.assign(policy=table["policy"].astype(str))
-    if run.loaded("games"):
-        parts = [run.games]
+    summary = dict(getattr(run, "manifest", None) or {}).get("summary")
+    if not summary and getattr(run, "path", None) is not None and not run.loaded("games"):
+        parts = run.table_parts("games")      # a saved run a part at a time: memory stays flat
     else:
-        parts = run.table_parts("games")
+        games = getattr(run, "games", None)
+        if games is None:
+            table = getattr(run, "profile_summary", None)
+            if table is None:
+                raise MissingTable("the run has neither a games table nor a profile_summary "
+                                   "table (a summary-mode run saved by an older ttrsim has "
+                                   "none); play it again to profile it")
+            return table.assign(policy=table["policy"].astype(str))
+        parts = [games]
     sums = []
     for games in parts:
         try:
@@ -154,13 +156,13 @@ def _applies(measure: str, board) -> bool:
     """Whether the board has what a measure counts (no station rows on a board without
     stations, no Globetrotter rows without the bonus...)."""
     if measure.startswith("longest_bonus"):
-        return bool(board.longest_bonus)
+        return bool(getattr(board, "longest_bonus", 0))
     if measure.startswith("globetrotter"):
         return bool(getattr(board, "globetrotter_bonus", 0))
     if measure == "station_points":
-        return bool(board.stations)
+        return bool(getattr(board, "stations", 0))
     if measure == "attraction_points":
-        return bool(board.attractions)
+        return bool(len(getattr(board, "attractions", ())))
     return True
 
 
