@@ -209,3 +209,16 @@ def test_every_run_report_has_the_game_profile(tmp_path, summary_run):
     csv = pd.read_csv(tmp_path / "r" / "profile.csv")
     assert set(csv.group) == {"tickets", "routes", "random", "winners"}
     assert (tmp_path / "r" / "profile.png").stat().st_size > 0
+
+
+def test_runs_pooled(event_run):
+    """A list of runs (a league's cells) pools their seat-games: a run given twice doubles
+    every count and keeps every mean; runs of two boards are refused."""
+    first = ttrsim.simulate("europe", ["tickets", "routes", "random"], games=150, seed=11)
+    whole = profile(first).table
+    pooled = profile([first, first]).table
+    assert (pooled.n == 2 * whole.n).all()
+    assert pooled.estimate.to_numpy() == pytest.approx(whole.estimate.to_numpy(), nan_ok=True)
+    other = ttrsim.simulate("usa", 3, games=5, seed=1)
+    with pytest.raises(ValueError, match="one board"):
+        profile([first, other])

@@ -99,7 +99,10 @@ class Profile:
         lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w)
                            for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
         m = self.manifest
-        head = (f"Game profile: {m.get('board')}, {m.get('players')} players, "
+        players = m.get("players")
+        if isinstance(players, list):
+            players = "/".join(map(str, players))
+        head = (f"Game profile: {m.get('board')}, {players} players, "
                 f"{m.get('games', 0):,} games; mean per seat-game (share for 'bonus won') "
                 f"[{round(100 * self.confidence)}% interval]; winners: seat-games ranked first")
         return "\n".join([head, ""] + lines)
@@ -171,14 +174,29 @@ def profile(run, confidence: float = DEFAULT_CONFIDENCE) -> Profile:
     winners, the mean per seat-game of every score part, tickets, turns, first-claim
     turn, largest hand and routes claimed by length, and the share of seat-games each
     bonus went to, with ``confidence`` intervals. See :class:`Profile` and
-    docs/analysis.md."""
+    docs/analysis.md.
+
+    ``run`` may also be a list of runs of one board (e.g. the cells of a league): their
+    seat-games are pooled, policies in order of first appearance."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence!r}")
-    board = run.board
-    counts = profile_counts(run)
+    runs = list(run) if isinstance(run, (list, tuple)) else [run]
+    if not runs:
+        raise ValueError("profile needs a run (or a list of runs), got an empty list")
+    board = runs[0].board
+    checksums = {getattr(r.board, "checksum", None) for r in runs}
+    if len(checksums) > 1:
+        raise ValueError("profile pools runs of one board only; these runs were played on "
+                         f"{len(checksums)} boards: profile each board's runs apart")
+    counts = pd.concat([profile_counts(r) for r in runs], ignore_index=True)
+    manifest = dict(runs[0].manifest)
+    if len(runs) > 1:
+        manifest = {"board": manifest.get("board"), "players": sorted(
+            {r.manifest.get("players") for r in runs}), "games": sum(
+            int(r.manifest.get("games", 0)) for r in runs), "runs": len(runs)}
+    order = list(dict.fromkeys(p for r in runs for p in r.manifest["policies"]))
     stats = [s for s in profile_stats(board) if _applies(s, board)]
     lengths = {length_column(n): n for n in route_lengths(board)}
-    order = list(dict.fromkeys(run.manifest["policies"]))
     policies = [p for p in order if p in set(counts["policy"])]
     groups = [(p, counts[counts["policy"] == p]) for p in policies]
     groups.append((WINNERS, counts[counts["win"]]))
@@ -204,4 +222,4 @@ def profile(run, confidence: float = DEFAULT_CONFIDENCE) -> Profile:
             rows.append({"group": group, "section": section, "measure": stat, "label": label,
                          "kind": kind, "estimate": float(est), "low": float(low),
                          "high": float(high), "n": int(n)})
-    return Profile(pd.DataFrame(rows), dict(run.manifest), confidence)
+    return Profile(pd.DataFrame(rows), manifest, confidence)
