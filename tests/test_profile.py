@@ -222,3 +222,18 @@ def test_runs_pooled(event_run):
     other = ttrsim.simulate("usa", 3, games=5, seed=1)
     with pytest.raises(ValueError, match="one board"):
         profile([first, other])
+
+
+def test_league_style_profile_is_the_game_profile_of_its_games():
+    """The league's style profile (its games taken together) equals the profile of its
+    runs pooled, policy by policy."""
+    from ttrsim.analysis.studies.league import league
+
+    result = league("newyork", 2, ["tickets", "random", "routes"], games=20, seed=4)
+    style = result.style.table.set_index(["group", "measure"]).sort_index()
+    pooled = profile(list(result.runs.values())).table.set_index(["group", "measure"]).sort_index()
+    assert set(style.index.get_level_values("group")) == {"tickets", "random", "routes", "winners"}
+    pd.testing.assert_frame_equal(style, pooled)
+    # each policy played 2 pairings of 20 games, one seat each game
+    assert (style.xs("score", level="measure").drop("winners").n == 40).all()
+    assert "attraction_points" in set(style.index.get_level_values("measure"))   # New York
