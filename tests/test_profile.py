@@ -237,3 +237,18 @@ def test_league_style_profile_is_the_game_profile_of_its_games():
     # each policy played 2 pairings of 20 games, one seat each game
     assert (style.xs("score", level="measure").drop("winners").n == 40).all()
     assert "attraction_points" in set(style.index.get_level_values("measure"))   # New York
+
+
+def test_globetrotter_where_the_board_has_it():
+    run = ttrsim.simulate("usa-mega", 4, games=40, seed=5)
+    t = profile(run).table.set_index(["group", "measure"])
+    wins = run.games[run.games.win]
+    assert t.loc[("winners", "globetrotter"), "estimate"] == pytest.approx(wins.globetrotter.mean())
+    assert t.loc[("winners", "globetrotter_won"), "estimate"] == pytest.approx(
+        (wins.globetrotter > 0).mean())
+    # a games table from before the bonus existed profiles as a board without it
+    usa = ttrsim.simulate("usa", 3, games=10, seed=5)
+    old = ttrsim.results.Run(usa.manifest, usa.board,
+                             {"games": usa.games.drop(columns=["globetrotter"])})
+    pd.testing.assert_frame_equal(profile(old).table, profile(usa).table)
+    assert not profile(usa).table.measure.str.startswith("globetrotter").any()

@@ -63,6 +63,9 @@ def profile_values(games: pd.DataFrame, board) -> pd.DataFrame:
     """Each seat-game's profile quantities (``profile_stats``) from games-table rows, as
     floats: NaN where a quantity does not apply (the first-claim turn of a seat that
     claimed nothing). A KeyError names columns the rows lack."""
+    if "globetrotter" in PROFILE_PARTS and "globetrotter" not in games.columns:
+        # rows from before the Globetrotter bonus existed: nobody scored it
+        games = games.assign(globetrotter=0)
     need = set(PROFILE_PARTS) | {"tickets_kept", "tickets_completed", "tickets_failed",
                                  "routes_claimed", *STAT_COLS,
                                  *(length_column(n) for n in route_lengths(board))}
