@@ -9,9 +9,9 @@ from libc.string cimport memset
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, TUNNEL_DECLINED,
-                             game_init, score_game)
+                             action_a, action_kind, game_init, hand_total, score_game)
 from ttrsim._rng cimport splitmix64
-from ttrsim._bits cimport get_bit, lowest_bit, set_bit
+from ttrsim._bits cimport count_bits, get_bit, lowest_bit, set_bit
 from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, STEP_ENGINE, Step, decide, policy_ref,
                              ref_start, step_clock, step_error)
 
@@ -27,6 +27,10 @@ SCORE_COLS = ("score", "route_points", "ticket_points", "tickets_kept", "tickets
               "tickets_failed", "tickets_by_station", "longest", "longest_bonus",
               "station_points", "stations_built", "attraction_points", "rank",
               "trains_left", "stations_left", "routes_claimed", "globetrotter")
+# per-seat statistics of play (SeatStats), then routes claimed by length 1..MAX_LEN-1
+STAT_COLS = ("first_claim_turn", "largest_hand", "ticket_draws", "tickets_kept_drawn",
+             "turns_taken")
+N_LENGTHS = MAX_LEN
 DEFAULT_MAX_TURNS = TURN_LIMIT     # the core's one turn limit (_structs.pxd)
 # play_recorded's tunnel rows
 RECORD_TUNNEL_COLS = ("decision", "route", "color", "n_revealed", "card0", "card1", "card2",
@@ -76,12 +80,59 @@ ctypedef struct GameLog:
     Rows tunnels               # RECORD_TUNNEL_COLS: what each tunnel attempt revealed
 
 
+ctypedef struct SeatStats:
+    int first_claim_turn       # game turn of the seat's first claim, -1 while none
+    int largest_hand           # most train cards held at once
+    int ticket_draws           # ticket draws during the game (not the setup deal)
+    int tickets_kept_drawn     # tickets kept from those draws
+    int turns_taken            # turns the seat started
+    int by_length[MAX_LEN]     # routes claimed, by length
+
+
+cdef void stats_start(const GameState* s, SeatStats* st) noexcept nogil:
+    """Every seat's statistics at the deal (its dealt hand counts as held)."""
+    cdef int seat
+    memset(st, 0, MAX_PLAYERS * sizeof(SeatStats))
+    for seat in range(s.n_players):
+        st[seat].first_claim_turn = -1
+        st[seat].largest_hand = hand_total(s, seat)
+
+
+cdef inline void stats_after(const BoardC* b, const GameState* s, SeatStats* st, int seat,
+                             int32_t act, int phase, int turn, int t_route) noexcept nogil:
+    """Update the statistics of ``seat`` after its decision ``act`` was applied; ``phase``,
+    ``turn`` and ``t_route`` (the tunnel being claimed) are the state's before it. Reads
+    only the decision and the state."""
+    cdef int kind = action_kind(act), route = -1, hand
+    if phase == PH_TURN:
+        st.turns_taken += 1
+        if kind == ACT_CLAIM:
+            route = action_a(act)            # claimed unless a tunnel now asks for more
+    elif phase == PH_TUNNEL:
+        route = t_route                      # claimed unless declined
+    elif phase == PH_KEEP_TICKETS:
+        st.ticket_draws += 1
+        st.tickets_kept_drawn += count_bits(<uint64_t>action_a(act))   # the mask kept
+    if route >= 0 and s.route_owner[route] == seat:
+        if st.first_claim_turn < 0:
+            st.first_claim_turn = turn
+        st.by_length[b.route_len[route]] += 1
+    # only a card drawn makes the hand larger than it was (a declined tunnel gives back
+    # cards the hand already held)
+    if phase == PH_SECOND_DRAW or (phase == PH_TURN and (kind == ACT_DRAW_FACEUP
+                                                         or kind == ACT_DRAW_BLIND)):
+        hand = hand_total(s, seat)
+        if hand > st.largest_hand:
+            st.largest_hand = hand
+
+
 ctypedef struct Recorder:
     Rows claims
     Rows tunnels
     Rows stations
     Rows offers
     GameLog* log               # play_recorded's log (NULL: a batch keeps none)
+    SeatStats stats[MAX_PLAYERS]   # this game's statistics of play, per seat
     int64_t game
     int failed                 # out of memory
 
@@ -394,7 +445,7 @@ cdef int play_game(const BoardC* b, int n_players, const PolicyRef* refs, uint64
     or reaches `max_turns` (then s.phase is not PH_OVER: truncated). Returns STEP_OK, or
     the status of the decision that failed (`step` says which)."""
     cdef uint64_t x = seed
-    cdef int seat, st
+    cdef int seat, st, phase, turn, t_route
     cdef int32_t* row
     cdef int64_t t0 = 0
     if ns != NULL:
@@ -406,10 +457,15 @@ cdef int play_game(const BoardC* b, int n_players, const PolicyRef* refs, uint64
         slot_of_seat[seat] = (seat + rec.game) % n_players if rotate else seat
     for seat in range(n_players):
         ref_start(&refs[slot_of_seat[seat]], b, s, seat, splitmix64(&x))
+    stats_start(s, rec.stats)
     while s.phase != PH_OVER and s.turn < max_turns:
+        phase = s.phase
+        turn = s.turn
+        t_route = s.t_route
         st = decide(&refs[slot_of_seat[s.current]], b, s, legal, sink, check, step, ns)
         if st != STEP_OK:
             return st
+        stats_after(b, s, &rec.stats[step.seat], step.seat, step.act, phase, turn, t_route)
         if rec.log != NULL:
             row = rows_add(&rec.log.decisions)
             if row == NULL:
@@ -440,7 +496,9 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     ``policies`` holds one distinct ``Policy`` per slot; the policy of slot k plays seat k,
     or seat (k - game) mod n_players with ``rotate`` (seat s: slot (s + game) % n_players) (game = first_game + i, so every
     slot sits in every seat equally often over consecutive games). Returns a dict of
-    numpy arrays: per game and seat the score parts (``SCORE_COLS``), ``slot``; per game
+    numpy arrays: per game and seat the score parts (``SCORE_COLS``), the statistics of play
+    (``stats``: ``STAT_COLS``; ``lengths``: routes claimed by length, index = length),
+    ``slot``; per game
     ``turns``, ``all_passed``, ``truncated``; event rows (``claims``, ``tunnels``,
     ``stations``, ``offers``) or, with ``summary``, count arrays (``ticket_counts``,
     ``route_counts``, ``tunnel_counts``, ``station_counts``).
@@ -472,7 +530,12 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
     turns = np.zeros(n_games, dtype=np.int32)
     flags = np.zeros((n_games, 2), dtype=np.uint8)
     legal = np.empty(MAX_ACTIONS, dtype=np.int32)
+    stats = np.zeros((n_games, n_players, len(STAT_COLS)), dtype=np.int32)
+    lengths = np.zeros((n_games, n_players, MAX_LEN), dtype=np.int16)
     cdef int16_t[:, :, ::1] v_scores = scores
+    cdef int32_t[:, :, ::1] v_stats = stats
+    cdef int16_t[:, :, ::1] v_lengths = lengths
+    cdef int L
     cdef int8_t[:, ::1] v_slots = slots
     cdef int32_t[::1] v_turns = turns
     cdef uint8_t[:, ::1] v_flags = flags
@@ -533,6 +596,13 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     v_scores[g, seat, 14] = s.p[seat].stations_left
                     v_scores[g, seat, 15] = s.p[seat].n_routes
                     v_scores[g, seat, 16] = sc[seat].globetrotter
+                    v_stats[g, seat, 0] = rec.stats[seat].first_claim_turn
+                    v_stats[g, seat, 1] = rec.stats[seat].largest_hand
+                    v_stats[g, seat, 2] = rec.stats[seat].ticket_draws
+                    v_stats[g, seat, 3] = rec.stats[seat].tickets_kept_drawn
+                    v_stats[g, seat, 4] = rec.stats[seat].turns_taken
+                    for L in range(MAX_LEN):
+                        v_lengths[g, seat, L] = rec.stats[seat].by_length[L]
                 if profile:
                     ns_results += step_clock() - t_a
         if rec.failed:
@@ -541,7 +611,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
             seed_text = f" (seed {seeds[g]})" if status == STEP_ENGINE else ""
             raise step_error(status, &step, policies[slot_of_seat[step.seat]],
                              f"game {rec.game}{seed_text}, turn {s.turn}")
-        out = dict(scores=scores, slot=slots, turns=turns,
+        out = dict(scores=scores, stats=stats, lengths=lengths, slot=slots, turns=turns,
                    all_passed=flags[:, 0].astype(bool), truncated=flags[:, 1].astype(bool))
         if profile:
             out["profile"] = {"rules": ns[0] * 1e-9, "policy": ns[1] * 1e-9,
