@@ -265,6 +265,9 @@ def test_done_when_command(tmp_path):
     for part in ("Ratings", "Win-share matrix", "Worst opponents", "Style profile"):
         assert part in page
     assert (report / "ratings.png").exists() and (report / "matrix.png").exists()
+    style = pd.read_csv(report / "style.csv")          # a column per policy, and the winners
+    assert set(league_mod.league_policies()) | {"winners"} <= set(style.columns)
+    assert "game turn of first claim" in set(style.measure)
     ratings = pd.read_csv(report / "ratings.csv")
     assert set(ratings.policy) == set(league_mod.league_policies())
     again = subprocess.run(cmd + ["--quiet"], cwd=tmp_path, capture_output=True, text=True,

@@ -57,14 +57,11 @@ def write_league_report(league, out_dir, title: str | None = None) -> Path:
     seats = Section(out_dir, "seats", "Seat balance")
     seats.table("seats", league.seats, "Seat-games per policy and seat.")
     style = Section(out_dir, "style", "Style profile")
-    if league.style is None:
-        style.note("This ttrsim has no game profile, so the league has no style profile.")
-    else:
-        style.text("How each policy plays, over all its games in the league: mean per "
-                   "seat-game (share of seat-games for a bonus won); 'winners' are the "
-                   "seat-games ranked first, whatever the policy.")
-        wide = league.style.wide().reset_index(names="measure")
-        style.table("style", wide, "Style profile per policy; the intervals are in "
-                    "style_intervals.csv.", max_rows=200)
-        league.style.table.to_csv(out_dir / "style_intervals.csv", index=False)
+    style.text("How each policy plays, over all its games in the league: mean per "
+               "seat-game (share of seat-games for a bonus won); 'winners' are the "
+               "seat-games ranked first, whatever the policy.")
+    wide = league.style.wide().reset_index(names="measure")
+    style.table("style", wide, "Style profile per policy; the intervals are in "
+                "style_intervals.csv.", max_rows=200)
+    league.style.table.to_csv(out_dir / "style_intervals.csv", index=False)
     return write_page(out_dir, title, [method, rat, mat, worst, seats, style])

@@ -36,6 +36,7 @@ import pandas as pd
 from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_fraction, check_int, check_n_jobs
 from ttrsim._version import __version__
+from ttrsim.analysis.game_profile import profile
 from ttrsim.batches import make_config, versions
 from ttrsim.game import resolve_board
 from ttrsim.policies import DEFAULT_POLICY, REGISTRY, expert_models, make_policy, policy_name
@@ -405,17 +406,6 @@ def _bootstrap(cell_W: list, n_policies: int, n_resamples: int, seed: int) -> np
 
 def style_profile(runs: dict, names: list[str]):
     """The style profile of each policy over all its league games: the game profile
-    (``ttrsim.analysis.profile``) of the league's games taken together, one column per
-    policy (and the winners)."""
-    try:
-        from ttrsim.analysis.game_profile import profile
-    except ImportError:
-        return None
-    from ttrsim.results import Run
-
-    first = next(iter(runs.values()))
-    games = pd.concat([r.games for r in runs.values()], ignore_index=True)
-    games["policy"] = pd.Categorical(games["policy"].astype(str), categories=names)
-    manifest = dict(first.manifest, policies=list(names), summary=False,
-                    games=sum(r.manifest["games"] for r in runs.values()))
-    return profile(Run(manifest, first.board, {"games": games}))
+    (``ttrsim.analysis.profile``) of the league's runs pooled, a column per policy (in
+    league order: the first pairing or mixture holding each) and the winners."""
+    return profile(list(runs.values()))
