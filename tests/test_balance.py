@@ -13,7 +13,8 @@ from ttrsim.analysis.studies.paired import paired_configs
 from ttrsim.batches import play
 from ttrsim.cli import main
 from ttrsim.game import Game
-from ttrsim.variants import VariantError, board_to_dict, load_variant, variant
+from ttrsim.variants import VariantError, load_variant, variant
+from ttrsim.maps import board_to_dict
 
 
 def hand_made():

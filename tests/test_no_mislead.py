@@ -151,7 +151,7 @@ def test_compare_refuses_unrelated_boards_unless_told(capsys, tmp_path):
     vv = variant(v, initial_hand=3)
     w = variant("newyork", remove_routes=[int(v.route_id[0])])
     for a, b in (("newyork", v), (v, "newyork"), ("newyork", vv), (vv, w), ("newyork", "newyork")):
-        from ttrsim.game import resolve_board
+        from ttrsim.maps import resolve_board
 
         check_related(resolve_board(a), resolve_board(b))
     assert an.compare("newyork", vv, 2, games=5).manifest["allow_unrelated"] is False
@@ -159,7 +159,7 @@ def test_compare_refuses_unrelated_boards_unless_told(capsys, tmp_path):
     import json
 
     from ttrsim import maps
-    from ttrsim.variants import board_to_dict
+    from ttrsim.maps import board_to_dict
 
     vfile = tmp_path / "usa.json"          # a map file: no lineage
     vfile.write_text(json.dumps(board_to_dict(maps.load("usa"))))

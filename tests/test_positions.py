@@ -6,7 +6,7 @@ import pytest
 import ttrsim
 from ttrsim import Game
 from ttrsim.cli import main
-from ttrsim.variants import board_to_dict
+from ttrsim.maps import board_to_dict
 
 EU = ttrsim.maps.load("europe")
 

@@ -242,7 +242,7 @@ def test_other_boards_open_without_errors(browser, board, tmp_path):
     if board == "variant":
         b = ttrsim.variant("europe", trains=30, remove_routes=["Rostov - Sochi"])
     elif board == "custom":
-        from ttrsim.variants import board_to_dict
+        from ttrsim.maps import board_to_dict
 
         d = board_to_dict(ttrsim.variant("usa", trains=30))
         d["name"] = "my_board"

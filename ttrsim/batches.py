@@ -18,7 +18,8 @@ import numpy as np
 from ttrsim._batch import DEFAULT_MAX_TURNS, game_seeds, play_batch
 from ttrsim._validate import check_int
 from ttrsim._version import __version__
-from ttrsim.game import compile_board, resolve_board
+from ttrsim.game import compile_board
+from ttrsim.maps import resolve_board
 from ttrsim.policies import expert_models, make_policy, policy_name, seat_specs
 
 __all__ = ["RunConfig", "make_config", "config_from_manifest", "play", "default_batch_size",

@@ -357,7 +357,8 @@ def _cmd_variant(sub):
         import json
 
         from ttrsim import maps
-        from ttrsim.variants import board_to_dict, load_variant
+        from ttrsim.variants import load_variant
+        from ttrsim.maps import board_to_dict
 
         board = load_variant(args.path, args.board)
         info = board.variant

@@ -16,6 +16,7 @@ from ttrsim import maps
 from ttrsim._engine import CHECK_MESSAGES, CompiledBoard, GameCore
 from ttrsim._validate import check_int, is_int
 from ttrsim.actions import WILD, Action, IllegalActionError, card_type, encode
+from ttrsim.maps import resolve_board
 
 __all__ = ["Game", "compile_board", "resolve_board"]
 
@@ -24,11 +25,6 @@ POSITION_VERSION = 1
 # the core's invariant "trains left = board trains - own route lengths", which a hand-made
 # position (``from_position(trains=...)``) breaks on purpose
 _TRAINS_INVARIANT = next(i for i, m in enumerate(CHECK_MESSAGES) if m.startswith("trains left"))
-
-
-def resolve_board(board) -> "maps.Board":
-    """A loaded board from a name, a path or a Board."""
-    return maps.load(board) if isinstance(board, str) else board
 
 
 @lru_cache(maxsize=32)
@@ -194,9 +190,7 @@ class Game:
         if self.board.variant:
             where["variant"] = self.board.variant
         elif not self.board.path and self.board.name not in maps.available():
-            from ttrsim.variants import board_to_dict
-
-            where["map"] = board_to_dict(self.board)      # a board made in memory
+            where["map"] = maps.board_to_dict(self.board)      # a board made in memory
         raw = self._core.state_bytes()
         b = self.board
 

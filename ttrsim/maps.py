@@ -30,7 +30,8 @@ import numpy as np
 
 from ttrsim._validate import is_int
 
-__all__ = ["Board", "MapError", "available", "boards_table", "describe", "from_dict", "load"]
+__all__ = ["Board", "MapError", "available", "board_to_dict", "boards_table", "describe", "from_dict",
+           "load", "resolve_board"]
 
 #: Built-in boards, in display order.
 BUILTIN = ("usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities")
@@ -364,12 +365,57 @@ def load(name_or_path: str | os.PathLike | Board) -> Board:
     return _parse_text(text, spec, os.path.abspath(spec))
 
 
+def resolve_board(board) -> Board:
+    """A loaded board from a name, a path or a Board."""
+    return load(board) if isinstance(board, str) else board
+
+
 def from_dict(data: dict, source: str = "<dict>") -> Board:
     """Validate and compile a board given as an already parsed map file.
 
     ``source`` names the board in error messages.
     """
     return _Compiler(source).compile(data, None)
+
+
+def board_to_dict(board: Board) -> dict:
+    """The map file (parsed JSON) of a loaded board; ``maps.from_dict`` of it gives the
+    same board (the free-text ``notes`` are not kept). Routes and tickets keep their order,
+    so games dealt from the same seed shuffle the same way."""
+    cities = [{"name": c, "x": float(x), "y": float(y)}
+              for c, (x, y) in zip(board.cities, board.coords)]
+    routes = []
+    for i in range(board.n_routes):
+        p = int(board.route_partner[i])
+        routes.append({"id": int(board.route_id[i]), "a": board.cities[board.route_a[i]],
+                       "b": board.cities[board.route_b[i]], "length": int(board.route_len[i]),
+                       "color": board.color_name(int(board.route_color[i])),
+                       "tunnel": bool(board.route_tunnel[i]), "ferry": int(board.route_ferry[i]),
+                       "double": int(board.route_id[p]) if p >= 0 else None})
+    tickets = [{"id": int(board.ticket_id[i]), "a": board.cities[board.ticket_a[i]],
+                "b": board.cities[board.ticket_b[i]], "points": int(board.ticket_points[i]),
+                "long": bool(board.ticket_long[i])} for i in range(board.n_tickets)]
+    deck = {c: int(n) for c, n in zip(board.colors, board.deck_colors)}
+    deck["wild"] = int(board.deck_wild)
+    rules = {
+        "players_min": board.min_players, "players_max": board.max_players,
+        "trains": board.trains, "stations": board.stations,
+        "station_points": board.station_points, "initial_hand": board.initial_hand,
+        "deal_regular": board.deal_regular, "deal_long": board.deal_long,
+        "initial_keep": board.initial_keep,
+        "initial_discards_removed": bool(board.initial_discards_removed),
+        "draw_tickets": board.draw_tickets, "draw_keep": board.draw_keep,
+        "longest_bonus": board.longest_bonus, "double_min_players": board.double_min_players,
+        "end_trigger": board.end_trigger, "wild_faceup_limit": board.wild_faceup_limit,
+        "max_redeals": board.max_redeals, "deck": deck,
+        "route_points": {str(k): int(v) for k, v in board.route_points.items()},
+        "attraction_points": board.attraction_points, "tie_breaks": list(board.tie_breaks),
+    }
+    if board.globetrotter_bonus:        # optional key: boards without it keep their checksum
+        rules["globetrotter_bonus"] = board.globetrotter_bonus
+    return {"name": board.name, "title": board.title, "colors": list(board.colors),
+            "wild": board.wild, "cities": cities, "routes": routes, "tickets": tickets,
+            "rules": rules, "attractions": [board.cities[c] for c in board.attractions]}
 
 
 def _parse_text(text: str, label: str, path: str | None, expect_name: str | None = None) -> Board:

@@ -19,7 +19,8 @@ from ttrsim._engine import GameCore
 from ttrsim._batch import DEFAULT_MAX_TURNS, play_recorded
 from ttrsim._validate import check_int
 from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
-from ttrsim.game import Game, compile_board, resolve_board
+from ttrsim.game import Game, compile_board
+from ttrsim.maps import resolve_board
 from ttrsim.policies import make_policy, policy_name, seat_specs
 from ttrsim.search import FLAG_LEVEL
 

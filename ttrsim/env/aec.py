@@ -8,7 +8,8 @@ from pettingzoo import AECEnv
 from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
-from ttrsim.game import Game, resolve_board
+from ttrsim.game import Game
+from ttrsim.maps import resolve_board
 
 __all__ = ["TTREnv", "observation_space", "REWARDS"]
 

@@ -8,7 +8,8 @@ import numpy as np
 from ttrsim._env import Encoding as _Encoding
 from ttrsim._validate import is_int
 from ttrsim.actions import Action, IllegalActionError
-from ttrsim.game import Game, compile_board, resolve_board
+from ttrsim.game import Game, compile_board
+from ttrsim.maps import resolve_board
 
 __all__ = ["Encoding", "encoding"]
 

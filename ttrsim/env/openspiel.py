@@ -30,7 +30,8 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from ttrsim import maps
 from ttrsim.actions import Action, ticket_text
 from ttrsim.env.encoding import encoding
-from ttrsim.game import Game, resolve_board
+from ttrsim.game import Game
+from ttrsim.maps import resolve_board
 
 __all__ = ["GAME_NAME", "PolicyBot", "PolicyEvaluator", "TTRGame", "TTRState", "game", "returns_of",
            "seeded_resampler"]

@@ -7,7 +7,8 @@ from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._env import VectorEnvCore
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
-from ttrsim.game import compile_board, resolve_board
+from ttrsim.game import compile_board
+from ttrsim.maps import resolve_board
 from ttrsim.policies import make_policy, policy_name
 
 __all__ = ["VectorEnv"]

@@ -8,7 +8,7 @@ import time
 
 import numpy as np
 
-from ttrsim.game import resolve_board
+from ttrsim.maps import resolve_board
 from ttrsim.training.model_file import as_section, expert_spec, export
 from ttrsim.training.positions import Positions, decisions
 

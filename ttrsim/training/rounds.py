@@ -13,7 +13,7 @@ import numpy as np
 from ttrsim._expert import FEATURES, FORMAT_VERSION
 from ttrsim._version import __version__
 from ttrsim.batches import versions
-from ttrsim.game import resolve_board
+from ttrsim.maps import resolve_board
 from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, unmark_done
 from ttrsim.training.evaluation import (BOARDS, agreement, calibrate, gain, strength,
                                         tickets_agreement)

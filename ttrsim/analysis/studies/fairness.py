@@ -20,7 +20,7 @@ from ttrsim._validate import check_fraction, check_int
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import play
 from ttrsim.dispatch import progress_bar, run_tasks
-from ttrsim.game import resolve_board
+from ttrsim.maps import resolve_board
 from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,
                             resumed_batch_size)
 from ttrsim.stats import wilson_interval

@@ -20,7 +20,7 @@ from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs,
                                             paired_stats, play_metrics, study_manifest)
 from ttrsim.batches import play
 from ttrsim.dispatch import progress_bar, run_tasks
-from ttrsim.game import resolve_board
+from ttrsim.maps import resolve_board
 from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, resumed_batch_size
 from ttrsim.stats import bh_q
 from ttrsim.variants import VariantError, variant

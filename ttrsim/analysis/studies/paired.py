@@ -27,7 +27,7 @@ from ttrsim._batch import DEFAULT_MAX_TURNS, SCORE_COLS
 from ttrsim._validate import is_int
 from ttrsim._version import __version__
 from ttrsim.batches import make_config, play, versions
-from ttrsim.game import resolve_board
+from ttrsim.maps import resolve_board
 from ttrsim.maps import MapError
 from ttrsim.policies import expert_models
 
