@@ -130,6 +130,28 @@ def test_variant_files_json_and_toml(tmp_path, board):
     assert load_variant(tmp_path / "v.json").variant["hash"] == direct.variant["hash"]
 
 
+def test_comparison_boards_read_a_variant_or_a_whole_map(tmp_path, board):
+    """compare's two boards from one file: a variant (JSON or TOML) against the base it
+    names, or --board; a whole map file against --board (or the default base); a missing
+    file refused in one line."""
+    from ttrsim.variants import comparison_boards
+
+    path = tmp_path / "hand.json"
+    path.write_text(json.dumps(board_to_dict(board)))
+    (tmp_path / "v.json").write_text(json.dumps({"base": str(path), "trains": 15}))
+    (tmp_path / "v.toml").write_text(f'base = "{path}"\ntrains = 15\n')
+    for f in ("v.json", "v.toml"):
+        base, other = comparison_boards(tmp_path / f)
+        assert base == maps.load(str(path)) and other == variant(base, trains=15)
+    base, other = comparison_boards(tmp_path / "v.json", "europe")
+    assert base.name == "europe" and other.trains == 15 and other.variant["base"] == "europe"
+    base, other = comparison_boards(path, "newyork")            # a whole map: as it is
+    assert base.name == "newyork" and other == maps.load(str(path)) and other.variant is None
+    assert comparison_boards(path)[0].name == "europe"
+    with pytest.raises(ValueError, match="not found"):
+        comparison_boards(tmp_path / "nothing.json")
+
+
 @pytest.mark.parametrize("changes, message", [
     ({"ticket_points": {"A - Q": 5}}, r"ticket_points entry A - Q: unknown city 'Q'"),
     ({"remove_routes": [99]}, r"remove_routes entry 99: no route with id 99"),

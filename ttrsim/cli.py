@@ -169,11 +169,7 @@ def _cmd_simulate(sub):
     def run(args):
         from ttrsim.runner import simulate
 
-        specs = args.policy
-        if specs and len(specs) not in (1, args.players):
-            raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
-                             f"seat), not {len(specs)} times")
-        players = args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
+        players = seat_policies(args.policy, args.players)
         kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
                           batch_size=args.batch_size, rotate=not args.no_rotate,
@@ -299,24 +295,15 @@ def _cmd_show(sub):
             if args.game is None:
                 raise ValueError("give the game to show: RUN_DIR --game N")
             run_ = load_run(args.run_dir)
-            specs, n = args.policy, run_.manifest["players"]
-            if specs and len(specs) not in (1, n):
-                raise ValueError(f"give --policy once (every seat) or {n} times (one per seat, "
-                                 f"in seat order), not {len(specs)} times")
-            if specs and len(specs) == 1:
-                specs = specs * n
+            n = run_.manifest["players"]
+            specs = seat_policies(args.policy, n) if args.policy else None
             record = run_.game(args.game, specs, how=(
                 f"ttrsim show {args.run_dir} --game {args.game} --policy SPEC ... (once per "
                 f"seat, {n} times in seat order; a Python policy as path/to/file.py:function)"))
         else:
             if args.game is not None:
                 raise ValueError("--game N needs a run directory: ttrsim show RUN_DIR --game N")
-            n = 4 if args.players is None else args.players
-            specs = args.policy
-            if specs and len(specs) not in (1, n):
-                raise ValueError(f"give --policy once (every seat) or {n} times (one per seat), "
-                                 f"not {len(specs)} times")
-            players = n if not specs else (specs * n if len(specs) == 1 else specs)
+            players = seat_policies(args.policy, 4 if args.players is None else args.players)
             run_ = simulate(args.board or "europe", players, games=1,
                             seed=0 if args.seed is None else args.seed)
             record = run_.game(0)
@@ -339,10 +326,6 @@ def _cmd_show(sub):
         return 0
 
     p.set_defaults(func=run)
-
-
-COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
-            _cmd_show]
 
 
 def _cmd_variant(sub):
@@ -405,41 +388,16 @@ def _cmd_compare(sub):
                         "side: printed, and the report's section 'Under stronger play'")
 
     def run(args):
-        import os
-
         check_output_file(args.csv, "--csv")
         check_output_dir(args.report, "--report")
         _check_rows(args.rows)
 
-        from ttrsim import maps
         from ttrsim.analysis.studies import compare, compare_variant
         from ttrsim.report import write_comparison_report
-        from ttrsim.variants import load_variant
+        from ttrsim.variants import comparison_boards
 
-        if not os.path.isfile(args.variant):
-            raise ValueError(f"variant file {args.variant!r} not found")
-        base = maps.load(args.board) if args.board else None
-        if args.variant.endswith(".toml"):
-            other = load_variant(args.variant, base, "europe")
-        else:
-            import json
-
-            try:
-                with open(args.variant, encoding="utf-8") as f:
-                    is_map = "routes" in json.load(f)
-            except (OSError, ValueError):
-                is_map = False
-            if is_map:
-                other = maps.load(args.variant)
-            else:
-                other = load_variant(args.variant, base, "europe")
-        if base is None:
-            from ttrsim.variants import rebuild
-
-            info = other.variant or {}
-            base = (rebuild(info["base_variant"]) if info.get("base_variant")
-                    else maps.load(info.get("base_path") or info.get("base") or "europe"))
-        players = _study_players(args)
+        base, other = comparison_boards(args.variant, args.board, "europe")
+        players = seat_policies(args.policy, args.players)
         strong_players = _stronger_players(args)
 
         def study(players):
@@ -463,9 +421,6 @@ def _cmd_compare(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS += [_cmd_variant, _cmd_compare]
-
-
 def _study_options(p, games: int, board: str) -> None:
     """The options every balance study shares with ``compare``."""
     p.add_argument("--board", default=board, help=f"a built-in board (ttrsim maps) or a map file (default {board})")
@@ -482,14 +437,6 @@ def _study_options(p, games: int, board: str) -> None:
     p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
     p.add_argument("--report", metavar="DIR", help="write an HTML report here")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
-
-
-def _study_players(args):
-    specs = args.policy
-    if specs and len(specs) not in (1, args.players):
-        raise ValueError(f"give --policy once (every seat) or {args.players} times (one per "
-                         f"seat), not {len(specs)} times")
-    return args.players if not specs else (specs * args.players if len(specs) == 1 else specs)
 
 
 def _study_outputs(args) -> None:
@@ -514,7 +461,7 @@ def _stronger_players(args):
         return None
     from ttrsim.policies import DEFAULT_POLICY, replace_policy
 
-    players = _study_players(args)
+    players = seat_policies(args.policy, args.players)
     specs = [DEFAULT_POLICY] * players if isinstance(players, int) else list(players)
     strong = replace_policy(specs, args.stronger)
     if strong == specs:
@@ -569,7 +516,7 @@ def _cmd_route_importance(sub):
                                     group_size=args.group_size, out=out,
                                     progress=not args.quiet, confirm=args.confirm)
 
-        result = study(_study_players(args), args.out)
+        result = study(seat_policies(args.policy, args.players), args.out)
         t = result.table
         # the interval of the drop, in the importance's units (percentage points)
         shown = t.assign(importance_low=-100 * t.completion_high, importance_high=-100 * t.completion_low)
@@ -631,7 +578,7 @@ def _cmd_ticket_fairness(sub):
                                    n_resamples=args.resamples, out=out,
                                    progress=not args.quiet)
 
-        f = study(_study_players(args), args.out)
+        f = study(seat_policies(args.policy, args.players), args.out)
         m = f.manifest
         print(f"ticket fairness on {m['board']}, {m['players']} players, {m['games']:,} games "
               f"per round, seed {m['seed']}, {m['rounds']} round(s); "
@@ -666,7 +613,20 @@ def _cmd_ticket_fairness(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS += [_cmd_route_importance, _cmd_ticket_fairness]
+#: Every command, in the order ``ttrsim --help`` lists them.
+COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
+            _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness]
+
+
+def seat_policies(specs, players: int):
+    """The ``--policy`` options as ``simulate``'s players: ``players`` without any, the one
+    spec in every seat, or one spec per seat; any other count is refused."""
+    if not specs:
+        return players
+    if len(specs) not in (1, players):
+        raise ValueError(f"give --policy once (every seat) or {players} times (one per "
+                         f"seat, in seat order), not {len(specs)} times")
+    return specs * players if len(specs) == 1 else list(specs)
 
 
 def _cmd_league(sub):

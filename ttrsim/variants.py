@@ -40,7 +40,7 @@ from ttrsim._validate import is_int
 from ttrsim.maps import Board, MapError, board_to_dict
 
 __all__ = ["VariantError", "CHANGE_KEYS", "variant", "load_variant", "board_to_dict",
-           "rebuild"]
+           "rebuild", "comparison_boards"]
 
 
 class VariantError(ValueError):
@@ -485,3 +485,27 @@ def load_variant(path, board=None, default_base=None) -> Board:
         return variant(base, **kwargs)
     except VariantError as exc:
         raise VariantError(f"{spec}: {exc}") from None
+
+
+def comparison_boards(path, board=None, default_base: str = "europe") -> tuple[Board, Board]:
+    """The two boards a comparison plays: the base (``board``, a name, path or Board;
+    None: the base the file names, else ``default_base``) and the board of ``path``,
+    a variant file (TOML, or JSON of changes) or a whole map file (JSON with routes).
+    A variant of a variant gets its own base rebuilt."""
+    spec = os.fspath(path)
+    if not os.path.isfile(spec):
+        raise ValueError(f"variant file {spec!r} not found")
+    base = maps.load(board) if board else None
+    is_map = False
+    if not spec.endswith(".toml"):
+        try:
+            with open(spec, encoding="utf-8") as f:
+                is_map = "routes" in json.load(f)
+        except (OSError, ValueError):
+            is_map = False
+    other = maps.load(spec) if is_map else load_variant(spec, base, default_base)
+    if base is None:
+        info = other.variant or {}
+        base = (rebuild(info["base_variant"]) if info.get("base_variant")
+                else maps.load(info.get("base_path") or info.get("base") or default_base))
+    return base, other
