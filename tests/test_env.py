@@ -412,6 +412,38 @@ def test_callable_policy_start_game_hook():
         ttrsim.simulate("newyork", [policy(Broken(), "broken"), "random"], games=1)
 
 
+def test_gym_env_works_without_pettingzoo():
+    """The Gymnasium adapter needs Gymnasium only: with PettingZoo hidden it plays a game
+    to its end, and the PettingZoo adapter alone is refused with the install line."""
+    pytest.importorskip("gymnasium")
+    code = (
+        "import sys\n"
+        "class Block:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'pettingzoo':\n"
+        "            raise ImportError('blocked', name=name)\n"
+        "sys.meta_path.insert(0, Block())\n"
+        "import numpy as np, ttrsim.env\n"
+        "env = ttrsim.env.gym_env('newyork', 2, opponents='random', seed=3)\n"
+        "obs, info = env.reset(seed=3)\n"
+        "done, steps = False, 0\n"
+        "while not done:\n"
+        "    a = int(np.flatnonzero(obs['action_mask'])[0])\n"
+        "    obs, r, term, trunc, info = env.step(a)\n"
+        "    done, steps = term or trunc, steps + 1\n"
+        "print('steps', steps, 'scores' in info)\n"
+        "assert 'pettingzoo' not in sys.modules\n"
+        "try:\n"
+        "    ttrsim.env.aec_env('newyork', 2)\n"
+        "except ImportError as e:\n"
+        "    print(e)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    first, second = out.stdout.splitlines()[:2]
+    assert first.startswith("steps ") and int(first.split()[1]) > 10 and first.endswith("True")
+    assert "rl extra" in second and "missing: pettingzoo" in second
+
+
 def test_missing_rl_extra_gives_clear_message():
     code = (
         "import sys\n"

@@ -6,7 +6,7 @@
   inside the core, auto-reset, ``sample_actions()``);
 - :func:`aec_env`: a PettingZoo AEC environment (needs the ``rl`` extra);
 - :func:`gym_env`: a Gymnasium single-agent environment, the other seats played by any
-  ttrsim policy spec (needs the ``rl`` extra);
+  ttrsim policy spec (needs Gymnasium, of the ``rl`` extra; not PettingZoo);
 - :func:`policy`: any callable ``f(observation, mask) -> action index`` as a ttrsim policy.
 
 ``ttrsim.env.openspiel`` (the ``openspiel`` extra; importing it registers the game) has
@@ -34,12 +34,16 @@ def policy(fn, name: str | None = None):
     return ObservationPolicy(fn, name)
 
 
-def _require_rl(what: str):
+def _require_rl(what: str, modules=("gymnasium", "pettingzoo")):
+    """Refuse with the install line when a package of the ``rl`` extra that ``what``
+    needs is missing."""
+    import importlib
+
     try:
-        import gymnasium  # noqa: F401
-        import pettingzoo  # noqa: F401
+        for name in modules:
+            importlib.import_module(name)
     except ImportError as exc:
-        raise ImportError(f"{what} needs pettingzoo and gymnasium: install the rl extra "
+        raise ImportError(f"{what} needs {' and '.join(modules)}: install the rl extra "
                           f"(pip install -e \".[rl]\" or pip install \"ttrsim[rl]\"); "
                           f"missing: {exc.name}") from None
 
@@ -54,7 +58,7 @@ def aec_env(board="europe", players: int = 4, **kwargs):
 
 def gym_env(board="europe", players: int = 4, **kwargs):
     """A Gymnasium environment for one seat (see ``ttrsim.env.gym.TTRGymEnv``)."""
-    _require_rl("ttrsim.env.gym_env")
+    _require_rl("ttrsim.env.gym_env", ("gymnasium",))
     from ttrsim.env.gym import TTRGymEnv
 
     return TTRGymEnv(board=board, players=players, **kwargs)

@@ -8,22 +8,13 @@ from pettingzoo import AECEnv
 from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
+from ttrsim.env.shared import observation_space, render_text
 from ttrsim.game import Game
 from ttrsim.maps import resolve_board
 
-__all__ = ["TTREnv", "observation_space", "REWARDS"]
+__all__ = ["TTREnv", "observation_space", "render_text", "REWARDS"]
 
 REWARDS = ("win", "score", "margin")
-
-
-def observation_space(enc) -> spaces.Dict:
-    """The Dict space of an encoding: ``observation`` (int16 vector) and ``action_mask``
-    (int8 vector, 1 for the legal actions)."""
-    return spaces.Dict({
-        "observation": spaces.Box(low=-1, high=np.iinfo(np.int16).max, shape=(enc.obs_size,),
-                                  dtype=np.int16),
-        "action_mask": spaces.Box(low=0, high=1, shape=(enc.n_actions,), dtype=np.int8),
-    })
 
 
 def final_rewards(scores: list[dict], kind: str) -> list[float]:
@@ -148,27 +139,3 @@ class TTREnv(AECEnv):
 
     def close(self):
         pass
-
-
-def render_text(game: Game) -> str:
-    """A text view of a position: turn, phase, face-up row, deck, and per seat its
-    trains, stations, cards, tickets, route points and claimed routes."""
-    b = game.board
-    st = game.state()
-    card = lambda t: "wild" if t == 8 else b.colors[t]  # noqa: E731
-    lines = [f"{b.name} {game.n_players}p  turn {st['turn']}  phase {st['phase']}  "
-             f"seat to act {st['current']}" + ("  (final round)" if game.observation(0)["last_round"] else ""),
-             "face-up: " + ", ".join(card(t) if t >= 0 else "-" for t in st["faceup"])
-             + f"   deck {len(st['deck'])}, discards {sum(st['discard'])}, "
-               f"tickets left {len(st['ticket_deck'])}"]
-    for q, p in enumerate(st["players"]):
-        hand = ", ".join(f"{k} {card(t)}" for t, k in enumerate(p["hand"]) if k)
-        routes = ", ".join(b.route_name(r) for r in p["routes"][:8])
-        more = f" +{len(p['routes']) - 8}" if len(p["routes"]) > 8 else ""
-        lines.append(f"seat {q}: {p['trains']} trains, {p['stations_left']} stations, "
-                     f"{p['route_points']} route pts, {p['n_tickets']} tickets; hand: {hand or '-'}")
-        if routes:
-            lines.append(f"    routes: {routes}{more}")
-    if game.is_over():
-        lines.append("final scores: " + ", ".join(str(s["total"]) for s in game.scores()))
-    return "\n".join(lines)

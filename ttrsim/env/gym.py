@@ -1,5 +1,5 @@
 """Gymnasium single-agent environment: one seat learns, the others are ttrsim policies
-(needs the ``rl`` extra)."""
+(needs Gymnasium, of the ``rl`` extra; not PettingZoo)."""
 from __future__ import annotations
 
 import gymnasium
@@ -7,7 +7,7 @@ import numpy as np
 from gymnasium import spaces
 
 from ttrsim._batch import DEFAULT_MAX_TURNS
-from ttrsim.env.aec import observation_space, render_text
+from ttrsim.env.shared import observation_space, render_text
 from ttrsim.env.vector import VectorEnv
 
 __all__ = ["TTRGymEnv"]
