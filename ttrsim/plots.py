@@ -194,6 +194,31 @@ def _double_offsets(a, b, spacing: float) -> np.ndarray:
     return shift
 
 
+def _route_segments(board) -> np.ndarray:
+    """Each route as a segment (routes, 2 ends, xy) between its cities' coordinates, the
+    routes between the same two cities side by side."""
+    coords = np.asarray(board.coords, dtype=float)
+    a, b = np.asarray(board.route_a), np.asarray(board.route_b)
+    extent = float(np.ptp(coords, axis=0).max()) or 1.0
+    shift = _double_offsets(a, b, 0.012 * extent)
+    start, end = coords[a], coords[b]
+    direction = end - start
+    normal = np.column_stack([-direction[:, 1], direction[:, 0]])
+    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
+    # Orient normals consistently (from the lower city index) so halves do not overlap.
+    normal *= np.where(a <= b, 1.0, -1.0)[:, None]
+    return np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
+
+
+def _cities(ax, board, size: float) -> None:
+    """The board's cities as named dots."""
+    coords = np.asarray(board.coords, dtype=float)
+    ax.scatter(coords[:, 0], coords[:, 1], s=size, color="black", zorder=2)
+    for name, (x, y) in zip(board.cities, coords):
+        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7,
+                    zorder=3)
+
+
 def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
                           y_down: bool = False, cmap: str = "viridis",
                           vmax: float | None = None) -> Figure:
@@ -207,19 +232,9 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     """
     if claims.route.duplicated().any():
         raise ValueError("one row per route is needed: select one group of the claims table")
-    coords = np.asarray(board.coords, dtype=float)
     ids = list(np.asarray(board.route_id))
-    a, b = np.asarray(board.route_a), np.asarray(board.route_b)
     rate = claims.set_index("route").claim_rate.reindex(ids).to_numpy(dtype=float)
-    extent = float(np.ptp(coords, axis=0).max()) or 1.0
-    shift = _double_offsets(a, b, 0.012 * extent)
-    start, end = coords[a], coords[b]
-    direction = end - start
-    normal = np.column_stack([-direction[:, 1], direction[:, 0]])
-    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
-    # Orient normals consistently (from the lower city index) so halves do not overlap.
-    normal *= np.where(a <= b, 1.0, -1.0)[:, None]
-    segments = np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
+    segments = _route_segments(board)
 
     fig, ax = new_figure(width=9, height=7)
     if vmax is None:
@@ -228,9 +243,7 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     lines = LineCollection(segments, cmap=colormaps[cmap], norm=norm, linewidths=3, zorder=1)
     lines.set_array(np.nan_to_num(rate, nan=0.0))
     ax.add_collection(lines)
-    ax.scatter(coords[:, 0], coords[:, 1], s=18, color="black", zorder=2)
-    for name, (x, y) in zip(board.cities, coords):
-        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7, zorder=3)
+    _cities(ax, board, 18)
     fig.colorbar(lines, ax=ax, shrink=0.8, label="claim rate (share of games)")
     ax.set_aspect("equal")
     ax.autoscale_view()
@@ -375,18 +388,9 @@ def plot_route_map(board, values: dict, label: str, title: str | None = None,
     dashed in gray; routes without a value light gray. The colour scale spans the values
     shown (symmetric about 0 when ``diverging``) unless ``limits=(low, high)`` is given:
     maps meant to be compared must be given the same limits."""
-    coords = np.asarray(board.coords, dtype=float)
     ids = [int(r) for r in board.route_id]
-    a, b = np.asarray(board.route_a), np.asarray(board.route_b)
     vals = np.array([values.get(r, np.nan) for r in ids], dtype=float)
-    extent = float(np.ptp(coords, axis=0).max()) or 1.0
-    shift = _double_offsets(a, b, 0.012 * extent)
-    start, end = coords[a], coords[b]
-    d = end - start
-    normal = np.column_stack([-d[:, 1], d[:, 0]])
-    normal /= np.maximum(np.linalg.norm(normal, axis=1, keepdims=True), 1e-12)
-    normal *= np.where(a <= b, 1.0, -1.0)[:, None]
-    seg = np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
+    seg = _route_segments(board)
     fig, ax = new_figure(width=9, height=7)
     finite = np.isfinite(vals)
     gone = np.array([r in missing for r in ids])
@@ -412,10 +416,7 @@ def plot_route_map(board, values: dict, label: str, title: str | None = None,
         lines.set_array(vals[finite])
         ax.add_collection(lines)
         fig.colorbar(lines, ax=ax, shrink=0.8, label=label)
-    ax.scatter(coords[:, 0], coords[:, 1], s=16, color="black", zorder=2)
-    for name, (x, y) in zip(board.cities, coords):
-        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7,
-                    zorder=3)
+    _cities(ax, board, 16)
     ax.set_aspect("equal")
     ax.autoscale_view()
     ax.set_xlabel("x (map units)")
