@@ -47,6 +47,7 @@ import ttrsim
 from ttrsim.analysis import compare_play
 from ttrsim.policies import replace_policy
 from ttrsim.report import write_report
+from ttrsim.report.html import Section
 
 ROOT = Path(__file__).resolve().parents[1]
 SEED = 2026
@@ -118,11 +119,11 @@ def run_study(name: str, games: int, runs: Path, jobs: int, fresh: bool):
     if strong is not None:
         comparison = compare_play(run, strong, baseline, strong_baseline)
         print(comparison.summary().split("\n", 1)[0])
-    index = write_report(run, ROOT / "reports" / name, title=f"{title}, {games:,} games"
+    folder = ROOT / "reports" / name
+    extra = [strategy(run, folder)] if name == "europe-2p-search" else []
+    index = write_report(run, folder, title=f"{title}, {games:,} games"
                          + (f" (and the same games under {STRONG[name]})" if strong else ""),
-                         baseline=baseline, stronger=comparison)
-    if name == "europe-2p-search":
-        write_strategy(run, ROOT / "reports" / name)
+                         baseline=baseline, stronger=comparison, extra=extra)
     print(f"{name}: {games:,} games per run in {played:.0f} s"
           + (" (both plays)" if strong else "") + f", report {index.relative_to(ROOT)} "
           f"({time.perf_counter() - t - played:.0f} s)")
@@ -133,7 +134,7 @@ def strategy_section(run) -> str:
     turns in each third of the game, tickets drawn, kept and completed, and score parts,
     with the difference's 95% interval paired by game (scipy.stats.ttest_rel); and each
     ticket's completion when kept under both policies (difference with a normal-approximation
-    95% interval). Written as CSV beside the report and returned as HTML."""
+    95% interval): the two tables."""
     import numpy as np
     import pandas as pd
     from scipy import stats
@@ -220,25 +221,24 @@ def strategy_section(run) -> str:
     return strat, out
 
 
-def write_strategy(run, folder: Path) -> None:
-    """Add the strategy tables to a report folder (CSV, and a section in index.html)."""
+def strategy(run, folder: Path) -> Section:
+    """The strategy tables as a report section (the page kit writes their CSV files)."""
     strat, tickets = strategy_section(run)
-    strat.to_csv(folder / "strategy.csv", index=False)
-    tickets.to_csv(folder / "strategy_tickets.csv", index=False)
-    fmt = dict(float_format=lambda x: f"{x:.3f}", index=False, border=0)
-    html = ("<h2>How the two policies play</h2><p>Per seat-game means; the difference's 95% "
-            "interval and p-value are paired by game (<code>scipy.stats.ttest_rel</code>). "
-            "Thirds are thirds of each game's turns; ticket draws count draw decisions after "
-            "setup; card-draw turns are a seat's turns less its claims, ticket draws and "
-            "stations (a declined tunnel, counted per game below, and a pass, possible "
-            "only with no card left to draw, count there too). CSV: strategy.csv.</p>" + strat.to_html(**fmt) +
-            "<h3>Ticket completion when kept, under both policies</h3><p>Difference with a "
-            "normal-approximation 95% interval and p-value, and the Benjamini-Hochberg q-value "
-            "over all tickets (<code>scipy.stats.false_discovery_control</code>); tickets kept "
-            "rarely have wide intervals. CSV: strategy_tickets.csv.</p>" + tickets.to_html(**fmt))
-    index = folder / "index.html"
-    page = index.read_text()
-    index.write_text(page.replace("<h2>Methods</h2>", html + "<h2>Methods</h2>", 1))
+    folder.mkdir(parents=True, exist_ok=True)
+    sec = Section(folder, "strategy", "How the two policies play")
+    sec.table("strategy", strat,
+              "Per seat-game means; the difference's 95% interval and p-value are paired by "
+              "game (scipy.stats.ttest_rel). Thirds are thirds of each game's turns; ticket "
+              "draws count draw decisions after setup; card-draw turns are a seat's turns "
+              "less its claims, ticket draws and stations (a declined tunnel, counted per game "
+              "below, and a pass, possible only with no card left to draw, count there too).",
+              max_rows=len(strat))
+    sec.table("strategy_tickets", tickets,
+              "Ticket completion when kept, under both policies: difference with a "
+              "normal-approximation 95% interval and p-value, and the Benjamini-Hochberg "
+              "q-value over all tickets (scipy.stats.false_discovery_control); tickets kept "
+              "rarely have wide intervals.", max_rows=len(tickets))
+    return sec
 
 
 # balance studies: name -> (board, players, games per side)

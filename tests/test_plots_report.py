@@ -161,3 +161,22 @@ def test_cli_report(monkeypatch, tmp_path, capsys):
     assert cli.main(["report", str(tmp_path / "run"), "--out", str(tmp_path / "out")]) == 0
     assert (tmp_path / "out" / "index.html").exists()
     assert capsys.readouterr().out.strip().endswith("index.html")
+
+
+def test_make_reports_strategy_section_is_built_with_the_page_kit(tmp_path):
+    """scripts/make_reports.py adds the strategy tables to a 2-policy report as a section
+    of the page kit: in the table of contents, before Methods, its tables as CSV beside
+    the page; the page is whole (one section per heading, nothing spliced into another)."""
+    from helpers import load_script
+
+    script = load_script("make_reports")
+    run = ttrsim.simulate("newyork", ["tickets", "random"], games=60, seed=1)
+    folder = tmp_path / "report"
+    sec = script.strategy(run, folder)
+    page = write_report(run, folder, "strategy", extra=[sec]).read_text()
+    assert page.count('<section id="strategy">') == 1
+    assert page.index('<section id="strategy">') < page.index('<section id="methods">')
+    assert '<a href="#strategy">How the two policies play</a>' in page
+    assert page.count("<section") == page.count("</section>")
+    strat = (folder / "strategy.csv").read_text()
+    assert "claims, first third" in strat and (folder / "strategy_tickets.csv").exists()

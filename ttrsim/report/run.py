@@ -541,7 +541,7 @@ SECTIONS = [
 ]
 
 def write_report(run, out_dir, title: str | None = None, *, baseline=None, stronger=None,
-                 seed=0, progress: bool = False) -> Path:
+                 seed=0, progress: bool = False, extra=()) -> Path:
     """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV).
 
     ``run`` is a per-event or summary-mode run. ``baseline``, optional, is a paired run of
@@ -551,7 +551,8 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
     same games under stronger play, which adds the section "Under stronger play" (a
     comparison of another run is refused before anything is written).
     ``seed`` seeds the bootstrap intervals; ``progress`` shows a bar over the sections.
-    Returns the path of ``index.html``.
+    ``extra``: sections the caller built with the page kit (``ttrsim.report.html.Section``
+    on ``out_dir``), placed first. Returns the path of ``index.html``.
     """
     if baseline is not None:        # before anything is written
         check_paired_runs(run, baseline)
@@ -568,7 +569,7 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
            "stronger": stronger, "seed": seed}
     board_name = _manifest_value(manifest, "board", default=getattr(ctx["board"], "name", "board"))
     title = title or f"ttrsim report: {board_name}, {_manifest_value(manifest, 'games', default='?')} games"
-    sections = []
+    sections = list(extra)
     bar = progress_bar(progress, len(SECTIONS), unit="section", desc="report", scale=False)
     try:
         for slug, heading, build in SECTIONS:
