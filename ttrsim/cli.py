@@ -613,11 +613,6 @@ def _cmd_ticket_fairness(sub):
     p.set_defaults(func=run)
 
 
-#: Every command, in the order ``ttrsim --help`` lists them.
-COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
-            _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness]
-
-
 def seat_policies(specs, players: int):
     """The ``--policy`` options as ``simulate``'s players: ``players`` without any, the one
     spec in every seat, or one spec per seat; any other count is refused."""
@@ -675,7 +670,10 @@ def _cmd_league(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS += [_cmd_league]
+#: Every command, in the order ``ttrsim --help`` lists them.
+COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
+            _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness,
+            _cmd_league]
 
 
 def _check_rows(rows) -> None:
