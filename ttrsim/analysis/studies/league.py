@@ -38,7 +38,7 @@ from ttrsim._validate import check_fraction, check_int, check_n_jobs
 from ttrsim._version import __version__
 from ttrsim.analysis.game_profile import profile
 from ttrsim.batches import make_config, versions
-from ttrsim.game import resolve_board
+from ttrsim.maps import resolve_board
 from ttrsim.policies import DEFAULT_POLICY, REGISTRY, expert_models, make_policy, policy_name
 from ttrsim.results import finish_out, prepare_out, read_manifest
 from ttrsim.runner import simulate
