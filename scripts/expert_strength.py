@@ -188,7 +188,7 @@ def budget_figure(rows: list, out: str) -> None:
     print(f"wrote {out}")
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--part", action="append",
@@ -204,7 +204,37 @@ def main(argv=None) -> int:
     ap.add_argument("--json", type=Path, default=DEFAULT_JSON)
     ap.add_argument("--figure", metavar="PNG", help="draw the budget curves (--part budget) "
                                                     "from --json and exit")
-    a = ap.parse_args(argv)
+    return ap
+
+
+def _budget(a, data, model, ref, save) -> None:
+    """--part budget: each search at multiples of its budget against the reference, on
+    each board; rows measured already (same games, model and version) are kept."""
+    # at 1 x the reference plays itself: parity
+    specs = ([f"search:playouts={max(1, round(a.playouts * m))},rollout=tickets"
+              for m in BUDGET]
+             + [f"search:playouts={max(1, round(search_budget('expert') * m))}"
+                for m in BUDGET])
+    for board in a.board or ["newyork"]:
+        n = max(4, a.games // 20)
+        base = None
+        for spec in specs:
+            if any(r.get("part") == "budget" and r["board"] == board
+                   and r["specs"] == [spec, ref] and r["games"] == a.games
+                   and r.get("model") == model and r.get("ttrsim") == __version__
+                   for r in data):
+                continue                  # measured already: a rerun goes on
+            if base is None:
+                base = play(board, [ref, "tickets"], n)["cpu_per_decision"]
+            cpu = (base if spec == ref else
+                   play(board, [spec, "tickets"], n)["cpu_per_decision"])
+            save(dict(play(board, [spec, ref], a.games), part="budget",
+                      reference_playouts=a.playouts, cpu_per_decision_vs_tickets=cpu,
+                      cpu_ratio=cpu / base))
+
+
+def main(argv=None) -> int:
+    a = _parser().parse_args(argv)
     data = json.loads(a.json.read_text()) if a.json.exists() else []
     if a.figure:
         budget_figure(data, a.figure)
@@ -271,27 +301,7 @@ def main(argv=None) -> int:
                 save(dict(play(board, ["search", ref], a.games), part="default",
                           cpu_per_decision_vs_tickets=cpu))
         elif part == "budget":
-            # at 1 x the reference plays itself: parity
-            specs = ([f"search:playouts={max(1, round(a.playouts * m))},rollout=tickets"
-                      for m in BUDGET]
-                     + [f"search:playouts={max(1, round(search_budget('expert') * m))}"
-                        for m in BUDGET])
-            for board in a.board or ["newyork"]:
-                n = max(4, a.games // 20)
-                base = None
-                for spec in specs:
-                    if any(r.get("part") == "budget" and r["board"] == board
-                           and r["specs"] == [spec, ref] and r["games"] == a.games
-                           and r.get("model") == model and r.get("ttrsim") == __version__
-                           for r in data):
-                        continue                  # measured already: a rerun goes on
-                    if base is None:
-                        base = play(board, [ref, "tickets"], n)["cpu_per_decision"]
-                    cpu = (base if spec == ref else
-                           play(board, [spec, "tickets"], n)["cpu_per_decision"])
-                    save(dict(play(board, [spec, ref], a.games), part="budget",
-                              reference_playouts=a.playouts, cpu_per_decision_vs_tickets=cpu,
-                              cpu_ratio=cpu / base))
+            _budget(a, data, model, ref, save)
     return 0
 
 

@@ -251,7 +251,7 @@ def measure(games: int = 3000, repeat: int = 3) -> list[str]:
     return out
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--games", type=int, default=10000, help="games per board (default 10000)")
@@ -276,6 +276,11 @@ def main(argv=None) -> int:
                          "in the document (default: this command)")
     ap.add_argument("--measure", action="store_true",
                     help="print games/s with and without the checks (random play) and exit")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
     args = ap.parse_args(argv)
     if args.measure:
         print("\n".join(measure()))

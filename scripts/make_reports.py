@@ -129,7 +129,7 @@ def run_study(name: str, games: int, runs: Path, jobs: int, fresh: bool):
           f"({time.perf_counter() - t - played:.0f} s)")
 
 
-def strategy_section(run) -> str:
+def strategy_section(run) -> tuple:
     """How two policies of a 2-player run play (the search study): what each does with its
     turns in each third of the game, tickets drawn, kept and completed, and score parts,
     with the difference's 95% interval paired by game (scipy.stats.ttest_rel); and each
@@ -196,7 +196,17 @@ def strategy_section(run) -> str:
         table.append({"measure": name, a: wide[a].mean(), b: wide[b].mean(),
                       "difference": wide[a].mean() - wide[b].mean(), "low": ci.low,
                       "high": ci.high, "p_value": test.pvalue})
-    strat = pd.DataFrame(table)
+    return pd.DataFrame(table), _completion_by_policy(run, g, key, pols)
+
+
+def _completion_by_policy(run, g, key, pols):
+    """Each ticket's completion when kept under each of the two policies, their difference
+    with a normal-approximation 95% interval, p- and Benjamini-Hochberg q-value."""
+    import numpy as np
+    import pandas as pd
+    from scipy import stats
+
+    a, b = pols
     t = run.tickets[run.tickets.kept].merge(g[key + ["policy"]], on=key)
     comp = t.groupby(["ticket", "policy"]).completed.agg(["sum", "count"]).unstack("policy")
     out = pd.DataFrame({"ticket": comp.index})
@@ -217,8 +227,7 @@ def strategy_section(run) -> str:
     board = run.board
     names = {int(board.ticket_id[i]): board.ticket_name(i) for i in range(board.n_tickets)}
     out.insert(1, "name", out.ticket.map(names))
-    out = out.sort_values("difference", ascending=False)
-    return strat, out
+    return out.sort_values("difference", ascending=False)
 
 
 def strategy(run, folder: Path) -> Section:

@@ -47,7 +47,8 @@ def _counts(ap, flag, text):
     return counts
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
+    """The options, each defaulting to ``train``'s own default."""
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter,
                                  epilog="\n\n".join(__doc__.split("\n\n")[1:]))
@@ -109,6 +110,11 @@ def main(argv=None) -> int:
     ap.add_argument("--install", action="store_true",
                     help="copy the last round's model to the package's data file")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
     a = ap.parse_args(argv)
     for name in ("rounds", "positions", "playouts", "endgame_games", "endgame_playouts",
                  "calib_games", "final_calib_games", "midgame_playouts", "midgame_trees",

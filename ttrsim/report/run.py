@@ -431,6 +431,31 @@ _PLAY_TABLES = {
 }
 
 
+def _stronger_method(sec: Section, m: dict) -> None:
+    """What the section compares and how (from the comparison's manifest ``m``)."""
+    sec.text(f"The same {m['games']:,} games (seed {m['seed']}: game g is dealt from the same "
+             f"shuffle in both runs; seats {'in rotation' if m['rotate'] else 'fixed'}) played "
+             f"again with {', '.join(m['strong_policies'])} in place of "
+             f"{', '.join(m['base_policies'])}, seat by seat"
+             + ("" if m.get("strong_baseline_policies") is None else
+                f"; the station study's run without stations likewise "
+                f"({', '.join(m['strong_baseline_policies'])})") + ".")
+    sec.text("Each play's value carries the 95% interval of this report's own table (Wilson for "
+             "rates, percentile bootstrap for seat and station means, a normal interval for the "
+             "score parts and policy means). The difference (strong minus base) has a 95% interval "
+             "paired by game (delta method on per-game sums, Student t) and a Benjamini-Hochberg "
+             "q-value within its table (over every ticket, every route).")
+    sec.text("Highlighted rows: the conclusion changes. A row with a reference value gets a "
+             "verdict under each play, 'above' or 'below' when its 95% interval lies wholly on "
+             "one side, else 'unclear'; it changes when the verdicts differ (a significant effect "
+             "flips sign, or is significant under one play only). A route changes when it is "
+             f"among the {m['top_routes']} most claimed under one play only. A quantity with no "
+             f"reference (score parts, game length, stations built) changes when the difference "
+             f"is significant (q < {m['alpha']}) and at least {m['material']:.0%} of the base "
+             "value. A seat's mean score is shown for reading only: its conclusion is the score "
+             "against the other seats.")
+
+
 def _stronger(sec: Section, run, ctx) -> None:
     cmp = ctx["stronger"]
     if cmp is None:
@@ -454,27 +479,7 @@ def _stronger(sec: Section, run, ctx) -> None:
              "base_kept": f"{base} kept", "strong_kept": f"{strong} kept",
              "base_rank": f"{base} rank", "strong_rank": f"{strong} rank",
              "base_verdict": f"{base} verdict", "strong_verdict": f"{strong} verdict"}
-    sec.text(f"The same {m['games']:,} games (seed {m['seed']}: game g is dealt from the same "
-             f"shuffle in both runs; seats {'in rotation' if m['rotate'] else 'fixed'}) played "
-             f"again with {', '.join(m['strong_policies'])} in place of "
-             f"{', '.join(m['base_policies'])}, seat by seat"
-             + ("" if m.get("strong_baseline_policies") is None else
-                f"; the station study's run without stations likewise "
-                f"({', '.join(m['strong_baseline_policies'])})") + ".")
-    sec.text("Each play's value carries the 95% interval of this report's own table (Wilson for "
-             "rates, percentile bootstrap for seat and station means, a normal interval for the "
-             "score parts and policy means). The difference (strong minus base) has a 95% interval "
-             "paired by game (delta method on per-game sums, Student t) and a Benjamini-Hochberg "
-             "q-value within its table (over every ticket, every route).")
-    sec.text("Highlighted rows: the conclusion changes. A row with a reference value gets a "
-             "verdict under each play, 'above' or 'below' when its 95% interval lies wholly on "
-             "one side, else 'unclear'; it changes when the verdicts differ (a significant effect "
-             "flips sign, or is significant under one play only). A route changes when it is "
-             f"among the {m['top_routes']} most claimed under one play only. A quantity with no "
-             f"reference (score parts, game length, stations built) changes when the difference "
-             f"is significant (q < {m['alpha']}) and at least {m['material']:.0%} of the base "
-             "value. A seat's mean score is shown for reading only: its conclusion is the score "
-             "against the other seats.")
+    _stronger_method(sec, m)
     tables = cmp.tables()
     counts = pd.DataFrame([{"measure": _PLAY_TABLES[k][0], "rows": len(t),
                             "differ (q < alpha)": int(t.significant.sum()),

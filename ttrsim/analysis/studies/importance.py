@@ -18,7 +18,7 @@ from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_int, is_int
 from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs, paired_moments,
                                             paired_stats, play_metrics, study_manifest)
-from ttrsim.batches import play
+from ttrsim.batches import DEFAULT_MAX_TURNS, play
 from ttrsim.dispatch import progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, resumed_batch_size
@@ -103,12 +103,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     group_size = check_int("group_size", group_size, 1)
     batch_size = resumed_batch_size(None if out is None else Path(out), batch_size)
     cfg_b, _ = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)
-    boards, notes = {}, {}
-    for rid in ids:
-        try:
-            boards[rid] = variant(base, remove_routes=[rid])
-        except VariantError as exc:
-            notes[rid] = str(exc).split(": ", 1)[-1]
+    boards, notes = _removed(base, ids)
     cfgs = {rid: paired_configs(base, vb, players, policies, games, seed, cfg_b.batch_size,
                                 max_turns)[1] for rid, vb in boards.items()}
     removable = list(cfgs)
@@ -116,11 +111,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     tasks = [(b, g) for b in range(cfg_b.n_batches) for g in range(len(groups))]
     manifest = study_manifest("route_importance", cfg_b, routes=ids, group_size=group_size)
     path = Path(out) if out is not None else None
-    results = {}
-    if path is not None:
-        done = prepare_out(path, manifest, _IDENTITY, what="route-importance run")
-        loaded = {(b, g): _load_task(path, b, g) for b, g in tasks if _task_name(b, g) in done}
-        results = {key: task for key, task in loaded.items() if task is not None}
+    results = {} if path is None else _resumed(path, manifest, tasks)
     todo = [(cfg_b, {r: cfgs[r] for r in groups[g]}, b, g) for b, g in tasks
             if (b, g) not in results]
     bar = progress_bar(progress, len(tasks), len(tasks) - len(todo), unit="task",
@@ -130,16 +121,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
             results[(b, g)] = (res, claimed)
             if path is not None:
                 _save_task(path, b, g, res, claimed)
-    # sum in task order (exact integers: the same for any n_jobs)
-    S, M = {}, {}
-    claimed = np.zeros(base.n_routes, dtype=np.int64)
-    for key in sorted(results):
-        res, cl = results[key]
-        claimed += cl
-        for rid, (s, m) in res.items():
-            rid = int(rid)
-            S[rid] = S.get(rid, 0) + s
-            M[rid] = M.get(rid, 0) + m
+    S, M, claimed = _summed(results, base.n_routes)
     table = _importance_table(base, ids, S, M, claimed, cfg_b.games, notes, alpha, confidence)
     if confirm:
         top = [int(r) for r in table.dropna(subset=["rank"]).route[:confirm]]
@@ -166,6 +148,39 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     if path is not None:
         finish_out(path, manifest)
     return RouteImportance(table, base, manifest)
+
+
+def _removed(base, ids):
+    """``({route: board without it}, {route: why it cannot be removed})``."""
+    boards, notes = {}, {}
+    for rid in ids:
+        try:
+            boards[rid] = variant(base, remove_routes=[rid])
+        except VariantError as exc:
+            notes[rid] = str(exc).split(": ", 1)[-1]
+    return boards, notes
+
+
+def _resumed(path, manifest, tasks) -> dict:
+    """Open ``path`` (the one resume routine) and read the tasks finished there."""
+    done = prepare_out(path, manifest, _IDENTITY, what="route-importance run")
+    loaded = {(b, g): _load_task(path, b, g) for b, g in tasks if _task_name(b, g) in done}
+    return {key: task for key, task in loaded.items() if task is not None}
+
+
+def _summed(results: dict, n_routes: int):
+    """The tasks' paired sums per route and the claims, summed in task order (exact
+    integers: the same for any n_jobs)."""
+    S, M = {}, {}
+    claimed = np.zeros(n_routes, dtype=np.int64)
+    for key in sorted(results):
+        res, cl = results[key]
+        claimed += cl
+        for rid, (s, m) in res.items():
+            rid = int(rid)
+            S[rid] = S.get(rid, 0) + s
+            M[rid] = M.get(rid, 0) + m
+    return S, M, claimed
 
 
 def confirmation_seed(seed: int) -> int:

@@ -1,4 +1,5 @@
-"""Board variants, paired comparisons, route importance and fair ticket points."""
+"""Board variants and the studies that play them: the paired comparison (compare), route
+importance and fair ticket points."""
 from __future__ import annotations
 
 import json
