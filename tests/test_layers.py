@@ -1,8 +1,11 @@
 """The package's layers import only downward (pyproject.toml's import-linter contracts),
-no module reaches into another's private names, and none imports the package face."""
+no module reaches into another's private names, and none imports the package face; the
+compiled modules import downward and are reached only through their owners; scripts/
+import no private name; few functions run long (docs/architecture.md)."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,142 @@ def test_every_module_has_a_layer():
     placed = {name.strip() for layer in layers for name in layer.replace(":", "|").split("|")}
     top = {n for n, _ in modules() if n.count(".") == 1} - {"ttrsim.__main__"}
     assert top <= placed, f"not in a layer of pyproject.toml: {sorted(top - placed)}"
+
+
+def test_few_long_functions():
+    """At most 3 functions (or methods) of the package and of scripts/ run over 80 lines:
+    a long one is a room to split by what it does (counted by the ast from the ``def`` line
+    to the last, docstring included)."""
+    long = []
+    for folder in (PACKAGE, ROOT / "scripts"):
+        for path in sorted(folder.rglob("*.py")):
+            for node in ast.walk(ast.parse(path.read_text(), str(path))):
+                if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                    lines = node.end_lineno - node.lineno + 1
+                    if lines > 80:
+                        long.append(f"{path.relative_to(ROOT)}:{node.lineno} {node.name} "
+                                    f"({lines} lines)")
+    assert len(long) <= 3, "functions over 80 lines:\n" + "\n".join(long)
+
+
+# --- the compiled half ------------------------------------------------------------------
+
+#: The compiled modules (``ext/ttrsim/*.pyx`` and ``*.pxd``) from the bottom up: each
+#: cimports or imports only modules of a lower level (docs/architecture.md).
+COMPILED_LEVELS = [
+    ("_structs", "_bits"),                   # C structs and constants, bit helpers
+    ("_rng",),                               # the random stream
+    ("_engine",),                            # the rules
+    ("_planning",),                          # route plans for the policies
+    ("_policy",),                            # the policy interface, PolicyRef
+    ("_policies",),                          # the built-in policies
+    ("_search", "_expert", "_counter"),      # policies built on them
+    ("_batch", "_env", "_fuzz"),             # the loops that play games
+]
+#: The Python modules (or packages) through which the rest of ttrsim reaches each
+#: compiled module; none: only other compiled modules (or scripts/) use it.
+OWNERS = {
+    "_structs": (), "_bits": (), "_rng": (), "_planning": (), "_fuzz": (),
+    "_engine": ("ttrsim.game",),
+    "_policy": ("ttrsim.policies",),
+    "_policies": ("ttrsim.policies",),
+    "_counter": ("ttrsim.policies",),
+    "_search": ("ttrsim.policies", "ttrsim.search"),
+    "_expert": ("ttrsim.policies", "ttrsim.training"),
+    "_batch": ("ttrsim.batches", "ttrsim.record"),
+    "_env": ("ttrsim.env",),
+}
+EXT = ROOT / "ext" / "ttrsim"
+ALL_COMPILED = {p.stem for p in EXT.glob("*.pyx")} | {p.stem for p in EXT.glob("*.pxd")} - {"__init__"}
+
+
+def compiled_imports(path: Path):
+    """(line number, module) of every ``cimport``/``import`` of a ttrsim module in a .pyx or
+    .pxd file, at any indentation."""
+    pattern = re.compile(r"^\s*(?:from\s+ttrsim\.(\w+)\s+c?import\b|c?import\s+ttrsim\.(\w+))")
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        m = pattern.match(line)
+        if m:
+            yield n, m.group(1) or m.group(2)
+
+
+def test_every_compiled_module_has_a_level_and_owners():
+    placed = [m for level in COMPILED_LEVELS for m in level]
+    assert len(placed) == len(set(placed))
+    assert set(placed) == ALL_COMPILED, "place each compiled module in COMPILED_LEVELS"
+    assert set(OWNERS) == ALL_COMPILED, "name each compiled module's owners in OWNERS"
+
+
+def test_compiled_modules_import_downward():
+    level = {m: k for k, names in enumerate(COMPILED_LEVELS) for m in names}
+    bad = []
+    for path in sorted(EXT.glob("*.p[yx][xd]")):
+        if path.stem == "__init__":
+            continue
+        for n, module in compiled_imports(path):
+            if module == "actions":          # the pure-Python action codec, checked above
+                continue
+            if module not in level or level[module] >= level[path.stem]:
+                bad.append(f"{path.name}:{n}: {path.stem} (level {level[path.stem]}) imports "
+                           f"{module} (level {level.get(module, '?')})")
+    assert not bad, "\n".join(bad)
+
+
+def test_other_modules_reach_a_compiled_module_only_through_its_owner():
+    bad = []
+    for name, path in modules():
+        for module, names in imports(name, path):
+            targets = [module] if module.startswith("ttrsim._") else []
+            if module == "ttrsim":
+                targets = [f"ttrsim.{n}" for n in names if n in ALL_COMPILED]
+            for target in targets:
+                stem = target.split(".")[1]
+                if stem not in ALL_COMPILED:
+                    continue
+                owners = OWNERS[stem]
+                if not any(name == o or name.startswith(o + ".") for o in owners):
+                    bad.append(f"{name} imports {target}: reach it through "
+                               f"{' or '.join(owners) or 'no Python module'}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_compiled_checks_see_planted_imports(tmp_path):
+    """The parsers catch what they claim: an indented cimport, a plain import and the
+    ``from ttrsim import _x`` form."""
+    pyx = tmp_path / "x.pyx"
+    pyx.write_text("from ttrsim._engine cimport GameState\n    from ttrsim._batch import y\n"
+                   "cimport ttrsim._rng\nfrom ttrsim.actions import decode\n")
+    assert list(compiled_imports(pyx)) == [(1, "_engine"), (2, "_batch"), (3, "_rng"),
+                                           (4, "actions")]
+    planted = tmp_path / "y.py"
+    planted.write_text("from ttrsim import _batch\nfrom ttrsim._engine import GameCore\n")
+    assert list(imports("ttrsim.tables", planted)) == [("ttrsim", ["_batch"]),
+                                                       ("ttrsim._engine", ["GameCore"])]
+
+
+def test_the_map_names_every_compiled_module_with_its_level_and_owners():
+    """docs/architecture.md's table of the compiled modules agrees with COMPILED_LEVELS and
+    OWNERS: a row ``| `_x` | level | owners | ...``."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    rows = {}
+    for line in doc.splitlines():
+        m = re.match(r"\|\s*`(_\w+)`\s*\|\s*(\d+)\s*\|([^|]*)\|", line)
+        if m:
+            rows[m.group(1)] = (int(m.group(2)), set(re.findall(r"`(ttrsim[\w.]*)`", m.group(3))))
+    want = {m: (k, set(OWNERS[m])) for k, names in enumerate(COMPILED_LEVELS) for m in names}
+    assert rows == want
+
+
+def test_scripts_import_no_private_name():
+    """scripts/ may import any module of ttrsim, the compiled ones included (benchmarks,
+    fuzzing and the strength scripts drive the core), but no private name (``_x``)."""
+    bad = []
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        for module, names in imports(f"scripts.{path.stem}", path):
+            if not module.startswith("ttrsim"):
+                continue
+            for n in names:
+                if n.startswith("_") and not (n.startswith("__") and n.endswith("__")) \
+                        and n not in ALL_COMPILED:
+                    bad.append(f"{path.name} imports {n} from {module}")
+    assert not bad, "\n".join(bad)

@@ -15,7 +15,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ttrsim._batch import DEFAULT_MAX_TURNS, game_seeds, play_batch
+# the owner of the compiled batch loop: the rest of ttrsim takes its names from here
+from ttrsim._batch import (DEFAULT_MAX_TURNS, SCORE_COLS, STAT_COLS, TURN_BIN_WIDTH, game_seeds,
+                           play_batch)
 from ttrsim._validate import check_int
 from ttrsim._version import __version__
 from ttrsim.game import compile_board

@@ -15,11 +15,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ttrsim._engine import GameCore
 from ttrsim._batch import DEFAULT_MAX_TURNS, play_recorded
 from ttrsim._validate import check_int
 from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
-from ttrsim.game import Game, compile_board
+from ttrsim.game import Game, GameCore, compile_board
 from ttrsim.maps import resolve_board
 from ttrsim.policies import make_policy, policy_name, seat_specs
 from ttrsim.search import FLAG_LEVEL

@@ -93,7 +93,7 @@ class Run:
         ``policies``, one spec per slot as given to ``simulate``. ``how``: the words that
         tell the caller how to give them, in errors (default: ``policies=[...]``; the
         command line names ``--policy``)."""
-        from ttrsim._batch import game_seeds
+        from ttrsim.batches import game_seeds
         from ttrsim._validate import check_int
         from ttrsim.batches import play
         from ttrsim.policies import make_policy

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_n_jobs
-from ttrsim.batches import IDENTITY, RunConfig, make_config, play
+from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, make_config, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
 from ttrsim.results import (Run, batch_name, broken_batches, check_kind, finish_out, prepare_out,
                             read_manifest, saved_run, unmark_done, write_batch)

@@ -10,9 +10,8 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ttrsim._batch import SCORE_COLS, STAT_COLS, TURN_BIN_WIDTH
 from ttrsim.actions import card_name
-from ttrsim.batches import RunConfig
+from ttrsim.batches import SCORE_COLS, STAT_COLS, TURN_BIN_WIDTH, RunConfig
 
 __all__ = ["EVENT_TABLES", "SUMMARY_TABLES", "TUNNEL_OUTCOMES", "SEAT_SUM_COLS", "categories",
            "batch_tables", "batch_summary", "add_summary", "summary_tables", "route_lengths",

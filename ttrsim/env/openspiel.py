@@ -407,7 +407,7 @@ class PolicyBot(pyspiel.Bot):
         return False
 
     def step(self, state):
-        from ttrsim._policies import decide
+        from ttrsim.policies import decide
 
         if not isinstance(state, TTRState):
             raise TypeError(f"PolicyBot plays {GAME_NAME} states, got {type(state).__name__}")
@@ -444,7 +444,7 @@ class PolicyEvaluator:
         self._policies, self._board, self._calls = None, None, 0
 
     def evaluate(self, state):
-        from ttrsim._policies import decide
+        from ttrsim.policies import decide
         from ttrsim.policies import make_policy
 
         g0 = state._p.g

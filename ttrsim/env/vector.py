@@ -139,7 +139,7 @@ class VectorEnv:
 
     def game(self, i: int):
         """A ``ttrsim.Game`` copy of env i's current position (for inspection)."""
-        from ttrsim._engine import GameCore
+        from ttrsim.game import GameCore
         from ttrsim.game import Game
 
         core = GameCore(compile_board(self.board), self.n_players, 0, False)

@@ -13,7 +13,7 @@ from contextlib import closing
 import numpy as np
 import pandas as pd
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
+from ttrsim.batches import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_fraction
 from ttrsim.analysis.studies.paired import (align, paired_configs, paired_moments, paired_stats,
                                             play_metrics, sum_moments)

@@ -15,10 +15,9 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_fraction, check_int
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
-from ttrsim.batches import play
+from ttrsim.batches import DEFAULT_MAX_TURNS, play
 from ttrsim.dispatch import progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,

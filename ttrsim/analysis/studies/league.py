@@ -33,11 +33,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_fraction, check_int, check_n_jobs
 from ttrsim._version import __version__
 from ttrsim.analysis.game_profile import profile
-from ttrsim.batches import make_config, versions
+from ttrsim.batches import DEFAULT_MAX_TURNS, make_config, versions
 from ttrsim.maps import resolve_board
 from ttrsim.policies import DEFAULT_POLICY, REGISTRY, expert_models, make_policy, policy_name
 from ttrsim.results import finish_out, prepare_out, read_manifest

@@ -23,12 +23,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ttrsim._batch import DEFAULT_MAX_TURNS, SCORE_COLS
 from ttrsim._validate import is_int
 from ttrsim._version import __version__
-from ttrsim.batches import make_config, play, versions
-from ttrsim.maps import resolve_board
-from ttrsim.maps import MapError
+from ttrsim.batches import DEFAULT_MAX_TURNS, SCORE_COLS, make_config, play, versions
+from ttrsim.maps import MapError, resolve_board
 from ttrsim.policies import expert_models
 
 __all__ = ["study_manifest", "game_metrics", "paired_moments", "align", "paired_stats", "paired_configs",
