@@ -77,7 +77,7 @@ def gained(section, data: Positions) -> float:
     return float(np.mean(out))
 
 
-def main(argv=None) -> int:
+def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
@@ -100,6 +100,11 @@ def main(argv=None) -> int:
     ap.add_argument("--extra-labels", type=Path, action="append", default=[],
                     help="another run's field-labels.npz (other seeds) to fit on as well; "
                          "its held-out games stay held out (repeatable)")
+    return ap
+
+
+def main(argv=None) -> int:
+    ap = _parser()
     a = ap.parse_args(argv)
     model_path = str(Path(a.model).resolve()) if a.model else default_model_path()
     start = load_model(model_path)

@@ -132,7 +132,7 @@ def _same_play(m: dict, other: dict) -> bool:
 
 
 def _cmd_simulate(sub):
-    from ttrsim._batch import DEFAULT_MAX_TURNS
+    from ttrsim.batches import DEFAULT_MAX_TURNS
 
     p = sub.add_parser(
         "simulate", help="play many games and summarise or save the results",

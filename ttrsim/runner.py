@@ -35,6 +35,22 @@ def _run_batch(cfg: RunConfig, b: int) -> tuple[int, dict]:
     return b, batch_tables(cfg, res, first)
 
 
+def _batches_done(path, saved, manifest: dict, cfg) -> set:
+    """Open ``path`` (the one resume routine) and return the batches written whole there."""
+    identity, redo = IDENTITY, set()
+    if saved is not None:
+        check_kind(path, saved, manifest)     # a study's directory is not a run to grow
+    if saved is not None and saved.get("games") != cfg.games:
+        identity, redo = _extension(path, saved, cfg)
+    names = prepare_out(path, manifest, identity)
+    # a part cut short or damaged since it was written: play its batch again
+    done = {b for b in range(cfg.n_batches) if batch_name(b) in names}
+    redo |= set(broken_batches(path, cfg.summary, done))
+    for b in redo:        # forgotten before any game: an interrupt now cannot keep it
+        unmark_done(path, batch_name(b))
+    return done - redo
+
+
 def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jobs: int = 1, *,
              batch_size: int | None = None, rotate: bool = True, summary: bool = False,
              out=None, backend: str = "loky", scheduler: str | None = None,
@@ -75,20 +91,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     cfg = make_config(board, players, games, seed, batch_size, rotate, summary, max_turns)
     check_backend(backend, scheduler)
     manifest = cfg.manifest()
-    done = set()
-    if path is not None:
-        identity, redo = IDENTITY, set()
-        if saved is not None:
-            check_kind(path, saved, manifest)     # a study's directory is not a run to grow
-        if saved is not None and saved.get("games") != cfg.games:
-            identity, redo = _extension(path, saved, cfg)
-        names = prepare_out(path, manifest, identity)
-        # a part cut short or damaged since it was written: play its batch again
-        done = {b for b in range(cfg.n_batches) if batch_name(b) in names}
-        redo |= set(broken_batches(path, cfg.summary, done))
-        for b in redo:        # forgotten before any game: an interrupt now cannot keep it
-            unmark_done(path, batch_name(b))
-        done -= redo
+    done = set() if path is None else _batches_done(path, saved, manifest, cfg)
     todo = [b for b in range(cfg.n_batches) if b not in done]
     results: dict[int, dict] = {}
     acc = None

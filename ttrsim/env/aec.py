@@ -5,7 +5,7 @@ import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
+from ttrsim.batches import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding
 from ttrsim.env.shared import observation_space, render_text

@@ -6,7 +6,7 @@ import gymnasium
 import numpy as np
 from gymnasium import spaces
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
+from ttrsim.batches import DEFAULT_MAX_TURNS
 from ttrsim.env.shared import observation_space, render_text
 from ttrsim.env.vector import VectorEnv
 

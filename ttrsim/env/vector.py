@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
+from ttrsim.batches import DEFAULT_MAX_TURNS
 from ttrsim._env import VectorEnvCore
 from ttrsim._validate import check_int
 from ttrsim.env.encoding import encoding

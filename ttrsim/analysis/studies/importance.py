@@ -14,7 +14,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ttrsim._batch import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_int, is_int
 from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs, paired_moments,
                                             paired_stats, play_metrics, study_manifest)
@@ -138,16 +137,22 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
                                      out=None if path is None else path / _confirm_dir(confirm, cseed, cgames),
                                      backend=backend, scheduler=scheduler, progress=progress,
                                      alpha=alpha, confidence=confidence, max_turns=max_turns)
-            conf = again.table.set_index("route")
-            for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "completion_high"),
-                             ("confirmed_high", "completion_low")):
-                scale = 1 if src == "importance" else -100
-                table[col] = table.route.map(scale * conf[src]).where(table.route.isin(top))
+            _add_confirmed(table, again.table, top)
         manifest.update(confirm=confirm, confirm_seed=cseed, confirm_games=cgames)
     manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
     if path is not None:
         finish_out(path, manifest)
     return RouteImportance(table, base, manifest)
+
+
+def _add_confirmed(table, confirmation, top) -> None:
+    """The confirmation's importance and interval (percentage points) beside the screening
+    values of the ``top`` routes."""
+    conf = confirmation.set_index("route")
+    for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "completion_high"),
+                     ("confirmed_high", "completion_low")):
+        scale = 1 if src == "importance" else -100
+        table[col] = table.route.map(scale * conf[src]).where(table.route.isin(top))
 
 
 def _removed(base, ids):
