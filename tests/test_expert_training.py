@@ -143,7 +143,7 @@ def test_training_directory_goes_through_the_one_resume_routine(tmp_path, monkey
     assert json.loads((tmp_path / "t" / "manifest.json").read_text())["complete"] is False
     # a directory holding a simulation run, or anything else, is not a training directory
     simulate("europe", 2, games=4, seed=0, out=tmp_path / "run")
-    with pytest.raises(ValueError, match="different expert training"):
+    with pytest.raises(ValueError, match="not an expert training"):
         rounds.TrainingDir(tmp_path / "run", manifest)
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "notes.txt").write_text("mine")
