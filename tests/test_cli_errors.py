@@ -223,3 +223,16 @@ def test_local_workers_ignore_sigint_and_the_main_process_does_not():
     assert all(ignored for ignored, _ in seen), seen
     assert os.getpid() not in {pid for _, pid in seen}
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_policies_repeat_in_order_when_their_count_divides_the_seats():
+    from ttrsim.cli import seat_policies
+
+    assert seat_policies(["expert", "tickets"], 4) == ["expert", "tickets", "expert", "tickets"]
+    assert seat_policies(["a"], 3) == ["a", "a", "a"]
+    assert seat_policies(["a", "b", "c"], 3) == ["a", "b", "c"]
+    assert seat_policies(None, 5) == 5
+    with pytest.raises(ValueError, match=r"give --policy 1, 3 times for 3 players.*not 2 times"):
+        seat_policies(["a", "b"], 3)
+    with pytest.raises(ValueError, match=r"1, 2, 4 times for 4 players.*not 3 times"):
+        seat_policies(["a", "b", "c"], 4)

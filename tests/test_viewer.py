@@ -424,7 +424,7 @@ def test_show_tells_a_shell_user_how_to_give_the_policies_again(tmp_path, capsys
     assert "2 times in seat order" in err and "file.py:function" in err
     assert main(["show", str(tmp_path / "run"), "--game", "1", "--policy", "tickets",
                  "--policy", "tickets", "--policy", "tickets", "--out", str(out)]) == 2
-    assert "give --policy once (every seat) or 2 times" in capsys.readouterr().err
+    assert "give --policy 1, 2 times for 2 players" in capsys.readouterr().err
     # policies that do not play as the run's did: the same words
     assert main(["show", str(tmp_path / "run"), "--game", "1", "--policy", "random",
                  "--policy", "tickets", "--out", str(out)]) == 2

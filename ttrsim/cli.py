@@ -614,14 +614,18 @@ def _cmd_ticket_fairness(sub):
 
 
 def seat_policies(specs, players: int):
-    """The ``--policy`` options as ``simulate``'s players: ``players`` without any, the one
-    spec in every seat, or one spec per seat; any other count is refused."""
+    """The ``--policy`` options as ``simulate``'s players: ``players`` without any, or the
+    specs repeated in order to fill the seats when their count divides the player count
+    (once: every seat; ``players`` times: one per seat; ``--players 4 --policy expert
+    --policy tickets``: expert, tickets, expert, tickets); any other count is refused."""
     if not specs:
         return players
-    if len(specs) not in (1, players):
-        raise ValueError(f"give --policy once (every seat) or {players} times (one per "
-                         f"seat, in seat order), not {len(specs)} times")
-    return specs * players if len(specs) == 1 else list(specs)
+    if players % len(specs):
+        counts = ", ".join(str(k) for k in range(1, players + 1) if players % k == 0)
+        raise ValueError(f"give --policy {counts} times for {players} players (repeated in "
+                         f"order to fill the seats; {players} times: one per seat, in seat "
+                         f"order), not {len(specs)} times")
+    return list(specs) * (players // len(specs))
 
 
 def _cmd_league(sub):

@@ -28,10 +28,9 @@ from ttrsim.stats import (
 )
 from ttrsim.analysis.tickets import ticket_balance, ticket_completion
 from ttrsim.analysis.tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
-from ttrsim.analysis.studies import (Comparison, Fairness, PlayComparison, RouteImportance,
-                                     StudyComparison, compare, compare_fairness,
-                                     compare_importance, compare_play, compare_variant,
-                                     route_importance, ticket_difficulty, ticket_fairness)
+# The studies (which play games and load the runner) are imported on first use, so that
+# the tables of a finished run and commands such as tunnel-odds start quickly.
+_STUDIES = ('Comparison', 'Fairness', 'PlayComparison', 'RouteImportance', 'StudyComparison', 'compare', 'compare_fairness', 'compare_importance', 'compare_play', 'compare_variant', 'route_importance', 'ticket_difficulty', 'ticket_fairness')
 
 __all__ = [
     "Comparison",
@@ -72,3 +71,21 @@ __all__ = [
     "tunnel_outcomes",
     "wilson_interval",
 ]
+
+
+def __getattr__(name: str):
+    if name in _STUDIES:
+        from ttrsim.analysis import studies
+
+        value = getattr(studies, name)
+        globals()[name] = value
+        return value
+    if name == "studies":
+        from importlib import import_module
+
+        return import_module("ttrsim.analysis.studies")
+    raise AttributeError(f"module 'ttrsim.analysis' has no attribute {name!r}")
+
+
+def __dir__() -> list:
+    return sorted(set(globals()) | set(__all__) | {"studies"})
