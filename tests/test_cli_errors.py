@@ -236,3 +236,19 @@ def test_policies_repeat_in_order_when_their_count_divides_the_seats():
         seat_policies(["a", "b"], 3)
     with pytest.raises(ValueError, match=r"1, 2, 4 times for 4 players.*not 3 times"):
         seat_policies(["a", "b", "c"], 4)
+
+
+def test_the_command_line_starts_without_the_heavy_libraries():
+    """`ttrsim --help`, `maps` and `policies` build every parser and run without pandas,
+    scipy, matplotlib or joblib: each command imports what it needs when it needs it (start
+    within about 0.2 s of CPU; docs/performance.md)."""
+    code = ("import sys, contextlib, io\n"
+            "from ttrsim.cli import build_parser, main\n"
+            "build_parser()\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    assert main(['maps']) == 0 and main(['policies']) == 0\n"
+            "heavy = [m for m in ('pandas', 'scipy', 'matplotlib', 'joblib', 'pyarrow')\n"
+            "         if m in sys.modules]\n"
+            "print(' '.join(heavy))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == [], f"loaded at start-up: {out.stdout}"

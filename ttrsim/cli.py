@@ -674,11 +674,6 @@ def _cmd_league(sub):
     p.set_defaults(func=run)
 
 
-#: Every command, in the order ``ttrsim --help`` lists them.
-COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
-            _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness,
-            _cmd_league]
-
 
 def _check_rows(rows) -> None:
     """``--rows``: a count of rows to print (pandas' head(-1) would drop the last row)."""
@@ -714,7 +709,10 @@ def _cmd_profile(sub):
     p.set_defaults(func=run)
 
 
-COMMANDS += [_cmd_profile]
+#: Every command, in the order ``ttrsim --help`` lists them.
+COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
+            _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness,
+            _cmd_league, _cmd_profile]
 
 
 def check_output_dir(path, option: str) -> None:

@@ -10,7 +10,6 @@ from __future__ import annotations
 from functools import lru_cache
 
 import numpy as np
-import pandas as pd
 
 from ttrsim import maps
 from ttrsim._engine import CHECK_MESSAGES, CompiledBoard, GameCore
@@ -149,6 +148,8 @@ class Game:
 
     def score_table(self) -> pd.DataFrame:
         """``scores()`` as a DataFrame, one row per seat."""
+        import pandas as pd     # on first use: the command line starts without it
+
         return pd.DataFrame(self.scores()).rename_axis("seat")
 
     def longest_trail(self, seat: int) -> int:
