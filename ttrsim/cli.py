@@ -685,7 +685,7 @@ def _check_rows(rows) -> None:
 def _cmd_profile(sub):
     p = sub.add_parser(
         "profile", help="the game profile of a saved run: how its seats play and score",
-        description="Per policy and for the winners, with 95%% intervals: the score and its "
+        description="Per policy and for the winners, with 95% intervals: the score and its "
         "parts, tickets kept at setup and from draws, completed and failed, turns a player, "
         "the game turn of a seat's first claim, its largest hand, routes claimed by length "
         "and the share of seat-games each bonus went to (docs/analysis.md). Works on "
