@@ -13,7 +13,7 @@ import ttrsim
 from ttrsim.report import write_comparison_report, write_report
 from ttrsim.report.html import fmt_p, readable
 
-from test_viewer import need_browser
+from test_viewer import headless_chromium
 
 
 def test_numbers_at_their_precision():
@@ -69,18 +69,9 @@ def test_conclusion_sections_open_with_a_lead(reports):
 
 @pytest.mark.slow
 def test_no_horizontal_overflow_at_1280_pixels(reports, tmp_path):
-    chromium, driver = need_browser()
-    from selenium import webdriver
-    from selenium.webdriver.chrome.options import Options
-    from selenium.webdriver.chrome.service import Service
+    d = headless_chromium("1280,900")
     from selenium.webdriver.common.by import By
 
-    opts = Options()
-    for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1280,900"):
-        opts.add_argument(arg)
-    opts.binary_location = chromium
-    d = webdriver.Chrome(service=Service(driver), options=opts)
     try:
         for page in reports[:2]:
             d.get(page.resolve().as_uri())

@@ -112,8 +112,8 @@ def test_missing_browser_skips_outside_ci_and_fails_in_ci(monkeypatch):
         need_browser()
 
 
-@pytest.fixture(scope="module")
-def browser():
+def headless_chromium(size: str = "1400,1000"):
+    """A headless Chromium driven by selenium, its window ``size`` ("width,height")."""
     chromium, driver = need_browser()
     from selenium import webdriver
     from selenium.webdriver.chrome.options import Options
@@ -121,11 +121,16 @@ def browser():
 
     opts = Options()
     for arg in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--window-size=1400,1000"):
+                f"--window-size={size}"):
         opts.add_argument(arg)
     opts.binary_location = chromium
     opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(service=Service(driver), options=opts)
+    return webdriver.Chrome(service=Service(driver), options=opts)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    d = headless_chromium()
     yield d
     d.quit()
 
