@@ -206,17 +206,29 @@ def batch_summary(cfg: RunConfig, res: dict) -> dict:
 
 def _profile_counts(cfg: RunConfig, res: dict) -> np.ndarray:
     """``profile_sums`` of one batch as an array (seat, slot, win, quantity, n/sum/sq_sum)
-    that adds up over batches."""
-    n, stats = cfg.n_players, profile_stats(cfg.board)
-    games = games_frame(cfg, res, 0)
-    slot = res["slot"].reshape(-1).astype(np.int64)
-    long = profile_sums(profile_values(games, cfg.board),
-                        {"seat": games["seat"].to_numpy(np.int64), "slot": slot,
-                         "win": games["win"].to_numpy(np.int64)})
-    out = np.zeros((n, n, 2, len(stats), len(PROFILE_SUM_COLS)), dtype=np.int64)
-    q = long["stat"].map({name: i for i, name in enumerate(stats)}).to_numpy()
-    out[long["seat"], long["slot"], long["win"], q] = long[list(PROFILE_SUM_COLS)].to_numpy()
-    return out
+    that adds up over batches. Summary mode keeps no games table, so the quantities come
+    from the batch's plain integer columns and are counted with ``np.bincount`` (a games
+    table per batch cost twenty times the rest of the summary)."""
+    n, board, stats = cfg.n_players, cfg.board, profile_stats(cfg.board)
+    rows = res["scores"].shape[0] * n
+    sc = res["scores"].reshape(rows, -1)
+    st = res["stats"].reshape(rows, -1)
+    lengths = res["lengths"].reshape(rows, -1)
+    columns = {c: sc[:, _SC[c]] for c in SCORE_COLS}
+    columns.update({c: st[:, i] for i, c in enumerate(STAT_COLS)})
+    columns.update({length_column(m): lengths[:, m] for m in route_lengths(board)})
+    values = profile_values(pd.DataFrame(columns), board)
+    seat = np.tile(np.arange(n), rows // n)
+    win = (sc[:, _SC["rank"]] == 1).astype(np.int64)
+    cell = (seat * n + res["slot"].reshape(-1).astype(np.int64)) * 2 + win
+    out = np.zeros((n * n * 2, len(stats), len(PROFILE_SUM_COLS)), dtype=np.int64)
+    for q, stat in enumerate(stats):
+        v = values[stat].to_numpy(np.float64)
+        applies = ~np.isnan(v)
+        v = np.where(applies, v, 0.0)
+        for k, weights in enumerate((applies.astype(np.float64), v, v * v)):
+            out[:, q, k] = np.rint(np.bincount(cell, weights=weights, minlength=n * n * 2))
+    return out.reshape(n, n, 2, len(stats), len(PROFILE_SUM_COLS))
 
 
 def _profile_table(cfg: RunConfig, counts) -> pd.DataFrame | None:
