@@ -130,15 +130,16 @@ def _turn_positions():
 
 def test_expert_lists_a_turn_with_the_shared_listing():
     """`expert`'s turn candidates are its two proposals (tickets' move, the claim worth
-    most now) and then turn_candidates (4 longest claims, each colour's leftmost face-up
-    slot)."""
+    most now) and then turn_candidates: a blind and a ticket draw, and with `wide` also
+    the 4 longest claims and each colour's leftmost face-up slot."""
     seen = 0
     for g in _turn_positions():
-        ex = ExpertPolicy()
-        ex.start(g, g.current_player, 0)
-        codes, _ = ex.candidates(g)
-        codes = codes.tolist()
-        assert codes == _turn_candidates(g, codes[:2], 4, True, 1)
+        for wide, longest, faceup in ((1, 4, 1), (0, 0, 0)):
+            ex = ExpertPolicy(wide=wide)
+            ex.start(g, g.current_player, 0)
+            codes, _ = ex.candidates(g)
+            codes = codes.tolist()
+            assert codes == _turn_candidates(g, codes[:2], longest, True, faceup)
         seen += 1
     assert seen >= 12
 

@@ -280,6 +280,13 @@ def test_vector_env_equals_game_tickets_opponents():
     assert replay_check("newyork", 4, 8, "tickets", None, 600) > 50
 
 
+def test_vector_env_equals_game_learned_and_counter_opponents():
+    # expert's turn candidates come from the legal list, which the compiled loops do not
+    # fill for a built-in policy: a policy that reads it must list it itself
+    assert replay_check("newyork", 2, 3, "expert", 0, 300) >= 6
+    assert replay_check("europe", 3, 2, ["expert", "blocker"], None, 200) >= 1
+
+
 def test_vector_env_seeding_and_illegal_actions():
     a = VectorEnv("europe", 2, 4, opponents="random", seed=5)
     b = VectorEnv("europe", 2, 7, opponents="random", seed=5)

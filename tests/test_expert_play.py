@@ -31,6 +31,29 @@ def test_expert_plays_only_legal_actions_on_every_board_and_table(board, n):
     assert not out["truncated"].any()
 
 
+@pytest.mark.parametrize("board", ["usa", "europe", "newyork", "usa-mega"])
+def test_the_compiled_loop_decides_as_decide_does(board):
+    """Games played by the compiled loop (which lists no legal action for a built-in
+    policy) replayed decision by decision through decide() (which passes the whole
+    legal list): every decision the same, so the turn candidates drawn from the legal
+    list (face-up colours, the longest claims) are there in both."""
+    from ttrsim._env import policy_seeds, start_policy
+    from ttrsim.record import record_game
+
+    decisions = 0
+    for seed in range(4):
+        codes = record_game(board, ["expert", "expert"], seed=seed).moves["code"].tolist()
+        g = Game(board, 2, seed=seed)
+        pols = [make_policy("expert", g.board) for _ in range(2)]
+        for q, sd in enumerate(policy_seeds(seed, 2)):
+            start_policy(pols[q], g, q, sd)
+        for i, code in enumerate(codes):
+            assert decide(pols[g.current_player], g, start=False) == code, (seed, i)
+            g.apply(code)
+        decisions += len(codes)
+    assert decisions > 100
+
+
 def test_thousands_of_expert_decisions_are_legal_custom_board_included(tmp_path):
     """Step games one decision at a time: every answer is among the legal actions
     (with the shipped model and with models that push every kind of candidate)."""
@@ -277,14 +300,16 @@ def _longest_claim_routes(g, k=4, tunnels=True):
 
 
 def test_end_game_candidates_are_the_searchs_turn_candidates():
-    """In end-game turns of every board: the candidates hold a face-up card of each colour
+    """In end-game turns of every board, with `wide`: the candidates hold a face-up card of each colour
     on offer (once each), claims of the four longest routes the hand pays, a blind draw
     and a ticket draw when legal; `longest_claim` is the longest of those routes; a
     face-up candidate's `colour_missing` is at most the plan's `plan_short`; the rounds
     left are 0 in the final round; the plan features are those of the plan `tickets` follows (its routes need the
     trains and claims given, a claim is `on_plan` exactly when its route is planned).
     And the labelling search (uniform, claims=4) values
-    nearly every candidate (the training labels cover them)."""
+    nearly every candidate (the training labels cover them). Without `wide` (the default)
+    they are those candidates but the face-up draws and the longest claims: tickets'
+    move, the best claim, a blind draw and a ticket draw, `longest_claim` 0."""
     from ttrsim.actions import Action
 
     checked = covered = total = final = planned = 0
@@ -298,9 +323,18 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
                 continue
             seat = g.current_player
             for tunnels in (1, 0):
-                e = make_policy(f"expert:tunnels={tunnels}", g.board)
+                e = make_policy(f"expert:tunnels={tunnels},wide=1", g.board)
                 e.start(g, seat, 3)
                 codes, X = e.candidates(g)
+                narrow = make_policy(f"expert:tunnels={tunnels}", g.board)
+                narrow.start(g, seat, 3)
+                ncodes, NX = narrow.candidates(g)
+                assert ncodes[0] == codes[0] and set(map(int, ncodes)) <= set(map(int, codes))
+                nacts = [Action.decode(int(c), g.board) for c in ncodes]
+                assert len(ncodes) <= 4
+                assert not any(a.kind == "draw_faceup" for a in nacts[1:])
+                assert sum(a.kind == "claim" for a in nacts[1:]) <= 1
+                assert (NX[:, F["longest_claim"]] == 0).all()
                 acts = [Action.decode(int(c), g.board) for c in codes]
                 legal = set(int(c) for c in g.legal_action_codes())
                 assert all(int(c) in legal for c in codes)
@@ -347,7 +381,7 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
             s.uniform = True
             decide(s, g, seed=5)
             valued = {int(c) for c, k, *_ in s.last_decision()[0] if k}
-            e = make_policy("expert", g.board)
+            e = make_policy("expert:wide=1", g.board)
             e.start(g, seat, 3)
             codes, _ = e.candidates(g)
             covered += sum(int(c) in valued for c in codes)

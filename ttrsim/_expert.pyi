@@ -38,7 +38,7 @@ class ExpertPolicy(Policy):
     model_path: str
     model: ExpertModel
     def __init__(self, model: str = ..., stations: int = ..., tunnels: int = ...,
-                 risk: float = ..., draw: int = ..., reach: int = ...,
+                 risk: float = ..., draw: int = ..., reach: int = ..., wide: int = ...,
                  spec: str | None = ...) -> None: ...
     @property
     def tickets_policy(self) -> Any: ...

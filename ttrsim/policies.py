@@ -164,6 +164,9 @@ REGISTRY: dict[str, PolicyInfo] = {
         {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim"),
          "reach": (-1, "the turn trees decide once some seat has this many trains or fewer "
                        "(-1: the model's own, every turn); smaller is faster and weaker"),
+         "wide": (0, "1: a turn's candidates also hold the four longest claims the hand "
+                     "pays and a face-up card of each colour (the search's turn candidates, "
+                     "as in training); about three times slower"),
          "stations": (1, "0: never build a station (its tickets' own parameter)"),
          "tunnels": _TUNNELS, "risk": _RISK, "draw": _DRAW}),
     "blocker": PolicyInfo(

@@ -497,6 +497,7 @@ cdef class ExpertPolicy(Policy):
     cdef dict tk_params                 # the parameters of tickets (stations, tunnels, ...)
     cdef double risk                    # tickets' tunnel risk, for the best claim too
     cdef int tunnels                    # 0: no tunnel claims at all
+    cdef int wide                       # 1: the search's whole turn candidates (docs/expert.md)
     cdef int n_cand
     cdef int32_t cand[MAX_XCAND]
     cdef int32_t prop[N_PROP]
@@ -539,12 +540,15 @@ cdef class ExpertPolicy(Policy):
         free(self.legal)
 
     def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, reach=-1,
-                 spec=None):
+                 wide=0, spec=None):
         """`model`: a model file ("" : the one shipped with ttrsim). `stations`, `tunnels`,
         `risk`, `draw`: those of the seat's own `tickets` (every decision the model does
         not make is its), also obeyed by the other candidates. `reach`: the turn trees
         decide once some seat has this many trains or fewer (-1: the model's own
-        `max_trains`; fewer is faster and weaker, docs/expert.md)."""
+        `max_trains`; fewer is faster and weaker, docs/expert.md). `wide`: 1 adds the
+        four longest claims the hand pays and a face-up card of each colour to a turn's
+        candidates (the search's turn candidates, on which the turn trees were trained:
+        about three times slower, docs/expert.md)."""
         from ttrsim._policies import TicketsPolicy
 
         Policy.__init__(self, spec or "expert")
@@ -564,6 +568,9 @@ cdef class ExpertPolicy(Policy):
         if not (whole or isinstance(reach, float) and reach.is_integer()) or reach < -1:
             raise ValueError(f"expert: reach must be a whole number of trains >= 0 (or -1: "
                              f"the model's own), got {reach!r}")
+        if wide not in (0, 1):
+            raise ValueError(f"expert: wide must be 0 or 1, got {wide!r}")
+        self.wide = int(wide)
         self.reach_param = int(reach)
         self.reach = (self.reach_param if self.reach_param >= 0 else
                       self.turn_trees.max_trains if self.has_turns else 0)
@@ -577,7 +584,8 @@ cdef class ExpertPolicy(Policy):
 
     @property
     def params(self):
-        return dict(model=self.model_path, reach=self.reach_param, **self.tk_params)
+        return dict(model=self.model_path, reach=self.reach_param, wide=self.wide,
+                    **self.tk_params)
 
     def __reduce__(self):
         from ttrsim._policies import _rebuild
@@ -639,8 +647,12 @@ cdef class ExpertPolicy(Policy):
         self.prop[1] = self.best_claim(b, s, seat)
         self.add(self.prop[1])
         # the turn candidates the search lists too (_planning's turn_candidates): a blind
-        # draw, a ticket draw, the N_LONGEST longest claims the hand pays (tunnels only
-        # if the seat claims tunnels at all), a face-up card of each colour on offer
+        # draw, a ticket draw and, with `wide`, the N_LONGEST longest claims the hand pays
+        # (tunnels only if the seat claims tunnels at all) and a face-up card of each
+        # colour on offer, which turn_candidates takes from the legal list: without
+        # `wide` none is passed, whoever calls (the compiled loops pass none)
+        if not self.wide:
+            n_legal = 0
         c.act = self.cand
         c.n = self.n_cand
         c.cap = MAX_XCAND
@@ -919,7 +931,9 @@ cdef class ExpertPolicy(Policy):
                                  and fewest_trains(s) <= self.reach):
             # drawn tickets, second draws, tunnels, and turns without a turn model
             return self.tickets_choice(b, s, seat)
-        if legal == NULL:               # the loops pass none (needs_legal is False)
+        if self.wide and n_legal <= 0 and not at_setup:
+            # the compiled loops list no legal action for a built-in policy (needs_legal
+            # is False); the wide candidates take face-up draws and claims from the list
             n_legal = legal_actions(b, s, self.legal)
             legal = self.legal
         if self.list_candidates(b, s, seat, legal, n_legal, False) < 0:
@@ -951,7 +965,7 @@ cdef class ExpertPolicy(Policy):
         cdef int n_legal
         if s.phase == PH_OVER:
             raise ValueError("the game is over")
-        n_legal = legal_actions(&cb.c, &s, self.legal)
+        n_legal = legal_actions(&cb.c, &s, self.legal) if self.wide else 0
         if self.list_candidates(&cb.c, &s, s.current, self.legal, n_legal, True) < 0:
             raise self.take_error()
         codes = np.array([self.cand[k] for k in range(self.n_cand)], dtype=np.int32)

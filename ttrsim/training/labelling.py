@@ -123,7 +123,8 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
         me = i % players
         search = make_policy(spec, g.board)
         search.uniform = True                  # every candidate gets the same playouts
-        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()))
+        # the search's whole turn candidates are labelled (wide), as the shipped trees were
+        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()), wide=1)
         expert.start(g, me, int(seeds[3 * i + 1]))
         seats = [q for q in range(players) if q != me]
         others = {q: make_policy(other if not field else
