@@ -1,23 +1,30 @@
-"""One step of expert iteration against the field (docs/expert.md, "Trained against
-the field").
+"""One step of expert iteration on chosen boards against the field (docs/expert.md,
+"Trained against the field" and "USA 1910").
 
-1. label: games where one seat plays `expert` (the model of --model, default the
-   shipped one) and the other seats are drawn in turn from --field (default: that
-   expert itself, blocker, rush, tickets); every turn of the expert seat (from the first
-   turn on: --max-trains 45) gets --playouts playouts per candidate from the search with
-   that expert's rollouts (`training.generate_endgame(..., field=...)`); --games2 2-player
-   and --games4 4-player games per board. The labels are saved in OUT/field-labels.npz
-   (a rerun with the same arguments reuses them).
-2. fit: the model's turn trees are kept and boosting goes on from them: --trees more
-   histogram trees of depth --depth fitted to what the labels say beyond the kept trees
+1. label: games on each of --boards where one seat plays `expert` (the model of --model,
+   default the shipped one) and the other seats are drawn in turn from --field (default:
+   that expert itself, blocker, rush, tickets); every turn of the expert seat (from the
+   first turn on: --max-trains 45) gets --playouts playouts per candidate from the search
+   with that expert's rollouts (`training.generate_endgame(..., field=...)`); --games2
+   2-player and --games4 4-player games per board, saved in OUT/field-labels.npz. With
+   --setup N, also N initial ticket choices per board at 2, 3 and 4 players, every keep
+   set valued with --setup-playouts playouts of that expert's rollouts
+   (`training.generate_setup`), saved in OUT/setup-labels.npz. A rerun with the same
+   arguments reuses the labels.
+2. fit: the model's trees are kept and boosting goes on from them: --trees more histogram
+   trees of depth --depth fitted to what the turn labels say beyond the kept turn trees
    (each candidate's label minus the kept trees' score, both relative to the decision's
-   mean), appended to the section; the setup trees are the model's own. One model per
-   count in --curve (the first k of the new trees), OUT/expert-field-k{k}.json.
+   mean), appended to the section; with --setup the same for the setup section
+   (--setup-trees, --setup-depth, --setup-min-leaf). One model per entry of --curve:
+   "K" appends the first K new turn trees, "S:K" also the first S new setup trees
+   (OUT/expert-field-kK.json, OUT/expert-field-sS-kK.json).
 3. measure: the value each model's choice gains over `tickets`' move on the held-out
-   games' decisions (every fifth game), and, 2 players seat-rotated (--eval-games games,
-   Wilson 95%), each model against blocker, tickets and the model it started from, and
-   one seat against three blockers at 4 players, per board. Rows in OUT/field.json.
-   --extra-labels adds the labels of other runs (other --seed) to the fit.
+   decisions (every fifth game or deal), and, seat-rotated (--eval-games games, Wilson
+   95%), on each of --eval-boards (default --boards): each model against blocker, against
+   tickets and against the model it started from at 2 players, and one seat against three
+   blockers and against three tickets at 4 players. Rows in OUT/field.json.
+   --extra-labels / --extra-setup-labels add the labels of other runs (other seeds or
+   boards) to the fit; their held-out games stay held out.
 
     nice -n 10 python scripts/field_iteration.py --out runs/field --jobs 1
 """
@@ -82,6 +89,9 @@ def _parser() -> argparse.ArgumentParser:
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--model", help="the model to start from (default: the shipped one)")
+    ap.add_argument("--boards", default=",".join(BOARDS),
+                    help="comma-separated boards the labels come from (default: %(default)s)")
+    ap.add_argument("--eval-boards", default="", help="boards the models play on (default: --boards)")
     ap.add_argument("--field", default="", help='";"-separated specs of the other seats '
                     '(default: "EXPERT;blocker;rush;tickets", EXPERT the --model expert)')
     ap.add_argument("--games2", type=int, default=150)
@@ -89,18 +99,67 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--playouts", type=int, default=16)
     ap.add_argument("--max-trains", type=int, default=45)
     ap.add_argument("--trees", type=int, default=40)
-    ap.add_argument("--curve", default="10,20,40")
+    ap.add_argument("--curve", default="10,20,40",
+                    help='models to make: "K" (K new turn trees) or "S:K" (and S new setup trees)')
     ap.add_argument("--depth", type=int, default=4)
     ap.add_argument("--min-leaf", type=int, default=200)
     ap.add_argument("--learning-rate", type=float, default=0.1)
+    ap.add_argument("--setup", type=int, default=0,
+                    help="initial ticket choices labelled per board at 2, 3 and 4 players "
+                         "(default 0: the setup trees stay the model's own)")
+    ap.add_argument("--setup-playouts", type=int, default=128)
+    ap.add_argument("--setup-trees", type=int, default=40)
+    ap.add_argument("--setup-depth", type=int, default=4)
+    ap.add_argument("--setup-min-leaf", type=int, default=100)
     ap.add_argument("--eval-games", type=int, default=2000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--skip-eval", action="store_true")
     ap.add_argument("--extra-labels", type=Path, action="append", default=[],
-                    help="another run's field-labels.npz (other seeds) to fit on as well; "
-                         "its held-out games stay held out (repeatable)")
+                    help="another run's field-labels.npz (other seeds or boards) to fit on as "
+                         "well; its held-out games stay held out (repeatable)")
+    ap.add_argument("--extra-setup-labels", type=Path, action="append", default=[],
+                    help="another run's setup-labels.npz, the same way (repeatable)")
     return ap
+
+
+def _curve(text: str, setup: bool) -> list:
+    """--curve as (setup trees, turn trees) pairs."""
+    out = []
+    for item in (x.strip() for x in text.split(",")):
+        if not item:
+            continue
+        s, _, k = item.rpartition(":")
+        try:
+            pair = (int(s) if s else 0, int(k))
+        except ValueError:
+            raise SystemExit(f"--curve: {item!r} is not K or S:K (numbers of trees)") from None
+        if pair[0] and not setup:
+            raise SystemExit(f"--curve: {item!r} adds setup trees, which need --setup N")
+        out.append(pair)
+    return out
+
+
+def _labels(path: Path, key: str, make):
+    """The positions saved at `path` under `key`, or `make()`'s, saved there."""
+    if path.exists():
+        data, got = load_positions(path, with_key=True)
+        if got == key:
+            return data, False
+    data = make()
+    save_positions(data, path, key)
+    return data, True
+
+
+def _residual_fit(section, data: Positions, seed: int, **kw):
+    """Trees fitted to what `data`'s labels say beyond `section`'s scores, on the
+    training part (games not divisible by 5); also the held-out part."""
+    held = (data.game % 5) == 0
+    train, test = subset(data, ~held), subset(data, held)
+    resid = copy.copy(train)
+    resid.value = (centred(train.value, train.group)
+                   - centred(section.predict(train.X), train.group)).astype(np.float32)
+    return fit(resid, seed, histogram=True, **kw), train, test
 
 
 def main(argv=None) -> int:
@@ -110,6 +169,9 @@ def main(argv=None) -> int:
     start = load_model(model_path)
     if start.turns is None:
         raise SystemExit(f"{model_path}: the model has no turn trees to go on from")
+    boards = [b.strip() for b in a.boards.split(",") if b.strip()]
+    eval_boards = [b.strip() for b in (a.eval_boards or a.boards).split(",") if b.strip()]
+    curve = _curve(a.curve, a.setup > 0)
     expert = f"expert:model={model_path}"
     field = a.field or f"{expert};blocker;rush;tickets"
     a.out.mkdir(parents=True, exist_ok=True)
@@ -121,64 +183,90 @@ def main(argv=None) -> int:
         print(json.dumps(row), flush=True)
 
     # 1. labels
-    key = json.dumps([model_path, field, a.games2, a.games4, a.playouts, a.max_trains, a.seed])
-    labels = a.out / "field-labels.npz"
-    data = None
-    if labels.exists():
-        data, got = load_positions(labels, with_key=True)
-        if got != key:
-            data = None
-    if data is None:
-        parts = [(b, 2, a.games2) for b in BOARDS] + [(b, 4, a.games4) for b in BOARDS]
-        parts = [p for p in parts if p[2] > 0]
-        data = label("endgame", parts, seed=a.seed, n_jobs=a.jobs, playouts=a.playouts,
-                     max_trains=a.max_trains, model=model_path, rollout_model=model_path,
-                     field=field)
-        save_positions(data, labels, key)
+    key = json.dumps([model_path, field, a.games2, a.games4, a.playouts, a.max_trains, a.seed]
+                     + ([boards] if boards != list(BOARDS) else []))
+    parts = [(b, 2, a.games2) for b in boards] + [(b, 4, a.games4) for b in boards]
+    data, made = _labels(a.out / "field-labels.npz", key, lambda: label(
+        "endgame", [p for p in parts if p[2] > 0], seed=a.seed, n_jobs=a.jobs,
+        playouts=a.playouts, max_trains=a.max_trains, model=model_path,
+        rollout_model=model_path, field=field))
+    if made:
         save({"step": "label", "decisions": int(data.decisions), "rows": int(len(data.value)),
-              "cpu_seconds": data.cpu_seconds, "field": field, "playouts": a.playouts})
+              "cpu_seconds": data.cpu_seconds, "field": field, "playouts": a.playouts,
+              "boards": boards})
     for extra in a.extra_labels:
         data = join([data, load_positions(extra)])     # numbered after these
-    # 2. fit on the training games, boosting on from the kept turn trees
-    held = (data.game % 5) == 0
-    train, test = subset(data, ~held), subset(data, held)
-    old_scores = start.turns.predict(train.X)
-    resid = copy.copy(train)
-    resid.value = (centred(train.value, train.group)
-                   - centred(old_scores, train.group)).astype(np.float32)
-    section_new = fit(resid, a.seed, trees=a.trees, depth=a.depth, min_leaf=a.min_leaf,
-                      learning_rate=a.learning_rate, histogram=True)
+    setup = None
+    if a.setup > 0:
+        skey = json.dumps(["setup", model_path, a.setup, a.setup_playouts, a.seed, boards])
+        setup, made = _labels(a.out / "setup-labels.npz", skey, lambda: label(
+            "setup", [(b, n, a.setup) for b in boards for n in (2, 3, 4)], seed=a.seed,
+            n_jobs=a.jobs, playouts=a.setup_playouts, rollout_model=model_path))
+        if made:
+            save({"step": "label_setup", "decisions": int(setup.decisions),
+                  "rows": int(len(setup.value)), "cpu_seconds": setup.cpu_seconds,
+                  "playouts": a.setup_playouts, "boards": boards})
+        for extra in a.extra_setup_labels:
+            setup = join([setup, load_positions(extra)])
+    # 2. fit on the training games, boosting on from the kept trees
+    section_new, train, test = _residual_fit(
+        start.turns, data, a.seed, trees=a.trees, depth=a.depth, min_leaf=a.min_leaf,
+        learning_rate=a.learning_rate)
+    if setup is not None:
+        setup_new, setup_train, setup_test = _residual_fit(
+            start.setup, setup, a.seed, trees=a.setup_trees, depth=a.setup_depth,
+            min_leaf=a.setup_min_leaf, learning_rate=a.learning_rate)
     d = json.loads(Path(model_path).read_text())
-    base = gained(start.turns, test)
-    save({"step": "held_out", "trees_added": 0, "gain_per_decision": base,
+    save({"step": "held_out", "trees_added": 0, "gain_per_decision": gained(start.turns, test),
           "decisions": int(test.decisions)})
-    models = {0: model_path}
-    for k in [int(x) for x in a.curve.split(",") if x.strip()]:
-        k = min(k, a.trees)
+    if setup is not None:
+        save({"step": "held_out_setup", "setup_trees_added": 0,
+              "gain_per_decision": gained(start.setup, setup_test),
+              "decisions": int(setup_test.decisions)})
+    models = {(0, 0): model_path}
+    done_setup = {0}
+    for s, k in curve:
+        k, s = min(k, a.trees), min(s, a.setup_trees)
         turns = dict(d["turns"])
         turns["trees"] = append_trees(d["turns"]["trees"], first_trees(section_new["trees"], k))
         turns["fit"] = dict(d["turns"].get("fit", {}),
                             field={"added_trees": k, "depth": a.depth, "min_leaf": a.min_leaf,
                                    "learning_rate": a.learning_rate, "field": field,
-                                   "labels": int(train.decisions), "playouts": a.playouts})
-        m = make_model(d["setup"], turns, dict(d.get("training", {}), field_from=model_path))
-        path = export(m, a.out / f"expert-field-k{k}.json")
-        models[k] = str(path.resolve())
-        save({"step": "held_out", "trees_added": k,
+                                   "boards": boards, "labels": int(train.decisions),
+                                   "playouts": a.playouts})
+        setup_section = d["setup"]
+        if s:
+            setup_section = dict(d["setup"])
+            setup_section["trees"] = append_trees(d["setup"]["trees"],
+                                                  first_trees(setup_new["trees"], s))
+            setup_section["fit"] = dict(d["setup"].get("fit", {}), field={
+                "added_trees": s, "depth": a.setup_depth, "min_leaf": a.setup_min_leaf,
+                "learning_rate": a.learning_rate, "boards": boards,
+                "labels": int(setup_train.decisions), "playouts": a.setup_playouts})
+            if s not in done_setup:
+                done_setup.add(s)
+                save({"step": "held_out_setup", "setup_trees_added": s,
+                      "gain_per_decision": gained(section_from_dict(setup_section), setup_test),
+                      "decisions": int(setup_test.decisions)})
+        m = make_model(setup_section, turns, dict(d.get("training", {}), field_from=model_path))
+        name = f"expert-field-s{s}-k{k}.json" if s else f"expert-field-k{k}.json"
+        models[(s, k)] = str(export(m, a.out / name).resolve())
+        save({"step": "held_out", "trees_added": k, "setup_trees_added": s,
               "gain_per_decision": gained(section_from_dict(turns), test),
               "decisions": int(test.decisions)})
     if a.skip_eval:
         return 0
     # 3. play
-    for k, path in models.items():
+    for (s, k), path in models.items():
         spec = f"expert:model={path}"
-        for board in BOARDS:
-            for others in (["blocker"], ["tickets"], ["blocker#0", "blocker#1", "blocker#2"]):
+        for board in eval_boards:
+            for others in (["blocker"], ["tickets"], ["blocker#0", "blocker#1", "blocker#2"],
+                           ["tickets#0", "tickets#1", "tickets#2"]):
                 save(dict(play(board, [spec] + others, a.eval_games, a.seed + 1), step="play",
-                          trees_added=k))
-            if k:
+                          trees_added=k, setup_trees_added=s))
+            if (s, k) != (0, 0):
                 save(dict(play(board, [spec, expert + "#start"], a.eval_games, a.seed + 1),
-                          step="play", trees_added=k))
+                          step="play", trees_added=k, setup_trees_added=s))
     return 0
 
 
