@@ -335,3 +335,28 @@ def test_field_iteration_keeps_the_trees_it_goes_on_from(tmp_path):
     shifted = dict(zero, value=[1.0 if f < 0 else 0.0 for f in zero["feature"]])
     c = section_from_dict(dict(d["turns"], trees=fi.append_trees(old, shifted))).predict(X)
     np.testing.assert_allclose(c - a, 3.0, atol=1e-6)
+
+
+def test_field_iteration_reads_its_curve():
+    from helpers import load_script
+
+    fi = load_script("field_iteration")
+    assert fi._curve("10, 20,5:40", setup=True) == [(0, 10), (0, 20), (5, 40)]
+    with pytest.raises(SystemExit, match="setup"):
+        fi._curve("5:40", setup=False)
+    with pytest.raises(SystemExit, match="not K or S:K"):
+        fi._curve("a:b", setup=True)
+
+
+def test_blind_spots_finds_a_policy_that_fails_its_tickets():
+    """`tickets` against its own self-play has no short ticket; `random`, which keeps
+    tickets it never pursues, has short tickets on evidence."""
+    from helpers import load_script
+
+    bs = load_script("blind_spots")
+    same, base = bs.compare("newyork", "tickets", games=200, min_kept=20)
+    assert same["tickets_kept_often"] > 0 and same["short"] == 0
+    rnd, _ = bs.compare("newyork", "random", games=200, min_kept=20, base=base)
+    assert rnd["short_on_evidence"] > 0
+    assert all(t["completion_rate"] < t["tickets_rate"] - 0.05 for t in rnd["short_tickets"])
+    assert "random" in bs.markdown([rnd])
