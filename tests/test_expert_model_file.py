@@ -270,3 +270,26 @@ def test_a_run_does_not_resume_with_another_model_file(tmp_path):
     m = json.loads((out / "manifest.json").read_text())
     moved = dict(m, expert_models={"/elsewhere/m.json": d for d in m["expert_models"].values()})
     assert prepare_out(out, moved, ("board",)) is not None
+
+
+def test_a_shipped_model_plays_by_name():
+    """expert:model=usa1910 plays the model shipped for the USA 1910 decks: another file
+    than the default, named in a run's manifest by its place in the package, other games;
+    a name that is no shipped model is a file path, refused when missing."""
+    import hashlib
+
+    from ttrsim._expert import SHIPPED_MODELS, default_model_path
+    from ttrsim._expert import model_file as path_of
+
+    assert set(SHIPPED_MODELS) == {"usa1910"}
+    path = path_of("usa1910")
+    assert path == default_model_path("usa1910") != default_model_path()
+    assert load_model("usa1910").turns is not None
+    assert "/work" not in open(path, encoding="utf-8").read()   # no machine path shipped
+    digest = hashlib.sha256(open(path, "rb").read()).hexdigest()[:12]
+    named = simulate("usa-mega", ["expert:model=usa1910", "tickets"], games=40, seed=1)
+    assert named.manifest["expert_models"] == {f"ttrsim/data/{SHIPPED_MODELS['usa1910']}": digest}
+    plain = simulate("usa-mega", ["expert", "tickets"], games=40, seed=1)
+    assert not named.games["score"].equals(plain.games["score"])
+    with pytest.raises(ModelFileError, match="usa1910"):
+        make_policy("expert:model=usa1911", Game("usa", 2).board)

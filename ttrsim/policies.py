@@ -161,7 +161,8 @@ REGISTRY: dict[str, PolicyInfo] = {
         "learned from the search: gradient-boosted trees over board-independent features "
         "choose the initial tickets and the move of every turn; second draws, tunnels and "
         "later tickets are tickets' own (docs/expert.md)",
-        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim"),
+        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim, or "
+                       "usa1910: the shipped model trained further on the USA 1910 decks"),
          "reach": (-1, "the turn trees decide once some seat has this many trains or fewer "
                        "(-1: the model's own, every turn); smaller is faster and weaker"),
          "wide": (0, "1: a turn's candidates also hold the four longest claims the hand "
@@ -434,7 +435,7 @@ def expert_models(specs) -> dict:
     import hashlib
     from pathlib import Path
 
-    from ttrsim._expert import DEFAULT_MODEL, default_model_path
+    from ttrsim._expert import DEFAULT_MODEL, SHIPPED_MODELS, default_model_path
 
     out = {}
 
@@ -444,7 +445,10 @@ def expert_models(specs) -> dict:
         except ValueError:             # a Python policy, or a parameter that is no spec
             return
         if name == "expert":
-            if params.get("model"):
+            if params.get("model") in SHIPPED_MODELS:
+                path = default_model_path(params["model"])
+                key = f"ttrsim/data/{SHIPPED_MODELS[params['model']]}"
+            elif params.get("model"):
                 path = key = str(Path(params["model"]).resolve())
             else:
                 path, key = default_model_path(), f"ttrsim/data/{DEFAULT_MODEL}"

@@ -76,6 +76,8 @@ assert len(FEATURES) == N_FEAT
 FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 4
 DEFAULT_MODEL = "expert-v4.json"
+# other models shipped in the package, played by name: expert:model=NAME (docs/expert.md)
+SHIPPED_MODELS = {"usa1910": "expert-v4-usa1910.json"}
 
 
 class ModelFileError(ValueError):
@@ -448,9 +450,21 @@ def model_from_dict(d, path="<model>"):
     return m
 
 
-def default_model_path():
-    """The model file shipped inside the package."""
-    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", DEFAULT_MODEL)
+def default_model_path(name=None):
+    """The model file shipped inside the package (with `name`, the shipped model of that
+    name: SHIPPED_MODELS)."""
+    return os.path.join(os.path.dirname(os.path.abspath(__file__)), "data",
+                        SHIPPED_MODELS[name] if name else DEFAULT_MODEL)
+
+
+def model_file(model=None):
+    """The path of the model `model` names: None or "" the default shipped model, a name
+    of SHIPPED_MODELS that shipped model, anything else a file path."""
+    if not model:
+        return default_model_path()
+    if str(model) in SHIPPED_MODELS:
+        return default_model_path(str(model))
+    return os.path.abspath(os.path.expanduser(str(model)))
 
 
 cdef dict _models = {}                # resolved path -> (mtime, ExpertModel): loaded once per process
@@ -459,12 +473,13 @@ cdef dict _models = {}                # resolved path -> (mtime, ExpertModel): l
 def load_model(path=None):
     """The ExpertModel of a model file (default: the one shipped with ttrsim), loaded once
     per process. A missing, unreadable or corrupt file raises ModelFileError naming it."""
-    path = os.path.abspath(os.path.expanduser(str(path))) if path else default_model_path()
+    path = model_file(path)
     try:
         stamp = os.stat(path).st_mtime_ns
     except OSError:
         raise ModelFileError(f"expert model file {path} not found; reinstall ttrsim, or give "
-                             "an existing file as expert:model=PATH") from None
+                             "an existing file as expert:model=PATH (or a shipped model: "
+                             f"{', '.join(sorted(SHIPPED_MODELS))})") from None
     hit = _models.get(path)
     if hit is not None and hit[0] == stamp:
         return hit[1]
