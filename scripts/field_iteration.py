@@ -98,6 +98,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--games4", type=int, default=60)
     ap.add_argument("--playouts", type=int, default=16)
     ap.add_argument("--max-trains", type=int, default=45)
+    ap.add_argument("--wide", type=int, choices=(0, 1), default=1,
+                    help="1: label the search's whole turn candidates (expert:wide=1, as the "
+                         "shipped trees were trained); 0: the candidates expert plays by default")
     ap.add_argument("--trees", type=int, default=40)
     ap.add_argument("--curve", default="10,20,40",
                     help='models to make: "K" (K new turn trees) or "S:K" (and S new setup trees)')
@@ -184,16 +187,17 @@ def main(argv=None) -> int:
 
     # 1. labels
     key = json.dumps([model_path, field, a.games2, a.games4, a.playouts, a.max_trains, a.seed]
-                     + ([boards] if boards != list(BOARDS) else []))
+                     + ([boards] if boards != list(BOARDS) else [])
+                     + ([] if a.wide else ["narrow"]))
     parts = [(b, 2, a.games2) for b in boards] + [(b, 4, a.games4) for b in boards]
     data, made = _labels(a.out / "field-labels.npz", key, lambda: label(
         "endgame", [p for p in parts if p[2] > 0], seed=a.seed, n_jobs=a.jobs,
         playouts=a.playouts, max_trains=a.max_trains, model=model_path,
-        rollout_model=model_path, field=field))
+        rollout_model=model_path, field=field, wide=bool(a.wide)))
     if made:
         save({"step": "label", "decisions": int(data.decisions), "rows": int(len(data.value)),
               "cpu_seconds": data.cpu_seconds, "field": field, "playouts": a.playouts,
-              "boards": boards})
+              "boards": boards, "wide": a.wide})
     for extra in a.extra_labels:
         data = join([data, load_positions(extra)])     # numbered after these
     setup = None
@@ -233,7 +237,7 @@ def main(argv=None) -> int:
                             field={"added_trees": k, "depth": a.depth, "min_leaf": a.min_leaf,
                                    "learning_rate": a.learning_rate, "field": field,
                                    "boards": boards, "labels": int(train.decisions),
-                                   "playouts": a.playouts})
+                                   "playouts": a.playouts, "wide": a.wide})
         setup_section = d["setup"]
         if s:
             setup_section = dict(d["setup"])

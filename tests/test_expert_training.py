@@ -43,6 +43,21 @@ def test_first_round_labels_come_from_the_search_over_tickets_rollouts(tmp_path)
     assert make_policy(spec, None).params["playouts"] == 8
 
 
+def test_endgame_labels_of_the_wide_or_the_played_candidate_set():
+    """generate_endgame labels the search's whole turn set by default (as the shipped
+    trees were trained) and, with wide=False, the four candidates expert plays by
+    default: no face-up draw or long claim beyond its first two proposals."""
+    from ttrsim.training import generate_endgame
+    from ttrsim.training.positions import decisions
+
+    kw = dict(board="newyork", players=2, games=2, seed=3, playouts=2, max_trains=45)
+    wide, narrow = generate_endgame(**kw), generate_endgame(**kw, wide=False)
+    assert max(len(r) for r in decisions(wide)) > 4
+    assert max(len(r) for r in decisions(narrow)) <= 4 and narrow.decisions >= 10
+    assert (narrow.X[:, FEATURES.index("longest_claim")] == 0).all()
+    assert (wide.X[:, FEATURES.index("longest_claim")] > 0).any()
+
+
 def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train

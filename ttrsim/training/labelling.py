@@ -91,7 +91,8 @@ def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
 
 def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
                      playouts: int = 400, max_trains: int = 12, model=None,
-                     rollout_model=None, field=None, progress: bool = False) -> Positions:
+                     rollout_model=None, field=None, wide: bool = True,
+                     progress: bool = False) -> Positions:
     """Label end-game turns: in each game one seat (seat ``game % players``) plays
     ``expert`` with ``model`` (a model file; None: the shipped one) against ``tickets``
     (or, with ``rollout_model``, against ``expert`` with it); at each of its turns once
@@ -103,7 +104,10 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     ``field``: policy specs the other seats are drawn from instead (built-in specs, e.g.
     ``("expert", "blocker", "rush", "tickets")``): the k-th other seat of game i plays
     ``field[(i * (players - 1) + k) % len(field)]``, so every spec meets the expert
-    equally often. Same seed, same positions and labels."""
+    equally often. ``wide``: the expert's candidates are the search's whole turn set (as
+    the shipped trees were trained; ``expert:wide=1``), or with False the set it plays by
+    default, so that the game follows the moves of ``expert`` as it plays. Same seed,
+    same positions and labels."""
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
@@ -123,8 +127,8 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
         me = i % players
         search = make_policy(spec, g.board)
         search.uniform = True                  # every candidate gets the same playouts
-        # the search's whole turn candidates are labelled (wide), as the shipped trees were
-        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()), wide=1)
+        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()),
+                              wide=int(bool(wide)))
         expert.start(g, me, int(seeds[3 * i + 1]))
         seats = [q for q in range(players) if q != me]
         others = {q: make_policy(other if not field else
