@@ -165,27 +165,9 @@ def _residual_fit(section, data: Positions, seed: int, **kw):
     return fit(resid, seed, histogram=True, **kw), train, test
 
 
-def main(argv=None) -> int:
-    ap = _parser()
-    a = ap.parse_args(argv)
-    model_path = str(Path(a.model).resolve()) if a.model else default_model_path()
-    start = load_model(model_path)
-    if start.turns is None:
-        raise SystemExit(f"{model_path}: the model has no turn trees to go on from")
-    boards = [b.strip() for b in a.boards.split(",") if b.strip()]
-    eval_boards = [b.strip() for b in (a.eval_boards or a.boards).split(",") if b.strip()]
-    curve = _curve(a.curve, a.setup > 0)
-    expert = f"expert:model={model_path}"
-    field = a.field or f"{expert};blocker;rush;tickets"
-    a.out.mkdir(parents=True, exist_ok=True)
-    rows_path = a.out / "field.json"
-
-    def save(row):
-        row = dict(row, date=time.strftime("%Y-%m-%d"))
-        update_json(rows_path, lambda rows: rows + [row], default=[])
-        print(json.dumps(row), flush=True)
-
-    # 1. labels
+def _label_step(a, boards, model_path: str, field: str, save):
+    """Step 1: the turn labels (and with --setup the setup labels), made or reused, with
+    the extra runs' labels joined after them."""
     key = json.dumps([model_path, field, a.games2, a.games4, a.playouts, a.max_trains, a.seed]
                      + ([boards] if boards != list(BOARDS) else [])
                      + ([] if a.wide else ["narrow"]))
@@ -200,19 +182,24 @@ def main(argv=None) -> int:
               "boards": boards, "wide": a.wide})
     for extra in a.extra_labels:
         data = join([data, load_positions(extra)])     # numbered after these
-    setup = None
-    if a.setup > 0:
-        skey = json.dumps(["setup", model_path, a.setup, a.setup_playouts, a.seed, boards])
-        setup, made = _labels(a.out / "setup-labels.npz", skey, lambda: label(
-            "setup", [(b, n, a.setup) for b in boards for n in (2, 3, 4)], seed=a.seed,
-            n_jobs=a.jobs, playouts=a.setup_playouts, rollout_model=model_path))
-        if made:
-            save({"step": "label_setup", "decisions": int(setup.decisions),
-                  "rows": int(len(setup.value)), "cpu_seconds": setup.cpu_seconds,
-                  "playouts": a.setup_playouts, "boards": boards})
-        for extra in a.extra_setup_labels:
-            setup = join([setup, load_positions(extra)])
-    # 2. fit on the training games, boosting on from the kept trees
+    if a.setup <= 0:
+        return data, None
+    skey = json.dumps(["setup", model_path, a.setup, a.setup_playouts, a.seed, boards])
+    setup, made = _labels(a.out / "setup-labels.npz", skey, lambda: label(
+        "setup", [(b, n, a.setup) for b in boards for n in (2, 3, 4)], seed=a.seed,
+        n_jobs=a.jobs, playouts=a.setup_playouts, rollout_model=model_path))
+    if made:
+        save({"step": "label_setup", "decisions": int(setup.decisions),
+              "rows": int(len(setup.value)), "cpu_seconds": setup.cpu_seconds,
+              "playouts": a.setup_playouts, "boards": boards})
+    for extra in a.extra_setup_labels:
+        setup = join([setup, load_positions(extra)])
+    return data, setup
+
+
+def _model_step(a, start, model_path: str, data, setup, curve, boards, field: str, save) -> dict:
+    """Step 2: the new trees fitted on the training games, one model file per entry of
+    the curve, the held-out gains; {(setup trees, turn trees): path}."""
     section_new, train, test = _residual_fit(
         start.turns, data, a.seed, trees=a.trees, depth=a.depth, min_leaf=a.min_leaf,
         learning_rate=a.learning_rate)
@@ -220,13 +207,12 @@ def main(argv=None) -> int:
         setup_new, setup_train, setup_test = _residual_fit(
             start.setup, setup, a.seed, trees=a.setup_trees, depth=a.setup_depth,
             min_leaf=a.setup_min_leaf, learning_rate=a.learning_rate)
-    d = json.loads(Path(model_path).read_text())
-    save({"step": "held_out", "trees_added": 0, "gain_per_decision": gained(start.turns, test),
-          "decisions": int(test.decisions)})
-    if setup is not None:
         save({"step": "held_out_setup", "setup_trees_added": 0,
               "gain_per_decision": gained(start.setup, setup_test),
               "decisions": int(setup_test.decisions)})
+    d = json.loads(Path(model_path).read_text())
+    save({"step": "held_out", "trees_added": 0, "gain_per_decision": gained(start.turns, test),
+          "decisions": int(test.decisions)})
     models = {(0, 0): model_path}
     done_setup = {0}
     for s, k in curve:
@@ -258,9 +244,11 @@ def main(argv=None) -> int:
         save({"step": "held_out", "trees_added": k, "setup_trees_added": s,
               "gain_per_decision": gained(section_from_dict(turns), test),
               "decisions": int(test.decisions)})
-    if a.skip_eval:
-        return 0
-    # 3. play
+    return models
+
+
+def _play_step(a, models: dict, eval_boards, expert: str, save) -> None:
+    """Step 3: each model's tables on each board."""
     for (s, k), path in models.items():
         spec = f"expert:model={path}"
         for board in eval_boards:
@@ -271,6 +259,32 @@ def main(argv=None) -> int:
             if (s, k) != (0, 0):
                 save(dict(play(board, [spec, expert + "#start"], a.eval_games, a.seed + 1),
                           step="play", trees_added=k, setup_trees_added=s))
+
+
+def main(argv=None) -> int:
+    ap = _parser()
+    a = ap.parse_args(argv)
+    model_path = str(Path(a.model).resolve()) if a.model else default_model_path()
+    start = load_model(model_path)
+    if start.turns is None:
+        raise SystemExit(f"{model_path}: the model has no turn trees to go on from")
+    boards = [b.strip() for b in a.boards.split(",") if b.strip()]
+    eval_boards = [b.strip() for b in (a.eval_boards or a.boards).split(",") if b.strip()]
+    curve = _curve(a.curve, a.setup > 0)
+    expert = f"expert:model={model_path}"
+    field = a.field or f"{expert};blocker;rush;tickets"
+    a.out.mkdir(parents=True, exist_ok=True)
+    rows_path = a.out / "field.json"
+
+    def save(row):
+        row = dict(row, date=time.strftime("%Y-%m-%d"))
+        update_json(rows_path, lambda rows: rows + [row], default=[])
+        print(json.dumps(row), flush=True)
+
+    data, setup = _label_step(a, boards, model_path, field, save)
+    models = _model_step(a, start, model_path, data, setup, curve, boards, field, save)
+    if not a.skip_eval:
+        _play_step(a, models, eval_boards, expert, save)
     return 0
 
 
