@@ -161,8 +161,9 @@ REGISTRY: dict[str, PolicyInfo] = {
         "learned from the search: gradient-boosted trees over board-independent features "
         "choose the initial tickets and the move of every turn; second draws, tunnels and "
         "later tickets are tickets' own (docs/expert.md)",
-        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim, or "
-                       "usa1910: the shipped model trained further on the USA 1910 decks"),
+        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim, or a "
+                       "model shipped beside it: field (trained further in games against the "
+                       "field), usa1910 (trained further on the USA 1910 decks)"),
          "reach": (-1, "the turn trees decide once some seat has this many trains or fewer "
                        "(-1: the model's own, every turn); smaller is faster and weaker"),
          "wide": (0, "1: a turn's candidates also hold the four longest claims the hand "

@@ -77,7 +77,7 @@ FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 4
 DEFAULT_MODEL = "expert-v4.json"
 # other models shipped in the package, played by name: expert:model=NAME (docs/expert.md)
-SHIPPED_MODELS = {"usa1910": "expert-v4-usa1910.json"}
+SHIPPED_MODELS = {"field": "expert-v4-field.json", "usa1910": "expert-v4-usa1910.json"}
 
 
 class ModelFileError(ValueError):
