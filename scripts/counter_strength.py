@@ -12,7 +12,8 @@ Parts (--part, repeatable; rows appended to --json, default scripts/counter_stre
 
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
 with Wilson 95% intervals; each row names the expert model it measured (the first 12 hex
-digits of the file's SHA-256; --expert "expert:model=PATH" measures another model).
+digits of the file's SHA-256; --expert "expert:model=PATH" measures another model, and
+"expert:model=field" a model shipped beside the default).
 
     nice -n 10 python scripts/counter_strength.py --part two --part four --part pace
     nice -n 10 python scripts/counter_strength.py --part two --expert expert:model=new.json
@@ -32,7 +33,7 @@ import numpy as np
 
 from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
 from ttrsim._counter import BlockerPolicy
-from ttrsim._expert import default_model_path
+from ttrsim._expert import model_file
 from ttrsim._version import __version__
 from ttrsim.game import compile_board
 from ttrsim.policies import make_policy, parse_spec
@@ -83,7 +84,7 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 500) -
 def model_digest(spec: str) -> str:
     """The first 12 hex digits of the SHA-256 of the model file `spec` plays."""
     _, params = parse_spec(spec)
-    path = params.get("model") or default_model_path()
+    path = model_file(params.get("model"))     # a path, a shipped model's name, or the default
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
 
 

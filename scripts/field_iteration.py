@@ -39,7 +39,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ttrsim._expert import default_model_path, load_model, section_from_dict
+from ttrsim._expert import load_model, model_file, section_from_dict
 from ttrsim.results import update_json
 from ttrsim.training import Positions, export, fit, label, make_model
 from ttrsim.training.fitting import centred
@@ -88,7 +88,8 @@ def _parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--model", help="the model to start from (default: the shipped one)")
+    ap.add_argument("--model", help="the model to start from: a file or a shipped model's name "
+                    "(default: the shipped one)")
     ap.add_argument("--boards", default=",".join(BOARDS),
                     help="comma-separated boards the labels come from (default: %(default)s)")
     ap.add_argument("--eval-boards", default="", help="boards the models play on (default: --boards)")
@@ -264,7 +265,7 @@ def _play_step(a, models: dict, eval_boards, expert: str, save) -> None:
 def main(argv=None) -> int:
     ap = _parser()
     a = ap.parse_args(argv)
-    model_path = str(Path(a.model).resolve()) if a.model else default_model_path()
+    model_path = model_file(a.model)       # a path, a shipped model's name, or the default
     start = load_model(model_path)
     if start.turns is None:
         raise SystemExit(f"{model_path}: the model has no turn trees to go on from")

@@ -360,3 +360,17 @@ def test_blind_spots_finds_a_policy_that_fails_its_tickets():
     assert rnd["short_on_evidence"] > 0
     assert all(t["completion_rate"] < t["tickets_rate"] - 0.05 for t in rnd["short_tickets"])
     assert "random" in bs.markdown([rnd])
+
+
+def test_scripts_name_a_shipped_model_by_its_file():
+    """--expert expert:model=field and --model field measure the model shipped under that
+    name (its digest), not a file called `field` in the working directory."""
+    import hashlib
+
+    from helpers import load_script
+    from ttrsim._expert import default_model_path
+
+    cs = load_script("counter_strength")
+    want = hashlib.sha256(open(default_model_path("field"), "rb").read()).hexdigest()[:12]
+    assert cs.model_digest("expert:model=field") == want
+    assert cs.model_digest("expert") != want
