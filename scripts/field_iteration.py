@@ -70,6 +70,15 @@ def first_trees(trees: dict, k: int) -> dict:
     return {key: (list(v[:end]) if key != "roots" else list(roots)) for key, v in trees.items()}
 
 
+def extended(section: dict, new: dict, k: int, meta: dict) -> dict:
+    """A model file's `section` with the first k trees of `new` appended, and `meta` (how
+    they were made) under its fit's "field"."""
+    out = dict(section)
+    out["trees"] = append_trees(section["trees"], first_trees(new["trees"], k))
+    out["fit"] = dict(section.get("fit", {}), field=meta)
+    return out
+
+
 def gained(section, data: Positions) -> float:
     """Mean label of the candidate the section picks (row 0, tickets' move, gets the
     margin), over the decisions of `data`: the value gained over tickets' move."""
@@ -218,19 +227,13 @@ def _model_step(a, start, model_path: str, data, setup, curve, boards, field: st
     done_setup = {0}
     for s, k in curve:
         k, s = min(k, a.trees), min(s, a.setup_trees)
-        turns = dict(d["turns"])
-        turns["trees"] = append_trees(d["turns"]["trees"], first_trees(section_new["trees"], k))
-        turns["fit"] = dict(d["turns"].get("fit", {}),
-                            field={"added_trees": k, "depth": a.depth, "min_leaf": a.min_leaf,
-                                   "learning_rate": a.learning_rate, "field": field,
-                                   "boards": boards, "labels": int(train.decisions),
-                                   "playouts": a.playouts, "wide": a.wide})
+        turns = extended(d["turns"], section_new, k, {
+            "added_trees": k, "depth": a.depth, "min_leaf": a.min_leaf,
+            "learning_rate": a.learning_rate, "field": field, "boards": boards,
+            "labels": int(train.decisions), "playouts": a.playouts, "wide": a.wide})
         setup_section = d["setup"]
         if s:
-            setup_section = dict(d["setup"])
-            setup_section["trees"] = append_trees(d["setup"]["trees"],
-                                                  first_trees(setup_new["trees"], s))
-            setup_section["fit"] = dict(d["setup"].get("fit", {}), field={
+            setup_section = extended(d["setup"], setup_new, s, {
                 "added_trees": s, "depth": a.setup_depth, "min_leaf": a.setup_min_leaf,
                 "learning_rate": a.learning_rate, "boards": boards,
                 "labels": int(setup_train.decisions), "playouts": a.setup_playouts})

@@ -428,15 +428,15 @@ def _listing(actions, limit: int = 20) -> str:
 def expert_models(specs) -> dict:
     """The ``expert`` model files a list of policy specs plays, as {path: the first 12
     hex digits of its SHA-256} ("missing" for a file that cannot be read): the shipped
-    model for ``expert`` without ``model=`` (named by its place in the package,
-    ``ttrsim/data/...``, the same on every machine), the named file otherwise (its
-    absolute path), nested specs (a search's rollout and lead, given or by default)
+    model for ``expert`` without ``model=`` and the models shipped beside it by name
+    (each named by its place in the package, ``ttrsim/data/...``, the same on every
+    machine), the named file otherwise (its absolute path), nested specs (a search's rollout and lead, given or by default)
     included. Empty when no spec plays ``expert``. A run's manifest carries it: the same
     spec plays other games with another model."""
     import hashlib
     from pathlib import Path
 
-    from ttrsim._expert import DEFAULT_MODEL, SHIPPED_MODELS, default_model_path
+    from ttrsim._expert import SHIPPED_MODELS, model_file
 
     out = {}
 
@@ -446,13 +446,11 @@ def expert_models(specs) -> dict:
         except ValueError:             # a Python policy, or a parameter that is no spec
             return
         if name == "expert":
-            if params.get("model") in SHIPPED_MODELS:
-                path = default_model_path(params["model"])
-                key = f"ttrsim/data/{SHIPPED_MODELS[params['model']]}"
-            elif params.get("model"):
-                path = key = str(Path(params["model"]).resolve())
-            else:
-                path, key = default_model_path(), f"ttrsim/data/{DEFAULT_MODEL}"
+            model = params.get("model")
+            path = model_file(model)
+            # a shipped model by its place in the package, the same on every machine
+            key = (f"ttrsim/data/{Path(path).name}" if not model or model in SHIPPED_MODELS
+                   else str(Path(path).resolve()))
             try:
                 out[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
             except OSError:
