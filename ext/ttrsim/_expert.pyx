@@ -664,16 +664,14 @@ cdef class ExpertPolicy(Policy):
         # the turn candidates the search lists too (_planning's turn_candidates): a blind
         # draw, a ticket draw and, with `wide`, the N_LONGEST longest claims the hand pays
         # (tunnels only if the seat claims tunnels at all) and a face-up card of each
-        # colour on offer, which turn_candidates takes from the legal list: without
-        # `wide` none is passed, whoever calls (the compiled loops pass none)
-        if not self.wide:
-            n_legal = 0
+        # colour on offer (those two from the legal list, which `wide` lists)
         c.act = self.cand
         c.n = self.n_cand
         c.cap = MAX_XCAND
         c.one_ticket_draw = False
-        self.longest = turn_candidates(b, s, seat, legal, n_legal, &c, N_LONGEST,
-                                       self.tunnels != 0, True)
+        self.longest = turn_candidates(b, s, seat, legal, n_legal, &c,
+                                       N_LONGEST if self.wide else 0,
+                                       self.tunnels != 0, self.wide != 0)
         self.n_cand = c.n
         if always or self.n_cand > 1:
             self.features(b, s, seat)
