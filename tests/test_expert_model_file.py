@@ -242,9 +242,12 @@ def test_run_manifest_names_the_expert_models_it_played(tmp_path):
     led = simulate("usa", ["search:playouts=2,lead=expert,rollout=tickets", "tickets"],
                    games=2, seed=1)
     assert led.manifest["expert_models"] == {shipped: digest}      # the search's lead too
-    # the default search's rollout is the expert: named although the spec does not say so
+    # the default search's rollout is the expert's v4 model: named although the spec does
+    # not say so
+    v4 = default_model_path("v4")
     plain = simulate("usa", ["search:playouts=2", "tickets"], games=2, seed=1)
-    assert plain.manifest["expert_models"] == {shipped: digest}
+    assert plain.manifest["expert_models"] == {
+        "ttrsim/data/expert-v4.json": hashlib.sha256(open(v4, "rb").read()).hexdigest()[:12]}
     assert "expert_models" not in simulate("usa", ["search:playouts=2,rollout=tickets",
                                                    "tickets"], games=2, seed=1).manifest
 
@@ -281,7 +284,8 @@ def test_a_shipped_model_plays_by_name():
     from ttrsim._expert import SHIPPED_MODELS, default_model_path
     from ttrsim._expert import model_file as path_of
 
-    assert set(SHIPPED_MODELS) == {"field", "usa1910"}
+    assert set(SHIPPED_MODELS) == {"field", "v4", "usa1910"}
+    assert SHIPPED_MODELS["field"] == DEFAULT_MODEL
     path = path_of("usa1910")
     assert path == default_model_path("usa1910") != default_model_path()
     assert load_model("usa1910").turns is not None

@@ -22,7 +22,9 @@ def test_search_strength_keeps_the_tables_of_two_models_apart(tmp_path, monkeypa
     chunks = [ss.play_chunk(t, 0, 3, 0)]
     other = tmp_path / "same-trees-other-bytes.json"
     other.write_text(Path(ttrsim._expert.default_model_path()).read_text() + "\n")
-    monkeypatch.setattr(ttrsim._expert, "default_model_path", lambda: str(other))
+    shipped = ttrsim._expert.default_model_path
+    monkeypatch.setattr(ttrsim._expert, "default_model_path",        # the lead's model
+                        lambda name=None: str(other) if name is None else shipped(name))
     chunks.append(ss.play_chunk(t, 0, 3, 0))
     assert chunks[0]["key"] != chunks[1]["key"]
     assert {c["key"].split("|expert=")[0] for c in chunks} == {ss.games_key(t)}

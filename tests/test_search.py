@@ -112,8 +112,9 @@ def test_phases_search_only_the_decisions_named():
 
 def test_the_default_search_rolls_out_with_the_expert_at_its_own_budget():
     """Since ttrsim 0.2 the rollout is `expert` with 35 playouts, about the CPU per decision
-    of 200 `tickets` playouts; `playouts=0` (the default) follows the rollout."""
-    assert make_policy("search", None).params["rollout"] == "expert"
+    of 200 `tickets` playouts; `playouts=0` (the default) follows the rollout. Its model is
+    the one trained against `tickets` (`v4`), not the default `expert`'s."""
+    assert make_policy("search", None).params["rollout"] == "expert:model=v4"
     assert make_policy("search", None).params["playouts"] == 35
     assert make_policy("search:playouts=0", None).params["playouts"] == 35
     assert make_policy("search:rollout=expert:reach=4", None).params["playouts"] == 35
@@ -123,12 +124,12 @@ def test_the_default_search_rolls_out_with_the_expert_at_its_own_budget():
     assert make_policy("search:rollout=tickets,playouts=7", None).params["playouts"] == 7
     assert make_policy("search:playouts=7", None).params["playouts"] == 7
     assert make_search_policy().params == make_policy("search", None).params
-    # the default candidate is the expert's move: it decides where nothing is searched
+    # the default candidate is the rollout expert's move: it decides where nothing is searched
     g = Game("europe", 2, seed=4)
     for _ in range(30):
         p = make_policy("search:phases=1", g.board)
         if g.phase == "turn":
-            assert decide(p, g, seed=1) == decide(make_policy("expert", g.board), g, seed=1)
+            assert decide(p, g, seed=1) == decide(make_policy("expert:model=v4", g.board), g, seed=1)
         g.apply(decide(make_policy("tickets", g.board), g, seed=2))
 
 

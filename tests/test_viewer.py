@@ -299,13 +299,13 @@ def test_analysis_table_and_flags(browser, tmp_path):
 
 
 def test_the_analysis_names_its_rollout_and_plays_it(tmp_path, capsys):
-    """The viewer's analysis plays the positions on with the search's rollout (`expert`)
+    """The viewer's analysis plays the positions on with the search's rollout (`expert:model=v4`)
     unless told otherwise, and says which; `--rollout` reaches it from the shell."""
     rec = record_game("newyork", ["tickets", "tickets"], seed=3)
     default = rec.view_data(analyse=1, playouts=12)["analysis"]
-    expert = rec.view_data(analyse=1, playouts=12, rollout="expert")["analysis"]
+    expert = rec.view_data(analyse=1, playouts=12, rollout="expert:model=v4")["analysis"]
     tickets = rec.view_data(analyse=1, playouts=12, rollout="tickets")["analysis"]
-    assert (default["rollout"], tickets["rollout"]) == ("expert", "tickets")
+    assert (default["rollout"], tickets["rollout"]) == ("expert:model=v4", "tickets")
     assert default["decisions"] == expert["decisions"] != tickets["decisions"]
     out = tmp_path / "g.html"
     assert main(["show", "--board", "newyork", "--players", "2", "--analyse", "0",

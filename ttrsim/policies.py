@@ -48,7 +48,9 @@ _DRAW = (12, "once its tickets are done, draw more only while at least this many
              "remain (and a draw is expected to beat playing for route points)")
 
 _PROPOSERS = ("tickets", "greedy", "routes")
-SEARCH_ROLLOUT = "expert"
+# the search plays its playouts with the expert model trained against `tickets`: the model
+# trained against the field measured no stronger there at more CPU a playout (docs/expert.md)
+SEARCH_ROLLOUT = "expert:model=v4"
 # playouts per decision of a search whose `playouts` is 0, by rollout policy: about the same
 # CPU per decision (an expert playout costs 5-6 times a tickets one; docs/search.md)
 _BUDGET, _EXPERT_BUDGET = 200, 35

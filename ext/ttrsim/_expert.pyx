@@ -75,9 +75,12 @@ assert len(FEATURES) == N_FEAT
 
 FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 4
-DEFAULT_MODEL = "expert-v4.json"
-# other models shipped in the package, played by name: expert:model=NAME (docs/expert.md)
-SHIPPED_MODELS = {"field": "expert-v4-field.json", "usa1910": "expert-v4-usa1910.json"}
+# trained against the field (docs/expert.md, "Trained against the field")
+DEFAULT_MODEL = "expert-v4-field.json"
+# the models shipped in the package, played by name: expert:model=NAME (docs/expert.md);
+# "v4" is the default until 2026-11-28, trained against `tickets` only
+SHIPPED_MODELS = {"field": "expert-v4-field.json", "v4": "expert-v4.json",
+                  "usa1910": "expert-v4-usa1910.json"}
 
 
 class ModelFileError(ValueError):
