@@ -21,6 +21,7 @@ from pathlib import Path
 
 import ttrsim
 from ttrsim.analysis import ticket_completion
+from ttrsim.policies import expert_models
 from ttrsim.results import update_json
 
 HERE = Path(__file__).parent
@@ -55,17 +56,20 @@ def compare(board: str, spec: str, *, players: int = 4, games: int = 20_000, see
     return {"board": board, "players": players, "policy": spec, "games": games, "seed": seed,
             "min_kept": min_kept, "margin": margin, "tickets_kept_often": int(len(often)),
             "short": int(len(short)), "short_on_evidence": int(len(evident)),
-            "short_tickets": rows, "cpu_seconds": time.process_time() - t,
+            "short_tickets": rows, "models": expert_models([spec]),
+            "cpu_seconds": time.process_time() - t,
             "date": time.strftime("%Y-%m-%d")}, base
 
 
 def markdown(rows) -> str:
-    out = ["| board | policy | tickets kept >= min | short by > margin | on evidence | the worst |",
+    out = ["| board | policy (model) | tickets kept >= min | short by > margin | on evidence | the worst |",
            "| --- | --- | ---: | ---: | ---: | --- |"]
     for r in rows:
         worst = "; ".join(f"{t['name']} {t['completion_rate']:.2f} [{t['low']:.2f}, {t['high']:.2f}]"
                           f" vs {t['tickets_rate']:.2f}" for t in r["short_tickets"][:3])
-        out.append(f"| {r['board']} | `{r['policy']}` | {r['tickets_kept_often']} | {r['short']} "
+        model = ", ".join(r.get("models", {}).values())    # a spec plays another model later
+        out.append(f"| {r['board']} | `{r['policy']}`{f' ({model})' if model else ''} | "
+                   f"{r['tickets_kept_often']} | {r['short']} "
                    f"| {r['short_on_evidence']} | {worst or '-'} |")
     return "\n".join(out)
 

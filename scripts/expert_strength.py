@@ -17,7 +17,7 @@ Parts (--part, repeatable; results appended to --json, default scripts/expert_st
             rollouts) against `search`, 2 players, per board, at equal CPU per decision
   four      four seats of `search:rollout=expert` (equal CPU), of `search:lead=expert`
             (equal CPU) and of `search`, USA 4 players: the winners' mean score
-  vs-search `expert` against `search`, 2 players, per board
+  vs-search `expert` against the search of 0.1 and the default search, 2 players, per board
   default   the default search of ttrsim 0.2 (expert rollouts, 35 playouts) against
             `search`, 2 players, per board, with the CPU per decision of each (against
             tickets, --games / 20 games)
@@ -291,8 +291,10 @@ def main(argv=None) -> int:
             save(dict(play("usa", [f"{ref}#{k}" for k in range(4)], a.games),
                       part="four", search=ref))
         elif part == "vs-search":
+            # the search of 0.1 (`tickets` rollouts) and the default search
             for board in BOARDS:
-                save(dict(play(board, ["expert", ref], a.games), part="vs-search"))
+                for search in (ref, "search"):
+                    save(dict(play(board, ["expert", search], a.games), part="vs-search"))
         elif part == "default":
             for board in BOARDS:
                 n = max(4, a.games // 20)

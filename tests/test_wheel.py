@@ -33,7 +33,11 @@ def test_wheel_installs_and_simulates_outside_the_source_tree(tmp_path):
                    for n in names), f"{mod} is not compiled into the wheel"
     pxds = {Path(p).name for p in (ROOT / "ext" / "ttrsim").glob("*.pxd")}
     assert pxds <= {Path(n).name for n in names if n.endswith(".pxd")}
-    assert "ttrsim/data/expert-v4.json" in names and "ttrsim/viewer.html" in names
+    from ttrsim._expert import DEFAULT_MODEL, SHIPPED_MODELS
+
+    for model in {DEFAULT_MODEL, *SHIPPED_MODELS.values()}:       # every model by name
+        assert f"ttrsim/data/{model}" in names, model
+    assert "ttrsim/viewer.html" in names
     assert not any(n.endswith((".pyx", ".c")) for n in names)
 
     # a fresh environment: the wheel, its dependencies from the base interpreter where it has
