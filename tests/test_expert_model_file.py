@@ -297,3 +297,19 @@ def test_a_shipped_model_plays_by_name():
     assert not named.games["score"].equals(plain.games["score"])
     with pytest.raises(ModelFileError, match="usa1910"):
         make_policy("expert:model=usa1911", Game("usa", 2).board)
+
+
+def test_the_default_is_the_field_model_and_v4_plays_by_name():
+    """`expert` plays the model trained against the field (the same games as
+    expert:model=field); the model before it plays as expert:model=v4, the same games as
+    its file, and other games than the default."""
+    from ttrsim._expert import default_model_path
+
+    def scores(spec):
+        return simulate("europe", [spec, "tickets"], games=40, seed=3).games["score"]
+
+    assert scores("expert").equals(scores("expert:model=field"))
+    v4 = scores("expert:model=v4")
+    assert v4.equals(scores(f"expert:model={default_model_path('v4')}"))
+    assert not v4.equals(scores("expert"))
+    assert load_model("v4").turns.n_trees_ < load_model().turns.n_trees_   # 40 trees more
