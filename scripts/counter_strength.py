@@ -13,7 +13,7 @@ Parts (--part, repeatable; rows appended to --json, default scripts/counter_stre
 Win shares are of the first policy, seats rotated (a shared first place counts as a win),
 with Wilson 95% intervals; each row names the expert model it measured (the first 12 hex
 digits of the file's SHA-256; --expert "expert:model=PATH" measures another model, and
-"expert:model=field" a model shipped beside the default).
+"expert:model=v4" a model shipped beside the default).
 
     nice -n 10 python scripts/counter_strength.py --part two --part four --part pace
     nice -n 10 python scripts/counter_strength.py --part two --expert expert:model=new.json
