@@ -160,12 +160,14 @@ REGISTRY: dict[str, PolicyInfo] = {
         build=make_search_policy),
     "expert": PolicyInfo(
         ExpertPolicy,
-        "learned from the search: gradient-boosted trees over board-independent features "
-        "choose the initial tickets and the move of every turn; second draws, tunnels and "
-        "later tickets are tickets' own (docs/expert.md)",
-        {"model": ("", "model file (JSON) to use instead of the one shipped with ttrsim, or a "
-                       "model shipped beside it: field (trained further in games against the "
-                       "field), usa1910 (trained further on the USA 1910 decks)"),
+        "learned from the search and trained further against the field: gradient-boosted "
+        "trees over board-independent features choose the initial tickets and the move of "
+        "every turn; second draws, tunnels and later tickets are tickets' own "
+        "(docs/expert.md)",
+        {"model": ("", "model file (JSON) to use instead of the default shipped with ttrsim "
+                       "(field), or a model shipped beside it: v4 (the default until "
+                       "2026-11-28, trained against tickets only; the search's rollouts), "
+                       "usa1910 (trained further on the USA 1910 decks)"),
          "reach": (-1, "the turn trees decide once some seat has this many trains or fewer "
                        "(-1: the model's own, every turn); smaller is faster and weaker"),
          "wide": (0, "1: a turn's candidates also hold the four longest claims the hand "
