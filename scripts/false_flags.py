@@ -35,7 +35,7 @@ from tqdm import tqdm
 
 import ttrsim
 from ttrsim.game import Game
-from ttrsim.policies import decide, make_policy
+from ttrsim.policies import SEARCH_ROLLOUT, decide, make_policy
 from ttrsim.search import FLAG_LEVEL, better_p_values, decision_p_value, flag_decisions
 
 
@@ -104,7 +104,8 @@ def main(argv=None):
     ap.add_argument("--games", type=int, default=40)
     ap.add_argument("--playouts", type=int, default=100, help="per candidate (default 100)")
     ap.add_argument("--board", default="newyork")
-    ap.add_argument("--rollout", default=None, help="default: the search's, expert")
+    ap.add_argument("--rollout", default=None,
+                    help=f"default: the search's, {SEARCH_ROLLOUT}")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--shuffles", type=int, default=50,
                     help="games of equal moves built from each game's tables (default 50)")
@@ -124,7 +125,7 @@ def main(argv=None):
         equal.append(np.mean([equal_by_construction(tables, rng).any()
                               for _ in range(args.shuffles)]))
     out = {"board": args.board, "games": args.games, "playouts": args.playouts,
-           "rollout": args.rollout or "expert", "seed": args.seed, "level": FLAG_LEVEL,
+           "rollout": args.rollout or SEARCH_ROLLOUT, "seed": args.seed, "level": FLAG_LEVEL,
            "ttrsim": ttrsim.__version__, "decisions": decisions,
            "own_decisions_flagged": rate(flagged, measured),
            "own_games_with_a_flag": rate(games_flagged, args.games),
