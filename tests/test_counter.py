@@ -363,14 +363,14 @@ def test_blind_spots_finds_a_policy_that_fails_its_tickets():
 
 
 def test_scripts_name_a_shipped_model_by_its_file():
-    """--expert expert:model=field and --model field measure the model shipped under that
-    name (its digest), not a file called `field` in the working directory."""
+    """--expert expert:model=v4 measures the model shipped under that name (its digest),
+    not a file called `v4` in the working directory, and not the default model."""
     import hashlib
 
     from helpers import load_script
     from ttrsim._expert import default_model_path
 
     cs = load_script("counter_strength")
-    want = hashlib.sha256(open(default_model_path("field"), "rb").read()).hexdigest()[:12]
-    assert cs.model_digest("expert:model=field") == want
+    want = hashlib.sha256(open(default_model_path("v4"), "rb").read()).hexdigest()[:12]
+    assert cs.model_digest("expert:model=v4") == want
     assert cs.model_digest("expert") != want
