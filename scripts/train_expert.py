@@ -21,7 +21,7 @@ against ``tickets`` (2 players, seats rotated). Round 1 labels with
 ``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
 whatever --jobs. ``OUT/rounds.json`` records every round.
 
-    python scripts/train_expert.py --out models --jobs 2 --install   # the shipped model
+    python scripts/train_expert.py --out models --jobs 2 --install   # v4; --install: the default
     python scripts/train_expert.py --out /tmp/m --positions 50 --endgame-games 10 \
         --calib-games 50 --final-calib-games 50 --midgame-games 4 --midgame-trees 30 \
         --midgame-min-leaf 40 --eval-games 100  # minutes
@@ -108,7 +108,8 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1, help="workers for labelling and play (default 1)")
     ap.add_argument("--install", action="store_true",
-                    help="copy the last round's model to the package's data file")
+                    help="copy the last round's model over the package's default model "
+                         "file (then `expert` plays it)")
     ap.add_argument("--quiet", action="store_true", help="no progress bars")
     return ap
 
