@@ -440,6 +440,23 @@ def test_show_tells_a_shell_user_how_to_give_the_policies_again(tmp_path, capsys
         ttrsim.load_run(tmp_path / "run").game(1)
 
 
+def test_show_says_how_many_moves_it_flagged(tmp_path, capsys):
+    """`ttrsim show --analyse SEAT` prints the flagged moves' count of the page it wrote:
+    the same analysis (decisions, flags) as view_data's with the same settings."""
+    ttrsim.simulate("newyork", ["random", "tickets"], games=1, seed=3, out=tmp_path / "run")
+    out = tmp_path / "g.html"
+    assert main(["show", str(tmp_path / "run"), "--game", "0", "--analyse", "0",
+                 "--playouts", "16", "--quiet", "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    a = ttrsim.load_run(tmp_path / "run").game(0).view_data(analyse=0, playouts=16)["analysis"]
+    flagged = sum(d["flag"] for d in a["decisions"].values())
+    assert flagged > 0                              # random's moves: some are found out
+    assert (f"seat 0: {len(a['decisions'])} decisions analysed (16 playouts a candidate, "
+            f"rollout expert:model=v4), {flagged} move{'' if flagged == 1 else 's'} flagged "
+            "(false discovery rate 0.05)" in printed), printed
+    assert out.exists()
+
+
 def test_analyse_of_a_saved_game_compares_with_the_move_played(tmp_path, capsys):
     ttrsim.simulate("newyork", ["random", "tickets"], games=1, seed=3, out=tmp_path / "run")
     assert main(["analyse", str(tmp_path / "run"), "--game", "0", "--turn", "2",

@@ -312,16 +312,26 @@ def _cmd_show(sub):
         check_int("--playouts", args.playouts, 1)
         progress = not args.quiet and args.analyse is not None
         try:
-            path = record.html(args.out, analyse=args.analyse, playouts=args.playouts,
-                               progress=progress, rollout=args.rollout)
+            data = record.view_data(args.analyse, args.playouts, progress=progress,
+                                    rollout=args.rollout)
         except KeyboardInterrupt:
             if progress:            # the message goes below the progress bar, not after it
                 print(file=sys.stderr)
             raise
+        from ttrsim.viewer import write_html
+
+        path = write_html(data, args.out)
         fin = record.final
         scores = ", ".join(f"seat {q} ({fin.policy[q]}) {fin.total[q]}" for q in fin.index)
         print(f"{record.board.name} {record.n_players}p game {record.game}: "
               f"{len(record.actions)} decisions, final scores {scores}")
+        a = data.get("analysis")              # None when no seat was analysed
+        if a:
+            flagged = sum(d["flag"] for d in a["decisions"].values())
+            print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
+                  f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
+                  f"{'' if flagged == 1 else 's'} flagged (false discovery rate "
+                  f"{a['level']:g})")
         print(f"written to {path} (open it in a browser)")
         return 0
 

@@ -249,7 +249,7 @@ class GameRecord:
         """The plain data the viewer draws (board geometry, positions, moves, scores;
         JSON-serialisable). ``analyse``: a seat whose every decision is analysed with
         ``ttrsim.analyse`` (``playouts`` per candidate, played on by ``rollout``: default
-        the search's, ``expert``); a decision is flagged when another move beats the one
+        the search's, ``expert:model=v4``); a decision is flagged when another move beats the one
         played on the same worlds, with the false discovery rate over the seat's analysed
         decisions at most ``level`` (docs/viewer.md)."""
         board = self.board

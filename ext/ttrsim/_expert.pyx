@@ -78,7 +78,7 @@ FORMAT_VERSION = 4
 # trained against the field (docs/expert.md, "Trained against the field")
 DEFAULT_MODEL = "expert-v4-field.json"
 # the models shipped in the package, played by name: expert:model=NAME (docs/expert.md);
-# "v4" is the default until 2026-11-28, trained against `tickets` only
+# "v4" was the default until 2026-11-28, trained against `tickets` only
 SHIPPED_MODELS = {"field": "expert-v4-field.json", "v4": "expert-v4.json",
                   "usa1910": "expert-v4-usa1910.json"}
 
