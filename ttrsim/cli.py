@@ -199,7 +199,7 @@ def _cmd_analyse(sub):
     p.add_argument("--playouts", type=int, default=1000, help="playouts per candidate (default 1000)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
     p.add_argument("--rollout", default=None,
-                   help="rollout policy (default: the search policy's, expert)")
+                   help="rollout policy (default: the search policy's, expert:model=v4)")
     p.add_argument("--claims", type=int, default=12, help="claims considered (default 12)")
     p.add_argument("--infer", type=float, default=5.0,
                    help="weight of the others' routes when their tickets are dealt in the "
@@ -279,7 +279,7 @@ def _cmd_show(sub):
                    help="with --analyse: playouts per candidate (default 200)")
     p.add_argument("--rollout", default=None,
                    help="with --analyse: the policy that plays the playouts on (default: the "
-                        "search policy's, expert; tickets is about six times cheaper)")
+                        "search policy's, expert:model=v4; tickets is about six times cheaper)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
 
     def run(args):
@@ -320,22 +320,25 @@ def _cmd_show(sub):
             raise
         from ttrsim.viewer import write_html
 
-        path = write_html(data, args.out)
-        fin = record.final
-        scores = ", ".join(f"seat {q} ({fin.policy[q]}) {fin.total[q]}" for q in fin.index)
-        print(f"{record.board.name} {record.n_players}p game {record.game}: "
-              f"{len(record.actions)} decisions, final scores {scores}")
-        a = data.get("analysis")              # None when no seat was analysed
-        if a:
-            flagged = sum(d["flag"] for d in a["decisions"].values())
-            print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
-                  f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
-                  f"{'' if flagged == 1 else 's'} flagged (false discovery rate "
-                  f"{a['level']:g})")
-        print(f"written to {path} (open it in a browser)")
+        _print_shown(record, data, write_html(data, args.out))
         return 0
 
     p.set_defaults(func=run)
+
+
+def _print_shown(record, data, path) -> None:
+    """What `show` says of the page it wrote: the game, the analysis' flags, the file."""
+    fin = record.final
+    scores = ", ".join(f"seat {q} ({fin.policy[q]}) {fin.total[q]}" for q in fin.index)
+    print(f"{record.board.name} {record.n_players}p game {record.game}: "
+          f"{len(record.actions)} decisions, final scores {scores}")
+    a = data.get("analysis")              # None when no seat was analysed
+    if a:
+        flagged = sum(d["flag"] for d in a["decisions"].values())
+        print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
+              f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
+              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g})")
+    print(f"written to {path} (open it in a browser)")
 
 
 def _cmd_variant(sub):

@@ -111,7 +111,7 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     ``claims`` claims. Each is played ``playouts`` times to the end of the game from
     worlds sampled from what the seat may know (hidden hands, deck order and hidden
     tickets resampled, the others' tickets dealt toward the cities their routes touch),
-    with ``rollout`` playing every seat (default: the ``search`` policy's, ``expert``).
+    with ``rollout`` playing every seat (default: the ``search`` policy's, ``expert:model=v4``).
     Candidate k's i-th playout uses the same world as every other candidate's i-th
     (common random numbers), so differences between rows are measured on the same deals.
 
