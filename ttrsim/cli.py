@@ -699,7 +699,7 @@ def _cmd_profile(sub):
     p = sub.add_parser(
         "profile", help="the game profile of saved runs: how their seats play and score, "
         "side by side and beside people's figures",
-        description="Per policy and for the winners, with 95%% intervals: the score and its "
+        description="Per policy and for the winners, with 95% intervals: the score and its "
         "parts, tickets kept at setup and from draws, completed (and their points) and "
         "failed, turns a player, the game turn of a seat's first claim, its largest hand, "
         "routes claimed (by length, and their average length) and the share of seat-games "
