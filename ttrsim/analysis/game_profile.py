@@ -29,8 +29,7 @@ from ttrsim.tables import (PROFILE_SUM_COLS, length_column, profile_stats, profi
                            profile_values, route_lengths)
 
 __all__ = ["Profile", "profile", "WINNERS", "MEAN_ROUTE_LENGTH", "profile_counts",
-           "profile_measures", "measure_applies", "known_measures", "measure_section",
-           "measure_label",
+           "profile_measures", "known_measures", "measure_section", "measure_label",
            "game_values", "route_trains"]
 
 #: The group of the winning seat-games (rank 1; tied winners each count).
@@ -191,7 +190,7 @@ def profile_counts(run) -> pd.DataFrame:
             [list(PROFILE_SUM_COLS)].sum())
 
 
-def measure_applies(measure: str, board) -> bool:
+def _applies(measure: str, board) -> bool:
     """Whether the board has what a measure counts (no station rows on a board without
     stations, no Globetrotter rows without the bonus, only the route lengths it has...)."""
     if measure.startswith("longest_bonus"):
@@ -236,7 +235,7 @@ def profile_measures(board) -> pd.DataFrame:
     a claimed route)."""
     rows = []
     for stat in profile_stats(board):
-        if not measure_applies(stat, board):
+        if not _applies(stat, board):
             continue
         label = measure_label(stat)
         kind = "share" if stat.endswith("_won") else "mean"

@@ -292,7 +292,7 @@ def compare_profiles(runs, labels=None, group: str = ALL, people=None,
     if figures is not None:
         for g, part in figures.groupby("group", sort=False):
             part = part.set_index("measure")
-            origin = "; ".join(dict.fromkeys(s for s in part["source"] if s))
+            origin = "; ".join(dict.fromkeys(x for x in part["source"] if x))
             columns.append({"column": g, "source": "people", "games": np.nan, "policies": "",
                             "mode": "", "origin": origin})
             for m in measures.itertuples():
