@@ -1,5 +1,6 @@
 """Helpers shared by the tests: readable views of a game's cards, routes by their
-cities, positions reached by play, the scripts as modules."""
+cities, positions reached by play, the scripts as modules, the scripted players of the
+game profile's hand-checked game."""
 import importlib.util
 from pathlib import Path
 
@@ -52,3 +53,32 @@ def load_script(name: str):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _first(kind, legal):
+    return next(a for a in legal if a.kind == kind)
+
+
+def _keep_all(legal):
+    return max((a for a in legal if a.kind == "keep"), key=lambda a: bin(a.mask).count("1"))
+
+
+def hoarder(observation, legal):
+    """Keeps every ticket offered; draws blind on its first three turns (game turns 0, 2,
+    4), claims on its fourth (6: a gray route of length 1 makes a claim legal with any ten
+    cards), then draws tickets (8)."""
+    if observation["phase"] in ("setup_tickets", "keep_tickets"):
+        return _keep_all(legal)
+    turn = observation["turn"]
+    if turn < 6:
+        return _first("draw_blind", legal)
+    if turn == 6:
+        return _first("claim", legal)
+    return _first("draw_tickets", legal)
+
+
+def ticket_drawer(observation, legal):
+    """Keeps every ticket offered and draws tickets on every turn (game turns 1, 3, 5, 7)."""
+    if observation["phase"] in ("setup_tickets", "keep_tickets"):
+        return _keep_all(legal)
+    return _first("draw_tickets", legal)

@@ -12,34 +12,7 @@ from ttrsim.cli import main
 from ttrsim.results import load_run
 from ttrsim.tables import length_column, route_lengths
 
-
-def _first(kind, legal):
-    return next(a for a in legal if a.kind == kind)
-
-
-def _keep_all(legal):
-    return max((a for a in legal if a.kind == "keep"), key=lambda a: bin(a.mask).count("1"))
-
-
-def hoarder(observation, legal):
-    """Keeps every ticket offered; draws blind on its first three turns (game turns 0, 2,
-    4), claims on its fourth (6: a gray route of length 1 makes a claim legal with any ten
-    cards), then draws tickets (8)."""
-    if observation["phase"] in ("setup_tickets", "keep_tickets"):
-        return _keep_all(legal)
-    turn = observation["turn"]
-    if turn < 6:
-        return _first("draw_blind", legal)
-    if turn == 6:
-        return _first("claim", legal)
-    return _first("draw_tickets", legal)
-
-
-def ticket_drawer(observation, legal):
-    """Keeps every ticket offered and draws tickets on every turn (game turns 1, 3, 5, 7)."""
-    if observation["phase"] in ("setup_tickets", "keep_tickets"):
-        return _keep_all(legal)
-    return _first("draw_tickets", legal)
+from helpers import hoarder, ticket_drawer
 
 
 @pytest.fixture(scope="module")

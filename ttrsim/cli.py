@@ -697,22 +697,51 @@ def _check_rows(rows) -> None:
 
 def _cmd_profile(sub):
     p = sub.add_parser(
-        "profile", help="the game profile of a saved run: how its seats play and score",
+        "profile", help="the game profile of saved runs: how their seats play and score, "
+        "side by side and beside people's figures",
         description="Per policy and for the winners, with 95% intervals: the score and its "
-        "parts, tickets kept at setup and from draws, completed and failed, turns a player, "
-        "the game turn of a seat's first claim, its largest hand, routes claimed by length "
-        "and the share of seat-games each bonus went to (docs/analysis.md). Works on "
-        "per-event and summary-mode runs.")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a saved run (simulate --out)")
+        "parts, tickets kept at setup and from draws, completed (and their points) and "
+        "failed, turns a player, the game turn of a seat's first claim, its largest hand, "
+        "routes claimed (by length, and their average length) and the share of seat-games "
+        "each bonus went to (docs/analysis.md). Works on per-event and summary-mode runs. "
+        "With several runs (or --people, or --group), one group of seat-games of each run "
+        "side by side, each column's difference from the first with its interval (games "
+        "as the units), people's figures beside them without one.")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                   help="directory of a saved run (simulate --out); several: side by side, "
+                   "each against the first (one board, player count and turn limit)")
+    p.add_argument("--group", default=None, metavar="GROUP",
+                   help="the seat-games each run's column holds side by side: all (default), "
+                   "winners (ranked first) or a policy every run has")
+    p.add_argument("--label", action="append", default=None, metavar="NAME",
+                   help="a run's column label, once per run in order (default: its directory name)")
+    p.add_argument("--people", default=None, metavar="FILE",
+                   help="CSV of people's per-player averages: a row per profile measure "
+                   "(column 'measure'), a column per group of people, optional columns "
+                   "source, n, board (docs/examples/people-bga-europe.csv)")
     p.add_argument("--csv", default=None, metavar="FILE",
-                   help="also write the profile as a tidy CSV file (one row per group and measure)")
+                   help="also write the table as a tidy CSV file (one row per group, or "
+                   "column, and measure)")
 
     def run(args):
-        from ttrsim.analysis import profile
+        from ttrsim.analysis import compare_profiles, profile, read_people
         from ttrsim.results import load_run
 
         check_output_file(args.csv, "--csv")
-        result = profile(load_run(args.run_dir))
+        _probe_output_file(args.csv, "--csv")
+        side_by_side = (len(args.run_dirs) > 1 or args.people is not None
+                        or args.group is not None or args.label is not None)
+        if args.label is not None and len(args.label) != len(args.run_dirs):
+            raise ValueError(f"give --label once per run: {len(args.label)} label(s) for "
+                             f"{len(args.run_dirs)} run(s)")
+        if args.people is not None:
+            read_people(args.people)          # refused before any run is read
+        runs = [load_run(d) for d in args.run_dirs]
+        if side_by_side:
+            result = compare_profiles(runs, labels=args.label, group=args.group or "all",
+                                      people=args.people)
+        else:
+            result = profile(runs[0])
         print(result.text())
         if args.csv is not None:
             result.table.to_csv(args.csv, index=False)
@@ -720,6 +749,24 @@ def _cmd_profile(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+def _probe_output_file(path, option: str) -> None:
+    """Open the file for appending (and remove it again if it did not exist): the one sure
+    test that it can be written, which ``os.access`` is not (it says yes to root
+    everywhere, and knows nothing of /proc)."""
+    import os
+
+    if path is None:
+        return
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot be written ({exc.strerror})") from None
+    if not existed:
+        os.remove(path)
 
 
 #: Every command, in the order ``ttrsim --help`` lists them.

@@ -9,6 +9,9 @@ One helper per statistic:
   paired means, from a seeded numpy ``Generator``.
 - :func:`normal_mean_interval`: normal interval of a mean known only from the count, the
   sum and the sum of squares (summary-mode tables).
+- :func:`cluster_ratio`: a ratio of sums over clusters (seat-games grouped by game) with its
+  cluster-robust variance; :func:`welch_interval`: the interval of a difference of two
+  independent estimates with Welch–Satterthwaite degrees of freedom.
 
 Interval functions return :class:`Estimate` ``(estimate, low, high)``; the Wilson interval
 returns ``(low, high)`` since its estimate is simply ``successes / trials``.
@@ -226,3 +229,46 @@ def bh_q(p) -> np.ndarray:
     if ok.any():
         q[ok] = sps.false_discovery_control(p[ok], method="bh")
     return q
+
+
+def cluster_ratio(a, b, aa, ab, bb, clusters):
+    """A ratio ``r = sum(A_i) / sum(B_i)`` over ``clusters`` independent clusters and its
+    cluster-robust variance, from five sums over the clusters: ``a = sum(A_i)``, ``b =
+    sum(B_i)``, ``aa = sum(A_i**2)``, ``ab = sum(A_i * B_i)``, ``bb = sum(B_i**2)``.
+
+    A mean over the seat-games of a group is such a ratio (A_i: the sum of the values of
+    game i's seat-games in the group, B_i: their count), and the games are the clusters:
+    the seat-games of one game are not independent (one game's length sets every seat's
+    turns), so they count as one observation. The variance is the linearised (sandwich)
+    one, ``G / (G - 1) * sum((A_i - r B_i)**2) / b**2`` with ``G = clusters``; for clusters
+    of equal size it is the variance of the mean of the cluster means. Vectorised; NaN
+    where ``b == 0`` or ``clusters < 2``. Returns ``(ratio, variance)``."""
+    a, b, aa, ab, bb, g = (np.asarray(v, dtype=float) for v in (a, b, aa, ab, bb, clusters))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(b > 0, a / b, np.nan)
+        spread = np.clip(aa - 2 * r * ab + r * r * bb, 0.0, None)
+        var = np.where((b > 0) & (g >= 2), g / (g - 1) * spread / (b * b), np.nan)
+    return r, var
+
+
+def welch_interval(difference, var_a, df_a, var_b, df_b,
+                   confidence: float = DEFAULT_CONFIDENCE):
+    """``(low, high)`` of ``difference`` = estimate a - estimate b of two independent
+    estimates with variances ``var_a``, ``var_b`` on ``df_a``, ``df_b`` degrees of freedom:
+    Student's t with the Welch–Satterthwaite degrees of freedom (``scipy.stats.t``), as
+    Welch's two-sample test has it for two plain means. Vectorised; NaN where a variance
+    is NaN, the difference itself where both variances are 0."""
+    from scipy import stats as sps
+
+    z_value(confidence)  # validates confidence
+    d, va, vb = (np.asarray(v, dtype=float) for v in (difference, var_a, var_b))
+    fa, fb = np.asarray(df_a, dtype=float), np.asarray(df_b, dtype=float)
+    var = va + vb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = var * var / (va * va / fa + vb * vb / fb)
+        half = np.where(var > 0, sps.t.ppf(0.5 + confidence / 2, df) * np.sqrt(var), 0.0)
+    half = np.where(np.isnan(var), np.nan, half)
+    low, high = d - half, d + half
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high

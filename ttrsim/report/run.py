@@ -216,7 +216,8 @@ def _profile(sec: Section, run, ctx) -> None:
     sec.text("How the seats play and score, per policy and for the winners (seat-games "
              "ranked first): means per seat-game with normal 95% intervals, shares of "
              "seat-games with Wilson intervals; the first-claim turn is the game turn (all "
-             "seats counted) of a seat's first claim, over the seats that claimed "
+             "seats counted) of a seat's first claim, over the seats that claimed; the "
+             "average length of a claimed route is a ratio of sums, without an interval "
              "(docs/analysis.md).")
     sec.table("profile", prof.table, "Game profile (one row per group and measure).",
               ["group", "section", "label", "kind", "estimate", "low", "high", "n"],
