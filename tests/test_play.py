@@ -565,6 +565,13 @@ def test_a_person_plays_newyork_through_the_page_and_resumes_after_a_stop(browse
     assert r["state"] == "yours"
     shown = browser.execute_script("return document.getElementById('log').children.length")
     assert shown == r["decision"]
+    # a move made while the server is down: the page says so and stops asking
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    person.move(r)
+    WebDriverWait(browser, 20).until(
+        lambda b: "does not answer" in b.find_element("id", "error").text)
+    browser.get_log("browser")                 # (the refused connections)
     # the server stops mid-game; the same command serves the game where it was
     from ttrsim.play.server import PlayServer
 
