@@ -205,6 +205,53 @@ def test_show_profile_and_report_read_people_games(tmp_path, capsys):
                  "--rollout", "random"]) == 0
 
 
+def test_a_map_file_is_played_and_read_back(tmp_path):
+    import ttrsim
+    from ttrsim.maps import board_to_dict
+
+    d = board_to_dict(ttrsim.variant("usa", trains=12))
+    d["name"] = "short_usa"
+    (tmp_path / "short_usa.json").write_text(json.dumps(d))
+    path = str(tmp_path / "short_usa.json")
+    assert default_out(path, 3) == "play-short_usa-3p"
+    s = PlaySession(path, 3, ["tickets", "expert"], out=tmp_path / "run", seat=2, seed=1)
+    final = play_to_end(s)["final"]
+    run = load_run(tmp_path / "run")
+    assert run.manifest["board_path"] == path and run.board.name == "short_usa"
+    assert replay_through_game(tmp_path / "run", 0) == [r["total"] for r in final["seats"]]
+    assert PlaySession(path, 3, ["tickets", "expert"], out=tmp_path / "run", seat=2).state()["over"]
+
+
+def test_the_final_scores_name_the_routes_the_persons_stations_borrow():
+    from ttrsim.actions import route_text
+    from ttrsim.maps import resolve_board
+    from ttrsim.play.view import final_scores
+
+    board = resolve_board("europe")
+    row = dict(route_points=20, ticket_points=-4, longest_bonus=10, globetrotter=0,
+               station_points=8, attraction_points=0, total=34, rank=1, tickets_completed=2,
+               tickets_failed=1)
+    other = dict(row, ticket_points=12, total=50, longest_bonus=0, rank=2)
+    f = final_scores(board, [dict(row, borrowed=[7, -1]), dict(other, borrowed=[3])], 0,
+                     ["ann", "tickets"], False)
+    assert f["borrowed"] == [route_text(board, 7)]          # the person's only
+    assert f["seats"][0]["parts"] == [["routes", 20], ["tickets", -4], ["longest", 10],
+                                      ["stations", 8]]
+    assert sum(v for _, v in f["seats"][1]["parts"]) == 50 and not f["truncated"]
+    # of another seat: its total and parts, how many tickets it completed, not which
+    assert set(f["seats"][1]) == {"seat", "name", "total", "rank", "parts",
+                                  "tickets_completed", "tickets_failed"}
+
+
+def test_missing_web_libraries_are_named_before_anything_is_written(tmp_path, monkeypatch,
+                                                                    capsys):
+    monkeypatch.setitem(sys.modules, "starlette", None)          # import starlette fails
+    assert main(["play", "--board", "newyork", "--players", "2", "--no-browser",
+                 "--out", str(tmp_path / "run")]) == 2
+    assert 'pip install "ttrsim[play]"' in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
 def test_runs_without_people_still_load_and_replay(tmp_path):
     """The run format only grew (a ``people`` key, a ``decisions`` table for people's
     games): a simulate run reads and replays as before."""

@@ -749,8 +749,9 @@ def _cmd_play(sub):
 
     def run(args):
         from ttrsim._validate import check_int
-        from ttrsim.play import DEFAULT_NAME, PlaySession, default_out, serve
+        from ttrsim.play import DEFAULT_NAME, PlaySession, check_server, default_out, serve
 
+        check_server()
         check_int("--port", args.port, 0, 65535, " (0: a free one)")
         out = args.out or default_out(args.board, args.players)
         check_output_dir(out, "--out")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ttrsim.play.session import DEFAULT_NAME, MoveRefused, PlaySession
 
-__all__ = ["PlaySession", "MoveRefused", "DEFAULT_NAME", "default_out", "serve"]
+__all__ = ["PlaySession", "MoveRefused", "DEFAULT_NAME", "default_out", "check_server", "serve"]
 
 
 def default_out(board, players: int) -> str:
@@ -28,15 +28,24 @@ def default_out(board, players: int) -> str:
     return f"play-{name}-{players}p"
 
 
+def check_server() -> None:
+    """Refuse, before anything is written, when the web server's libraries are missing
+    (ImportError naming the extra that installs them)."""
+    try:
+        import starlette  # noqa: F401
+        import uvicorn  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"ttrsim play needs Starlette and uvicorn ({exc}): pip install "
+                          "\"ttrsim[play]\"") from None
+
+
 def serve(session: PlaySession, port: int = 0, open_browser: bool = True, stream=None) -> int:
     """Serve ``session``'s page on 127.0.0.1 (``port``; 0: a free one) until Ctrl-C,
     printing its address (with the token) to ``stream`` (default stdout) and opening it
     in the default browser unless ``open_browser`` is false. Returns 0."""
-    try:
-        from ttrsim.play.server import PlayServer
-    except ImportError as exc:
-        raise ImportError(f"ttrsim play needs Starlette and uvicorn ({exc}): pip install "
-                          "\"ttrsim[play]\"") from None
+    check_server()
+    from ttrsim.play.server import PlayServer
+
     out = stream or sys.stdout
     server = PlayServer(session, port)
     t = session.table

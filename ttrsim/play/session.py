@@ -167,8 +167,6 @@ class PlaySession:
         prepare_out(self.path, self.manifest, PLAY_IDENTITY, what="run of people's games")
         finish_out(self.path, self.manifest)
         self._lock = threading.Lock()
-        self.table: Table
-        self.game_index = done
         self._open()
 
     # --- the game in progress ------------------------------------------------------
@@ -195,7 +193,7 @@ class PlaySession:
                       for d in decisions))
         except (ValueError, KeyError, TypeError):
             ok = False
-        if not ok or g not in (done - 1, done):
+        if not ok or g not in (done - 1, done) or saved.get("seed") != self._deal_seed(g):
             raise ValueError(f"{f} is not the game in progress of this run (damaged or edited); "
                              "move it away to start the next game")
         self.game_index, self.table = g, self._new_table(g, decisions)
