@@ -80,7 +80,10 @@ def replay_through_game(run_dir, game: int) -> list:
 
 def test_a_finished_game_is_a_run_that_replays_through_game(tmp_path):
     s = PlaySession("newyork", 2, ["expert"], out=tmp_path / "run", seat=1, seed=5, name="ann")
-    final = play_to_end(s)["final"]
+    end = play_to_end(s)
+    final = end["final"]
+    # the person's tickets as scored, and the tables' count of them
+    assert [t["done"] for t in end["tickets"]].count(True) == final["seats"][1]["tickets_completed"]
     run = load_run(tmp_path / "run")
     assert run.manifest["people"] == [1] and run.manifest["policies"] == ["expert", "ann"]
     assert run.manifest["games"] == 1 and not run.manifest.get("kind")

@@ -130,8 +130,15 @@ class Table:
         codes = self.game.legal_action_codes() if self.person_to_move else []
         msg = seat_message(self.board, self.view, codes, names=self.names, log=self.log,
                            since=since, decision=len(self.decisions), over=self.over)
-        msg["final"] = (final_scores(self.board, self.game.scores(), self.seat, self.names,
-                                     not self.game.is_over()) if self.over else None)
+        msg["final"] = None
+        if self.over:
+            scores = self.game.scores()
+            msg["final"] = final_scores(self.board, scores, self.seat, self.names,
+                                        not self.game.is_over())
+            # as scored: a ticket joined through a station's borrowed route counts
+            done = set(scores[self.seat]["completed"])
+            for ticket in msg["tickets"]:
+                ticket["done"] = ticket["index"] in done
         return msg
 
 
