@@ -9,6 +9,8 @@ interpreter. Substitutions, so that the whole page runs in seconds:
   for a command that plays `search` (about 0.1 s of CPU a game);
   `--jobs -1` becomes `--jobs 1`; `--playouts N` becomes at most 20;
 - `tcp://HOST:8786` becomes the address of a local dask cluster the test starts;
+- `ttrsim play`, a server, runs with `--no-browser` until it prints its address; the page
+  is fetched from that address, then the server is stopped with Ctrl-C (SIGINT);
 - commands that only install (`pip`, `python3 -m venv`, building a wheel) are not run:
   `.ci/run` runs the README's install-and-test line and tests/test_wheel.py builds and
   installs a wheel; `scripts/train_expert.py ... --install` (hours of CPU, and it replaces
@@ -116,7 +118,33 @@ def test_every_fenced_command_runs(page, tmp_path, scheduler):
             continue
         settings = dict(a.split("=", 1) for a in argv if re.match(r"^[A-Z_]+=", a))
         argv = [a for a in argv if not re.match(r"^[A-Z_]+=", a)]
+        if argv[1:4] == ["-m", "ttrsim", "play"]:
+            serve_once(page, cmd, argv + ["--no-browser"], tmp_path, dict(env, **settings))
+            continue
         out = subprocess.run(argv, cwd=tmp_path, env=dict(env, **settings), capture_output=True, text=True,
                              timeout=600)
         assert out.returncode == 0, (f"{page}: `{cmd}` exited {out.returncode}:\n"
                                      f"{out.stderr[-2000:]}")
+
+
+def serve_once(page: str, cmd: str, argv: list, cwd, env: dict) -> None:
+    """Run a server command (``ttrsim play``) until it prints its address, fetch the page
+    there, stop it with SIGINT and check that it stopped cleanly (exit code 0)."""
+    import signal
+    import urllib.request
+
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        lines = []
+        while not any(line.startswith("open ") for line in lines):
+            line = p.stdout.readline()
+            assert line, f"{page}: `{cmd}` ended before printing an address: {p.stderr.read()}"
+            lines.append(line)
+        url = next(line for line in lines if line.startswith("open ")).split()[1]
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert r.status == 200, f"{page}: `{cmd}` served {url} with status {r.status}"
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, f"{page}: `{cmd}` exited {p.returncode}:\n{err[-2000:]}"

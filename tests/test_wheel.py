@@ -37,7 +37,7 @@ def test_wheel_installs_and_simulates_outside_the_source_tree(tmp_path):
 
     for model in {DEFAULT_MODEL, *SHIPPED_MODELS.values()}:       # every model by name
         assert f"ttrsim/data/{model}" in names, model
-    assert "ttrsim/viewer.html" in names
+    assert {"ttrsim/viewer.html", "ttrsim/viewer_board.js", "ttrsim/play/page.html"} <= set(names)
     assert not any(n.endswith((".pyx", ".c")) for n in names)
 
     # a fresh environment: the wheel, its dependencies from the base interpreter where it has

@@ -769,10 +769,51 @@ def _probe_output_file(path, option: str) -> None:
         os.remove(path)
 
 
+def _cmd_play(sub):
+    p = sub.add_parser(
+        "play", help="play one seat against ttrsim policies in the browser",
+        description="Serve a page on 127.0.0.1 where you play one seat against ttrsim "
+        "policies: the board, your hand and tickets, the face-up row, every seat's public "
+        "counts, only legal moves offered. Each finished game is added to the --out run "
+        "(your seat labelled --name), which show, profile and report read as any run; "
+        "the game is saved after every move and the same command resumes it. Needs "
+        "pip install \"ttrsim[play]\". See docs/play.md.")
+    p.add_argument("--board", default="europe",
+                   help="a built-in board (ttrsim maps lists them) or a map file (default europe)")
+    p.add_argument("--players", type=int, default=4, help="player count, you included (default 4)")
+    p.add_argument("--opponent", action="append", metavar="SPEC",
+                   help="the policy of the other seats: once for all, or once per other seat in "
+                        "seat order (default tickets); see 'ttrsim policies'")
+    p.add_argument("--seat", type=int, default=0, help="your seat, 0 moves first (default 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the run's seed (default: the saved run's, else drawn at random)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="the run your games are saved in (default play-BOARD-Np)")
+    p.add_argument("--name", default=None,
+                   help="your label in the results (default person)")
+    p.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="print the address, open no browser")
+
+    def run(args):
+        from ttrsim._validate import check_int
+        from ttrsim.play import DEFAULT_NAME, PlaySession, check_server, default_out, serve
+
+        check_server()
+        check_int("--port", args.port, 0, 65535, " (0: a free one)")
+        out = args.out or default_out(args.board, args.players)
+        check_output_dir(out, "--out")
+        session = PlaySession(args.board, args.players, args.opponent, out=out, seat=args.seat,
+                              seed=args.seed, name=args.name or DEFAULT_NAME)
+        return serve(session, args.port, open_browser=not args.no_browser)
+
+    p.set_defaults(func=run)
+
+
+
 #: Every command, in the order ``ttrsim --help`` lists them.
 COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
             _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness,
-            _cmd_league, _cmd_profile]
+            _cmd_league, _cmd_profile, _cmd_play]
 
 
 def check_output_dir(path, option: str) -> None:
