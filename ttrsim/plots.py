@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
+from matplotlib.patheffects import withStroke
 from matplotlib.text import Text
 
 #: Columns by which analysis tables may be grouped; each group becomes one series.
@@ -210,13 +211,92 @@ def _route_segments(board) -> np.ndarray:
     return np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
 
 
-def _cities(ax, board, size: float) -> None:
-    """The board's cities as named dots."""
+# Where a city's name may go: offsets from its dot in points with their cost, the
+# preferred first (up and to the right, the other corners, the sides; then farther out,
+# each ring costing more than crossing a couple of route lines: a name far from its dot
+# misleads more than one drawn over a line, on its white halo).
+_LABEL_OFFSETS = [((dx * r, dy * r), 10 * ring + k) for ring, r in enumerate((3.0, 6.5, 11.0))
+                  for k, (dx, dy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1), (1.4, 0),
+                                                (-1.4, 0), (0, 1.4), (0, -1.4)))]
+# the cost of a label's place beside its offset's: overlapped area (px², with other names
+# and dots, and outside the axes) and route lines crossed
+_COST_OVERLAP, _COST_OUTSIDE, _COST_CROSSING = 1000.0, 100.0, 4.0
+
+
+def _cities(fig, ax, board, size: float, segments) -> None:
+    """The board's cities as named dots, each name placed where it overlaps no other
+    name and no dot (call once the figure is otherwise complete: the places are found
+    in the figure's final layout)."""
     coords = np.asarray(board.coords, dtype=float)
     ax.scatter(coords[:, 0], coords[:, 1], s=size, color="black", zorder=2)
-    for name, (x, y) in zip(board.cities, coords):
-        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7,
-                    zorder=3)
+    labels = [ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3),
+                          fontsize=7, zorder=3,
+                          path_effects=[withStroke(linewidth=2, foreground="white")])
+              for name, (x, y) in zip(board.cities, coords)]
+    _place_labels(fig, ax, labels, coords, size, segments)
+
+
+def _place_labels(fig, ax, labels, xy, size: float, segments) -> None:
+    """Greedy label placement (matplotlib has none): the names of crowded cities first,
+    each at the offset of ``_LABEL_OFFSETS`` whose box overlaps least with the names
+    placed so far, the dots and the outside of the axes, then crosses fewest route
+    ``segments`` (data coordinates) and lies nearest its dot."""
+    for label in labels:            # the layout must not move when the names do
+        label.set_in_layout(False)
+    fig.draw_without_rendering()    # the final layout and aspect: display coordinates hold
+    renderer = fig.canvas.get_renderer()
+    pts = ax.transData.transform(xy)
+    lines = ax.transData.transform(np.asarray(segments, float).reshape(-1, 2)).reshape(-1, 2, 2)
+    r = np.sqrt(size) / 2 * fig.dpi / 72 + 1
+    dots = np.column_stack([pts - r, pts + r])                 # x0, y0, x1, y1
+    frame = ax.bbox
+    near = np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1)) < 40 * fig.dpi / 72
+    placed = np.empty((0, 4))
+    for i in np.argsort(-near.sum(axis=1), kind="stable"):
+        label, best = labels[i], None
+        for (dx, dy), rank in _LABEL_OFFSETS:
+            label.set_position((dx, dy))
+            label.set_ha("left" if dx > 0 else "right" if dx < 0 else "center")
+            label.set_va("bottom" if dy > 0 else "top" if dy < 0 else "center")
+            box = Text.get_window_extent(label, renderer).padded(1)
+            b = np.array([box.x0, box.y0, box.x1, box.y1])
+            inside = _overlap(b, np.array([[frame.x0, frame.y0, frame.x1, frame.y1]])).sum()
+            cost = (_COST_OVERLAP * (_overlap(b, placed).sum() + _overlap(b, dots).sum())
+                    + _COST_OUTSIDE * (box.width * box.height - inside)
+                    + _COST_CROSSING * _crossings(b, lines) + rank)
+            if best is None or cost < best[0]:
+                best = (cost, (dx, dy), label.get_ha(), label.get_va(), b)
+            if cost == rank:        # nothing overlapped or crossed: no later offset beats it
+                break
+        _, offset, ha, va, b = best
+        label.set_position(offset)
+        label.set_ha(ha)
+        label.set_va(va)
+        placed = np.vstack([placed, b])
+
+
+def _overlap(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
+    """The area ``box`` (x0, y0, x1, y1) shares with each of ``boxes``."""
+    w = np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0])
+    h = np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1])
+    return np.clip(w, 0, None) * np.clip(h, 0, None)
+
+
+def _crossings(box: np.ndarray, segments: np.ndarray) -> int:
+    """How many ``segments`` (n, 2 ends, xy) pass through ``box`` (Liang-Barsky clipping)."""
+    if not len(segments):
+        return 0
+    start, d = segments[:, 0], segments[:, 1] - segments[:, 0]
+    t0, t1 = np.zeros(len(d)), np.ones(len(d))
+    missed = np.zeros(len(d), dtype=bool)
+    for p, q in ((-d[:, 0], start[:, 0] - box[0]), (d[:, 0], box[2] - start[:, 0]),
+                 (-d[:, 1], start[:, 1] - box[1]), (d[:, 1], box[3] - start[:, 1])):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = q / p
+        missed |= (p == 0) & (q < 0)
+        t0 = np.where(p < 0, np.maximum(t0, ratio), t0)
+        t1 = np.where(p > 0, np.minimum(t1, ratio), t1)
+    return int(((t0 <= t1) & ~missed).sum())
 
 
 def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
@@ -243,7 +323,6 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     lines = LineCollection(segments, cmap=colormaps[cmap], norm=norm, linewidths=3, zorder=1)
     lines.set_array(np.nan_to_num(rate, nan=0.0))
     ax.add_collection(lines)
-    _cities(ax, board, 18)
     fig.colorbar(lines, ax=ax, shrink=0.8, label="claim rate (share of games)")
     ax.set_aspect("equal")
     ax.autoscale_view()
@@ -252,6 +331,7 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     ax.set_xlabel("x (map units)")
     ax.set_ylabel("y (map units)")
     ax.set_title(title or f"Route contention on {getattr(board, 'name', 'the board')}")
+    _cities(fig, ax, board, 18, segments)
     return fig
 
 
@@ -416,12 +496,12 @@ def plot_route_map(board, values: dict, label: str, title: str | None = None,
         lines.set_array(vals[finite])
         ax.add_collection(lines)
         fig.colorbar(lines, ax=ax, shrink=0.8, label=label)
-    _cities(ax, board, 16)
     ax.set_aspect("equal")
     ax.autoscale_view()
     ax.set_xlabel("x (map units)")
     ax.set_ylabel("y (map units)")
     ax.set_title(title or label)
+    _cities(fig, ax, board, 16, seg)
     return fig
 
 
