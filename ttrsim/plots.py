@@ -225,14 +225,17 @@ _COST_OVERLAP, _COST_OUTSIDE, _COST_CROSSING = 1000.0, 100.0, 4.0
 
 def _cities(fig, ax, board, size: float, segments) -> None:
     """The board's cities as named dots, each name placed where it overlaps no other
-    name and no dot (call once the figure is otherwise complete: the places are found
-    in the figure's final layout)."""
+    name and no dot. Call it once the figure is otherwise complete: the places are
+    found in the figure's final layout, which the names are kept out of."""
     coords = np.asarray(board.coords, dtype=float)
     ax.scatter(coords[:, 0], coords[:, 1], s=size, color="black", zorder=2)
+    fig.draw_without_rendering()    # the final layout and aspect: display coordinates hold
     labels = [ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3),
-                          fontsize=7, zorder=3,
+                          fontsize=7, zorder=3, ha="left", va="bottom",
                           path_effects=[withStroke(linewidth=2, foreground="white")])
               for name, (x, y) in zip(board.cities, coords)]
+    for label in labels:            # the layout must not move when the names do
+        label.set_in_layout(False)
     _place_labels(fig, ax, labels, coords, size, segments)
 
 
@@ -240,46 +243,47 @@ def _place_labels(fig, ax, labels, xy, size: float, segments) -> None:
     """Greedy label placement (matplotlib has none): the names of crowded cities first,
     each at the offset of ``_LABEL_OFFSETS`` whose box overlaps least with the names
     placed so far, the dots and the outside of the axes, then crosses fewest route
-    ``segments`` (data coordinates) and lies nearest its dot."""
-    for label in labels:            # the layout must not move when the names do
-        label.set_in_layout(False)
-    fig.draw_without_rendering()    # the final layout and aspect: display coordinates hold
+    ``segments`` (data coordinates) and lies nearest its dot. A name's box is measured
+    once and moved arithmetically (display pixels, padded by one)."""
     renderer = fig.canvas.get_renderer()
+    px = fig.dpi / 72                                   # pixels per point
     pts = ax.transData.transform(xy)
     lines = ax.transData.transform(np.asarray(segments, float).reshape(-1, 2)).reshape(-1, 2, 2)
-    r = np.sqrt(size) / 2 * fig.dpi / 72 + 1
-    dots = np.column_stack([pts - r, pts + r])                 # x0, y0, x1, y1
-    frame = ax.bbox
-    near = np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1)) < 40 * fig.dpi / 72
+    r = np.sqrt(size) / 2 * px + 1
+    dots = np.column_stack([pts - r, pts + r])         # x0, y0, x1, y1
+    frame = np.array([ax.bbox.x0, ax.bbox.y0, ax.bbox.x1, ax.bbox.y1])
+    offsets = np.array([o for o, _ in _LABEL_OFFSETS]) * px
+    ranks = np.array([k for _, k in _LABEL_OFFSETS], dtype=float)
+    # where each offset puts the box's lower left corner, per unit of width and height
+    shift = -1.0 * (offsets < 0) - 0.5 * (offsets == 0)
+    near = np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1)) < 40 * px
     placed = np.empty((0, 4))
     for i in np.argsort(-near.sum(axis=1), kind="stable"):
-        label, best = labels[i], None
-        for (dx, dy), rank in _LABEL_OFFSETS:
-            label.set_position((dx, dy))
-            label.set_ha("left" if dx > 0 else "right" if dx < 0 else "center")
-            label.set_va("bottom" if dy > 0 else "top" if dy < 0 else "center")
-            box = Text.get_window_extent(label, renderer).padded(1)
-            b = np.array([box.x0, box.y0, box.x1, box.y1])
-            inside = _overlap(b, np.array([[frame.x0, frame.y0, frame.x1, frame.y1]])).sum()
-            cost = (_COST_OVERLAP * (_overlap(b, placed).sum() + _overlap(b, dots).sum())
-                    + _COST_OUTSIDE * (box.width * box.height - inside)
-                    + _COST_CROSSING * _crossings(b, lines) + rank)
-            if best is None or cost < best[0]:
-                best = (cost, (dx, dy), label.get_ha(), label.get_va(), b)
-            if cost == rank:        # nothing overlapped or crossed: no later offset beats it
-                break
-        _, offset, ha, va, b = best
-        label.set_position(offset)
-        label.set_ha(ha)
-        label.set_va(va)
-        placed = np.vstack([placed, b])
+        extent = Text.get_window_extent(labels[i], renderer)
+        wh = np.array([extent.width, extent.height])
+        low = pts[i] + offsets + shift * wh - 1
+        boxes = np.column_stack([low, low + wh + 2])
+        area = (wh[0] + 2) * (wh[1] + 2)
+        cost = (_COST_OVERLAP * (_overlaps(boxes, placed) + _overlaps(boxes, dots))
+                + _COST_OUTSIDE * (area - _overlaps(boxes, frame[None, :]))
+                + _COST_CROSSING * np.array([_crossings(b, lines) for b in boxes]) + ranks)
+        k = int(np.argmin(cost))                        # the first of equals: the nearest
+        dx, dy = _LABEL_OFFSETS[k][0]
+        labels[i].set_position((dx, dy))
+        labels[i].set_ha("left" if dx > 0 else "right" if dx < 0 else "center")
+        labels[i].set_va("bottom" if dy > 0 else "top" if dy < 0 else "center")
+        placed = np.vstack([placed, boxes[k]])
 
 
-def _overlap(box: np.ndarray, boxes: np.ndarray) -> np.ndarray:
-    """The area ``box`` (x0, y0, x1, y1) shares with each of ``boxes``."""
-    w = np.minimum(box[2], boxes[:, 2]) - np.maximum(box[0], boxes[:, 0])
-    h = np.minimum(box[3], boxes[:, 3]) - np.maximum(box[1], boxes[:, 1])
-    return np.clip(w, 0, None) * np.clip(h, 0, None)
+def _overlaps(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The area each of ``boxes`` (x0, y0, x1, y1 rows) shares with ``others``, summed."""
+    if not len(others):
+        return np.zeros(len(boxes))
+    w = (np.minimum(boxes[:, None, 2], others[None, :, 2])
+         - np.maximum(boxes[:, None, 0], others[None, :, 0]))
+    h = (np.minimum(boxes[:, None, 3], others[None, :, 3])
+         - np.maximum(boxes[:, None, 1], others[None, :, 1]))
+    return (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
 
 
 def _crossings(box: np.ndarray, segments: np.ndarray) -> int:
