@@ -237,7 +237,8 @@ def _summary_html(sections: list, about: str = "") -> str:
     parts.append(f"<ul>{''.join(items)}</ul>" if items else
                  "<p>No section of this report draws a conclusion.</p>")
     if skipped:
-        parts.append(f"<p class='caption'>Not in this report: {html.escape('; '.join(skipped))}.</p>")
+        parts.append(f"<p class='caption'>Not in this report: "
+                     f"{html.escape('; '.join(skipped))}.</p>")
     return '<section id="summary"><h2>Summary</h2>\n' + "\n".join(parts) + "</section>"
 
 

@@ -26,10 +26,18 @@ STATIONS_COMMON = 0.05
 
 
 def interval(value, low, high, one=fmt_pct) -> str:
-    """``"12.3% [11.9%, 12.7%]"``: the estimate and its interval, each through ``one``."""
+    """``"12.3% [11.9%, 12.7%]"``: the estimate and its interval, each through ``one``
+    (``number``: all three at the precision of the largest, so that they line up)."""
+    if one is number:
+        largest = max((abs(float(v)) for v in (value, low, high) if np.isfinite(v)), default=0)
+        one = _fixed(2 if largest < 10 else 1)
     if not np.isfinite(low) or not np.isfinite(high):
         return one(value)
     return f"{one(value)} [{one(low)}, {one(high)}]"
+
+
+def _fixed(decimals: int):
+    return lambda v: "–" if not np.isfinite(float(v)) else f"{float(v):,.{decimals}f}"
 
 
 def names(items, limit: int = 5) -> str:
@@ -69,7 +77,8 @@ def seat_leads(table: pd.DataFrame) -> list[str]:
                                 f"rates {fmt_pct(t.win_rate.min())} to "
                                 f"{fmt_pct(t.win_rate.max())})."))
             continue
-        parts = [f"seat {int(r.seat)} wins {interval(r.win_rate, r.win_rate_low, r.win_rate_high)}, "
+        parts = [f"seat {int(r.seat)} wins "
+                 f"{interval(r.win_rate, r.win_rate_low, r.win_rate_high)}, "
                  f"{'above' if r.win_rate_low > fair else 'below'} the fair {fmt_pct(fair)}"
                  for r in off.itertuples()]
         rest = len(t) - len(off)
@@ -150,6 +159,11 @@ def ticket_leads(completion: pd.DataFrame, by, min_kept: int) -> list[str]:
         out.append("Share of the tickets kept that were completed: " + "; ".join(rates)
                    + " (Wilson 95% intervals over the tickets).")
     judged = completion[completion.kept >= min_kept]
+    rare = len(completion) - len(judged)
+    if judged.empty:
+        out.append(f"No ticket was kept {min_kept} times or more, too few to judge whether "
+                   f"keeping it costs points ({rare} kept fewer times).")
+        return out
     losing = judged[judged.completion_rate_high < 0.5].sort_values("completion_rate")
     rows = "ticket rows (ticket and policy)" if by else "tickets"
     text = (f"{len(losing)} of {len(judged)} {rows} kept at least {min_kept} times "
@@ -160,9 +174,8 @@ def ticket_leads(completion: pd.DataFrame, by, min_kept: int) -> list[str]:
             f"{r.name}{f' ({r.policy})' if by else ''} "
             f"{interval(r.completion_rate, r.completion_rate_low, r.completion_rate_high)}"
             for r in losing.itertuples())
-    rare = len(completion) - len(judged)
     if rare:
-        text += f"; {rare} kept fewer times are not judged"
+        text += f"; {rare} kept fewer times {'is' if rare == 1 else 'are'} not judged"
     out.append(text + ".")
     return out
 
@@ -180,8 +193,9 @@ def route_leads(claims: pd.DataFrame, by) -> list[str]:
         text = (f"{who}{len(most)} of {len(t)} routes are claimed in most games (95% interval "
                 f"above {MOST:.0%}), {len(rare)} rarely (interval below {RARELY:.0%})")
         if len(rare):
-            text += ": " + names(f"{r.name} {interval(r.claim_rate, r.claim_rate_low, r.claim_rate_high)}"
-                                 for r in rare.itertuples())
+            text += ": " + names(
+                f"{r.name} {interval(r.claim_rate, r.claim_rate_low, r.claim_rate_high)}"
+                for r in rare.itertuples())
         if never:
             text += f"; {_plural(never, 'route')} never claimed"
         out.append(_capital(text) + ".")
@@ -221,11 +235,13 @@ def station_leads(usage: pd.DataFrame) -> list[str]:
         who = "" if policy is None else f"Policy {policy}: "
         n = t.city.nunique()
         text = (f"{who}stations were built in {n} {'city' if n == 1 else 'cities'}; "
-                f"{len(common) or 'none'} of them get one in more than {STATIONS_COMMON:.0%} of games "
+                f"{len(common) or 'none'} of them {'gets' if len(common) == 1 else 'get'} one "
+                f"in more than {STATIONS_COMMON:.0%} of games "
                 "(95% interval above it)")
         if len(common):
-            text += ": " + names(f"{r.city} {interval(r.built_rate, r.built_rate_low, r.built_rate_high)}"
-                                 for r in common.itertuples())
+            text += ": " + names(
+                f"{r.city} {interval(r.built_rate, r.built_rate_low, r.built_rate_high)}"
+                for r in common.itertuples())
         out.append(_capital(text) + ".")
     return out
 
@@ -292,11 +308,12 @@ def importance_leads(table: pd.DataFrame, alpha: float = 0.05) -> list[str]:
     needed = sig[sig.completion_change < 0].sort_values("completion_change")
     better = sig[sig.completion_change > 0].sort_values("completion_change", ascending=False)
 
-    def drop(r):
-        text = (f"{r.name} {interval(-100 * r.completion_change, -100 * r.completion_high, -100 * r.completion_low, number)}")
+    def drop(r):        # percentage points of completion lost without the route
+        text = f"{r.name} " + interval(-100 * r.completion_change, -100 * r.completion_high,
+                                       -100 * r.completion_low, number)
         if "confirmed_importance" in t.columns and np.isfinite(r.confirmed_importance):
-            text += (f" (confirmed on fresh games: "
-                     f"{interval(r.confirmed_importance, r.confirmed_low, r.confirmed_high, number)})")
+            text += (" (confirmed on fresh games: " + interval(
+                r.confirmed_importance, r.confirmed_low, r.confirmed_high, number) + ")")
         return text
 
     out = [f"{len(needed)} of {len(t)} routes lower ticket completion when removed "
@@ -305,9 +322,10 @@ def importance_leads(table: pd.DataFrame, alpha: float = 0.05) -> list[str]:
                                      if len(needed) else "") + "."]
     if len(better):
         out.append(f"Without {_plural(len(better), 'route')} the board completes more "
-                   "tickets (q < " + f"{alpha}): " + names(
-                       f"{r.name} +{interval(100 * r.completion_change, 100 * r.completion_low, 100 * r.completion_high, number)}"
-                       for r in better.itertuples()) + " points.")
+                   f"tickets (q < {alpha}; gain in percentage points): " + names(
+                       f"{r.name} " + interval(100 * r.completion_change, 100 * r.completion_low,
+                                               100 * r.completion_high, number)
+                       for r in better.itertuples()) + ".")
     return out
 
 
@@ -356,7 +374,8 @@ def rating_leads(ratings: pd.DataFrame, confidence: float) -> list[str]:
         nxt = r.iloc[1] if len(r) > 1 else None
         text = f"{one} rates first, its {level} interval apart from every other's"
         if nxt is not None:
-            text += f" (second: {nxt.policy} {interval(nxt.rating, nxt.rating_low, nxt.rating_high, _elo)})"
+            text += (f" (second: {nxt.policy} "
+                     f"{interval(nxt.rating, nxt.rating_low, nxt.rating_high, _elo)})")
         return [text + "."]
     return [f"No policy rates first alone: {one} and "
             + names(f"{s.policy} {interval(s.rating, s.rating_low, s.rating_high, _elo)}"
