@@ -197,6 +197,18 @@ def test_routes_claimed_in_most_games_and_rarely_by_their_intervals():
         "(interval below 10%): r4 0.0% [0.0%, 3.0%]; 1 route never claimed."]
 
 
+def test_split_by_policy_the_routes_rare_under_every_policy_are_named():
+    rows = [("p", 1, "r1", 0.9, 0.85, 0.94), ("p", 2, "r2", 0.02, 0.0, 0.05),
+            ("p", 3, "r3", 0.03, 0.01, 0.08), ("q", 1, "r1", 0.4, 0.35, 0.45),
+            ("q", 2, "r2", 0.01, 0.0, 0.04), ("q", 3, "r3", 0.08, 0.05, 0.12)]
+    t = pd.DataFrame(rows, columns=["policy", "route", "name", "claim_rate", "claim_rate_low",
+                                    "claim_rate_high"]).assign(claims=1)
+    assert leads.route_leads(t, ("policy",)) == [
+        "Of 3 routes, claimed in most games / rarely (the claim rate's 95% interval above "
+        "50% / below 10%), per policy: p 1 / 2; q 0 / 1. Rarely claimed under every "
+        "policy: 1 route, r2."]
+
+
 def test_study_and_league_leads_follow_their_intervals():
     spread = pd.DataFrame({"round": [0, 1, 2], "spread": [0.4, 0.2, 0.35],
                            "spread_low": [0.35, 0.17, 0.3], "spread_high": [0.45, 0.23, 0.4],

@@ -181,16 +181,14 @@ def ticket_leads(completion: pd.DataFrame, by, min_kept: int) -> list[str]:
 
 
 def route_leads(claims: pd.DataFrame, by) -> list[str]:
-    """Per policy when split: how many routes are claimed in most games and how many
-    rarely (the claim rate's interval above 50%, below 10%), naming the rare ones."""
-    groups = claims.groupby("policy", observed=True, sort=True) if by else [(None, claims)]
-    out = []
-    for policy, t in groups:
-        most = t[t.claim_rate_low > MOST]
-        rare = t[t.claim_rate_high < RARELY].sort_values("claim_rate")
-        never = int((t.claims == 0).sum())
-        who = "" if policy is None else f"Policy {policy}: "
-        text = (f"{who}{len(most)} of {len(t)} routes are claimed in most games (95% interval "
+    """How many routes are claimed in most games and how many rarely (the claim rate's
+    interval above 50%, below 10%), naming the rare ones; split by policy, the counts of
+    each and the routes rare under every policy."""
+    if not by:
+        most = claims[claims.claim_rate_low > MOST]
+        rare = claims[claims.claim_rate_high < RARELY].sort_values("claim_rate")
+        never = int((claims.claims == 0).sum())
+        text = (f"{len(most)} of {len(claims)} routes are claimed in most games (95% interval "
                 f"above {MOST:.0%}), {len(rare)} rarely (interval below {RARELY:.0%})")
         if len(rare):
             text += ": " + names(
@@ -198,52 +196,68 @@ def route_leads(claims: pd.DataFrame, by) -> list[str]:
                 for r in rare.itertuples())
         if never:
             text += f"; {_plural(never, 'route')} never claimed"
-        out.append(_capital(text) + ".")
-    return out
+        return [text + "."]
+    counts, rare_sets = [], []
+    for policy, t in claims.groupby("policy", observed=True, sort=True):
+        rare = set(t.route[t.claim_rate_high < RARELY])
+        counts.append(f"{policy} {int((t.claim_rate_low > MOST).sum())} / {len(rare)}")
+        rare_sets.append(rare)
+    everywhere = set.intersection(*rare_sets) if rare_sets else set()
+    n_routes = claims.route.nunique()
+    text = (f"Of {n_routes} routes, claimed in most games / rarely (the claim rate's 95% "
+            f"interval above {MOST:.0%} / below {RARELY:.0%}), per policy: "
+            + "; ".join(counts) + ". ")
+    if everywhere:
+        rows = claims[claims.route.isin(everywhere)].groupby("route", sort=False).agg(
+            name=("name", "first"), rate=("claim_rate", "max")).sort_values("rate")
+        text += (f"Rarely claimed under every policy: {_plural(len(everywhere), 'route')}, "
+                 + names(rows.name) + ".")
+    else:
+        text += "No route is rarely claimed under every policy."
+    return [text]
 
 
 def tunnel_leads(outcomes: pd.DataFrame) -> list[str]:
-    """Per policy when split: the share of tunnel attempts that asked for extra cards,
-    and the share of those declined (Wilson intervals over the attempts)."""
-    groups = (outcomes.groupby("policy", observed=True, sort=True) if "policy" in outcomes.columns
-              else [(None, outcomes)])
-    out = []
+    """The share of tunnel attempts that asked for extra cards and the share of those
+    declined (Wilson intervals over the attempts), per policy when split."""
+    split = "policy" in outcomes.columns
+    groups = outcomes.groupby("policy", observed=True, sort=True) if split else [(None, outcomes)]
+    parts = []
     for policy, t in groups:
         attempts, asked, declined = int(t.attempts.sum()), int(t.asked.sum()), int(t.declined.sum())
         if not attempts:
             continue
         a_lo, a_hi = wilson_interval(asked, attempts)
-        who = "" if policy is None else f"Policy {policy}: "
-        text = (f"{who}{attempts:,} tunnel attempts; "
-                f"{interval(asked / attempts, float(a_lo), float(a_hi))} asked for extra cards")
+        text = ("" if policy is None else f"{policy} ") + (
+            f"{attempts:,}: {interval(asked / attempts, float(a_lo), float(a_hi))} asked "
+            "for extra cards")
         if asked:
             d_lo, d_hi = wilson_interval(declined, asked)
-            text += (f", and {interval(declined / asked, float(d_lo), float(d_hi))} of those "
+            text += (f" and {interval(declined / asked, float(d_lo), float(d_hi))} of those "
                      "were declined")
-        out.append(_capital(text) + " (Wilson 95% intervals over the attempts).")
-    return out
+        parts.append(text)
+    if not parts:
+        return []
+    return ["Tunnel attempts" + (" per policy, " if split else " ") + "; ".join(parts)
+            + " (Wilson 95% intervals over the attempts)."]
 
 
 def station_leads(usage: pd.DataFrame) -> list[str]:
     """Where stations are built: the cities that get one in more than 5% of games (the
     built rate's interval above it), per policy when split."""
-    groups = (usage.groupby("policy", observed=True, sort=True) if "policy" in usage.columns
-              else [(None, usage)])
-    out = []
+    split = "policy" in usage.columns
+    groups = usage.groupby("policy", observed=True, sort=True) if split else [(None, usage)]
+    parts = []
     for policy, t in groups:
         common = t[t.built_rate_low > STATIONS_COMMON].sort_values("built_rate", ascending=False)
-        who = "" if policy is None else f"Policy {policy}: "
         n = t.city.nunique()
-        text = (f"{who}stations were built in {n} {'city' if n == 1 else 'cities'}; "
-                f"{len(common) or 'none'} of them {'gets' if len(common) == 1 else 'get'} one "
-                f"in more than {STATIONS_COMMON:.0%} of games "
-                "(95% interval above it)")
-        if len(common):
-            text += ": " + names(
-                f"{r.city} {interval(r.built_rate, r.built_rate_low, r.built_rate_high)}"
-                for r in common.itertuples())
-        out.append(_capital(text) + ".")
-    return out
+        where = names(f"{r.city} {interval(r.built_rate, r.built_rate_low, r.built_rate_high)}"
+                      for r in common.itertuples()) or "none"
+        parts.append(("" if policy is None else f"{policy}: ")
+                     + f"{where} (of {n} {'city' if n == 1 else 'cities'} with a station)")
+    return [f"Cities that get a station in more than {STATIONS_COMMON:.0%} of games (the "
+            "built rate's 95% interval above it)" + (", per policy" if split else "") + ": "
+            + "; ".join(parts) + "."]
 
 
 def station_value_leads(value: pd.DataFrame) -> list[str]:
