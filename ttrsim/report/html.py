@@ -30,6 +30,7 @@ div.wide { max-width: 100%; overflow-x: auto; }
 table.data { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 p.lead { font-size: 1.05em; background: #eef4fb; padding: 6px 10px; border-left: 3px solid #3b75b0; }
 section#summary ul { padding-left: 1.2em; } section#summary li { margin: 0.35em 0; }
+nav ul { columns: 3; font-size: 0.9em; }
 table.data th, table.data td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 figure { margin: 1em 0; } figure img { max-width: 100%; }
 figcaption, p.caption { font-size: 0.9em; color: #555; }
@@ -251,7 +252,7 @@ def write_page(out_dir: Path, title: str, sections: list, about: str = "") -> Pa
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             f"<h1>{html.escape(title)}</h1>\n<p class='caption'>Written by ttrsim "
             f"{html.escape(__version__)}.</p>\n{_summary_html(sections, about)}\n"
-            f"<nav><ul>{toc}</ul></nav>\n"
+            f"<nav><p class='caption'>Sections:</p><ul>{toc}</ul></nav>\n"
             + "\n".join(s.html() for s in sections) + "\n</body></html>\n")
     index = Path(out_dir) / "index.html"
     index.write_text(page, encoding="utf-8")
