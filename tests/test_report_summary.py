@@ -209,6 +209,26 @@ def test_split_by_policy_the_routes_rare_under_every_policy_are_named():
         "policy: 1 route, r2."]
 
 
+def test_route_importance_names_routes_by_their_q_value_and_says_when_unconfirmed():
+    t = pd.DataFrame({"rank": [1, 2, 3], "name": ["r1", "r2", "r3"],
+                      "completion_change": [-0.03, 0.02, -0.01],
+                      "completion_low": [-0.04, 0.01, -0.03],
+                      "completion_high": [-0.02, 0.03, 0.01],
+                      "completion_q": [0.001, 0.01, 0.2]})
+    got = leads.importance_leads(t)
+    assert got[0].startswith("1 of 3 routes lower ticket completion when removed "
+                             "(Benjamini-Hochberg q < 0.05 over the routes; drop in percentage "
+                             "points, paired 95% interval): r1 3.00 [2.00, 4.00]. These are "
+                             "screening values")
+    assert got[1] == ("Without 1 route the board completes more tickets (q < 0.05; gain in "
+                      "percentage points): r2 2.00 [1.00, 3.00].")
+    confirmed = t.assign(confirmed_importance=[2.5, np.nan, np.nan],
+                         confirmed_low=[1.5, np.nan, np.nan], confirmed_high=[3.5, np.nan, np.nan])
+    got = leads.importance_leads(confirmed)
+    assert got[0].endswith("r1 3.00 [2.00, 4.00] (confirmed on fresh games: 2.50 [1.50, "
+                           "3.50]).")
+
+
 def test_study_and_league_leads_follow_their_intervals():
     spread = pd.DataFrame({"round": [0, 1, 2], "spread": [0.4, 0.2, 0.35],
                            "spread_low": [0.35, 0.17, 0.3], "spread_high": [0.45, 0.23, 0.4],

@@ -334,6 +334,10 @@ def importance_leads(table: pd.DataFrame, alpha: float = 0.05) -> list[str]:
            f"(Benjamini-Hochberg q < {alpha} over the routes; drop in percentage points, "
            "paired 95% interval)" + (": " + names(drop(r) for r in needed.itertuples())
                                      if len(needed) else "") + "."]
+    if len(needed) and "confirmed_importance" not in t.columns:
+        out[0] += (" These are screening values: the top of a ranking of noisy estimates is "
+                   "biased upward; confirm the top routes on fresh games (confirm=k, "
+                   "--confirm K) before quoting their effect.")
     if len(better):
         out.append(f"Without {_plural(len(better), 'route')} the board completes more "
                    f"tickets (q < {alpha}; gain in percentage points): " + names(

@@ -151,9 +151,10 @@ def _about(run, m: dict) -> str:
     games = _manifest_value(m, "games", default="?")
     games = f"{games:,}" if isinstance(games, int) else games
     return (f"{games} games on {board}" + (f", seats played by {policies}" if policies else "")
-            + f" (seed {_manifest_value(m, 'seed')}). Every figure below carries its 95% "
-            "interval; a conclusion (above, below, ahead) is drawn only where the interval "
-            "lies wholly on one side. Methods and the manifest are at the end.")
+            + f" (seed {_manifest_value(m, 'seed')}). Each conclusion below carries its 95% "
+            "interval; a direction (above, below, ahead) is stated only where the interval "
+            "lies wholly on one side or a test says so. Methods and the manifest are at the "
+            "end.")
 
 
 def _seats(sec: Section, run, ctx) -> None:

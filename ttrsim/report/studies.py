@@ -93,10 +93,10 @@ def write_comparison_report(comparison, out_dir, title: str | None = None,
     return write_page(out_dir, title, sections + [sec, _manifest(out_dir, m)], about=about)
 
 
-def _manifest(out_dir: Path, m: dict, name: str = "manifest") -> Section:
+def _manifest(out_dir: Path, m: dict) -> Section:
     """The manifest as a section of its own, the page's last."""
     sec = Section(out_dir, "manifest", "Manifest")
-    manifest_table(sec, m, name)
+    manifest_table(sec, m)
     return sec
 
 
