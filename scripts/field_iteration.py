@@ -1,4 +1,4 @@
-"""One step of expert iteration on chosen boards against the field (docs/expert.md,
+"""One step of expert iteration on chosen boards against the field (docs/expert-history.md,
 "Trained against the field" and "USA 1910").
 
 1. label: games on each of --boards where one seat plays `expert` (the model of --model,

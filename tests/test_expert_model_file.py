@@ -59,7 +59,7 @@ def test_shipped_model_loads_and_is_trained():
     m = load_model()
     assert m.setup.n_trees_ >= 10 and m.path.endswith(DEFAULT_MODEL)
     assert m.meta["round"] >= 2 and "rollout=expert" in m.meta["labels"]
-    # docs/expert.md: the shipped turn trees were refitted on whole-game labels (a
+    # docs/expert-history.md: the shipped turn trees were refitted on whole-game labels (a
     # second pass: games of the first pass's model) and decide every turn (no board
     # starts with more than 45 trains)
     assert m.meta["midgame_trains"] == 30 and m.turns.max_trains >= 45

@@ -234,7 +234,8 @@ def _cmd_analyse(sub):
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
                      claims=args.claims, infer=args.infer, progress=sys.stderr.isatty(),
                      played=None if played is None else played[1])
-        print(f"{g!r}: seat {g.current_player} to move")
+        print(_position_text(g))
+        print()
         print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         if played is not None:
             p = df.attrs["p"]
@@ -249,6 +250,63 @@ def _cmd_analyse(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+# what the seat to move is doing, by phase of the turn
+_PHASE_TEXT = {"setup_tickets": "choosing its initial tickets", "turn": "at the start of its turn",
+               "second_draw": "drawing its second card", "keep_tickets":
+               "choosing which drawn tickets to keep", "tunnel": "paying for a tunnel",
+               "over": "the game is over"}
+
+
+def _position_text(game) -> str:
+    """The position as the seat to move sees it (what the analysis may use), in the words
+    the other commands print moves in: board, turn and seat, its hand and tickets (and
+    the tickets offered or the tunnel it pays for), the face-up row, and every seat's
+    trains, route points, cards and tickets."""
+    from ttrsim.actions import WILD, card_name, route_text, ticket_text
+
+    board, seat = game.board, game.current_player
+    view = game.observation(seat)
+
+    def cards(counts):
+        parts = [f"{n} {card_name(board, t)}" for t, n in enumerate(counts) if n and t != WILD]
+        if len(counts) > WILD and counts[WILD]:
+            parts.append(f"{counts[WILD]} wild")
+        return " + ".join(parts) or "none"
+
+    def tickets(ids):
+        return "; ".join(ticket_text(board, t) for t in ids) or "none"
+
+    def count(n, word):
+        return f"{n} {word}" + ("" if n == 1 else "s")
+
+    hand = view["hand"]
+    lines = [f"Position: {board.name}, {game.n_players} players, turn {view['turn']}; seat "
+             f"{seat} to move, {_PHASE_TEXT.get(view['phase'], view['phase'])}"
+             + (" (the last round)" if view["last_round"] else ""),
+             f"  seat {seat}'s hand ({count(sum(hand), 'card')}): {cards(hand)}",
+             f"  seat {seat}'s tickets: {tickets(view['tickets'])}"]
+    if view["pending"]:
+        lines.append(f"  tickets offered: {tickets(view['pending'])}")
+    tunnel = view.get("tunnel")
+    if tunnel:
+        r, color, wild = int(tunnel["route"]), int(tunnel["color"]), int(tunnel["wild"])
+        n = int(board.route_len[r])
+        played = (f"{n} wild" if color == WILD else f"{n - wild} {card_name(board, color)}"
+                  + (f" + {wild} wild" if wild else ""))
+        lines.append(f"  tunnel: {route_text(board, r)} played with {played}; revealed "
+                     f"{', '.join(card_name(board, c) for c in tunnel['revealed']) or 'nothing'}: "
+                     f"{count(int(tunnel['extra']), 'more card')} to pay")
+    lines.append("  face-up cards: " + ", ".join(
+        "(empty)" if c < 0 else card_name(board, c) for c in view["faceup"]))
+    stations = bool(board.stations)
+    for q, p in enumerate(view["players"]):
+        lines.append(f"  seat {q}: {count(p['trains'], 'train')}, "
+                     f"{count(p['route_points'], 'route point')}, {count(p['hand_size'], 'card')}, "
+                     f"{count(p['tickets'], 'ticket')}"
+                     + (f", {count(p['stations_left'], 'station')} left" if stations else ""))
+    return "\n".join(lines)
 
 
 def _cmd_show(sub):

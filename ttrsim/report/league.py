@@ -1,10 +1,12 @@
-"""HTML report of a league (``ttrsim.league``): ratings, the win-share matrix, each
-policy's worst opponent, seat balance and the style profile, on a page of the report kit."""
+"""HTML report of a league (``ttrsim.league``): the summary of its conclusions, ratings,
+the win-share matrix, each policy's worst opponent, seat balance, the style profile, and
+the method and manifest last, on a page of the report kit."""
 from __future__ import annotations
 
 from pathlib import Path
 
 from ttrsim.plots import plot_league_matrix, plot_league_ratings
+from ttrsim.report import leads
 from ttrsim.report.html import Section, manifest_table, write_page
 
 __all__ = ["write_league_report"]
@@ -36,14 +38,19 @@ def write_league_report(league, out_dir, title: str | None = None) -> Path:
                 f"{m['confidence']:.0%} interval over games ({m['n_resamples']} resamples)."
                 + ("" if two else " At 3-5 players this is the rank-breaking estimate of a "
                    "Plackett-Luce model over the finishing orders."))
-    manifest_table(method, {k: v for k, v in m.items() if k != "cells"})
-    method.table("cells", league.cells, f"The {kind}s and their run directories.")
+    manifest = Section(out_dir, "manifest", "Manifest")
+    manifest_table(manifest, {k: v for k, v in m.items() if k != "cells"})
+    manifest.table("cells", league.cells, f"The {kind}s and their run directories.")
     rat = Section(out_dir, "ratings", "Ratings")
+    for text in leads.rating_leads(league.ratings, m["confidence"]):
+        rat.lead(text)
     rat.figure("ratings", plot_league_ratings(league),
                f"Rating per policy with its {m['confidence']:.0%} bootstrap interval.")
     rat.table("ratings", league.ratings,
               "Ratings, best first; first places (shared ones included) with Wilson intervals.")
     mat = Section(out_dir, "matrix", "Win-share matrix")
+    for text in leads.matrix_leads(league.matrix, m["confidence"]):
+        mat.lead(text)
     mat.figure("matrix", plot_league_matrix(league),
                "Share of games the row policy finishes ahead of the column policy (a shared "
                "rank counts half).")
@@ -64,4 +71,8 @@ def write_league_report(league, out_dir, title: str | None = None) -> Path:
     style.table("style", wide, "Style profile per policy; the intervals are in "
                 "style_intervals.csv.", max_rows=200)
     league.style.table.to_csv(out_dir / "style_intervals.csv", index=False)
-    return write_page(out_dir, title, [method, rat, mat, worst, seats, style])
+    about = (f"{len(m['policies'])} policies ({', '.join(m['policies'])}) on {m['board']}, "
+             f"{m['players']} players: {m['games']:,} games per {kind}, all dealt the same "
+             f"games (seed {m['seed']}).")
+    return write_page(out_dir, title, [rat, mat, worst, seats, style, method, manifest],
+                      about=about)
