@@ -5,8 +5,9 @@ finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scri
 checkout copied beside them (a script writes its results there, never into the checkout). `ttrsim` is this interpreter's `python -m ttrsim` and `python` this
 interpreter. Substitutions, so that the whole page runs in seconds:
 
-- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 100), or 10
-  for a command that plays `search` (about 0.1 s of CPU a game);
+- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 40, a multiple
+  of the 2 and 4 seats that a league's games are shared among), or 10 for a command that
+  plays `search` (about 0.1 s of CPU a game): `--policy search` or a script that measures it;
   `--jobs -1` becomes `--jobs 1`; `--playouts N` becomes at most 20;
 - `tcp://HOST:8786` becomes the address of a local dask cluster the test starts;
 - `ttrsim play`, a server, runs with `--no-browser` until it prints its address; the page
@@ -32,7 +33,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 SHELL = {"bash", "sh", "shell", "console"}
-GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "100"))
+GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "40"))
+#: scripts whose tables play the `search` policy
+SEARCH_SCRIPTS = ("search_strength.py", "expert_strength.py")
 INSTALL = ("pip ", "python3 -m venv", "python -m venv", "build-env/", "pipx ")
 
 
@@ -68,7 +71,8 @@ def substitute(cmd: str, scheduler: str | None) -> list | None:
     """The command as run (an argv list), or None for an install command."""
     if re.sub(r"^(\w+=\S*\s+)+", "", cmd).startswith(INSTALL):
         return None
-    games = min(GAMES, 10) if re.search(r"--policy\s+search", cmd) else GAMES
+    plays_search = re.search(r"--policy\s+search", cmd) or any(n in cmd for n in SEARCH_SCRIPTS)
+    games = min(GAMES, 10) if plays_search else GAMES
     cmd = re.sub(r"--games\s+([\d_]+)",
                  lambda m: f"--games {min(int(m.group(1).replace('_', '')), games)}", cmd)
     cmd = re.sub(r"--playouts\s+(\d+)", lambda m: f"--playouts {min(int(m.group(1)), 20)}", cmd)
@@ -94,6 +98,8 @@ def test_fenced_commands_are_found():
     assert substitute("ttrsim simulate --games 1000000 --jobs -1", None)[3:] == [
         "simulate", "--games", str(min(GAMES, 1_000_000)), "--jobs", "1"]
     assert substitute("pip install -e .", None) is None
+    assert substitute("python scripts/expert_strength.py --part default --games 2000", None)[1:] == [
+        "scripts/expert_strength.py", "--part", "default", "--games", str(min(GAMES, 10))]
 
 
 @pytest.fixture(scope="module")
