@@ -1,0 +1,46 @@
+"""What the test modules share: runs that several modules read, played once per test
+process. The shared runs and reports are read-only: a test that changes a table takes a copy
+(``run.games.copy()``, a ``ttrsim.Run`` of edited tables) and writes into its own
+``tmp_path``."""
+from __future__ import annotations
+
+import pytest
+
+from helpers import EUROPE3
+
+
+@pytest.fixture(scope="session")
+def europe3():
+    """A per-event run of ``EUROPE3``."""
+    import ttrsim
+
+    return ttrsim.simulate(**EUROPE3)
+
+
+@pytest.fixture(scope="session")
+def europe3_summary():
+    """The same games as ``europe3``, played in summary mode (counts only)."""
+    import ttrsim
+
+    return ttrsim.simulate(**EUROPE3, summary=True)
+
+
+def _report(run, tmp_path_factory, name):
+    from ttrsim.report import write_report
+
+    out = tmp_path_factory.mktemp(name)
+    return out, write_report(run, out).read_text()
+
+
+@pytest.fixture(scope="session")
+def europe3_report(europe3, tmp_path_factory):
+    """(folder, page text) of the report of ``europe3``, written with no baseline and no
+    stronger play."""
+    return _report(europe3, tmp_path_factory, "europe3-report")
+
+
+@pytest.fixture(scope="session")
+def europe3_summary_report(europe3_summary, tmp_path_factory):
+    """(folder, page text) of the report of ``europe3_summary``."""
+    return _report(europe3_summary, tmp_path_factory, "europe3-summary-report")
+
