@@ -1,5 +1,9 @@
 """What the test modules share: runs that several modules read, played once per test
-process. The shared runs and reports are read-only: a test that changes a table takes a copy
+process, and the order in which the tests start.
+
+The suite runs on parallel workers (pytest-xdist, ``addopts`` in pyproject.toml); each
+worker is a process of its own, so a session fixture is built at most once per worker.
+The shared runs and reports are read-only: a test that changes a table takes a copy
 (``run.games.copy()``, a ``ttrsim.Run`` of edited tables) and writes into its own
 ``tmp_path``."""
 from __future__ import annotations
@@ -44,3 +48,13 @@ def europe3_summary_report(europe3_summary, tmp_path_factory):
     """(folder, page text) of the report of ``europe3_summary``."""
     return _report(europe3_summary, tmp_path_factory, "europe3-summary-report")
 
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(items):
+    """The modules that hold a ``slow`` test start first (in their own order): on parallel
+    workers a long test started last would end the run alone while the other workers
+    wait."""
+    slow_modules = {item.module.__name__ for item in items
+                    if item.get_closest_marker("slow") and getattr(item, "module", None)}
+    items.sort(key=lambda item: getattr(item, "module", None) is None
+               or item.module.__name__ not in slow_modules)

@@ -204,6 +204,7 @@ def check_legality_agrees(g, board, rnd):
         assert g._core.is_legal(code) == (code in legal), (code, g.phase)
 
 
+@pytest.mark.slow
 def test_python_loop_rechecks_invariants_and_hidden_information():
     runs = [("newyork", 2, 60), ("newyork", 4, 60), ("usa", 3, 40), ("usa", 5, 20),
             ("europe", 2, 40), ("europe", 4, 30)]

@@ -166,6 +166,7 @@ def test_policy_summary_is_the_same_from_memory_disk_and_summary_mode(tmp_path):
     assert "games" not in on_disk._tables           # summed without loading the table
 
 
+@pytest.mark.slow
 def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
     args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "24000",
             "--batch-size", "400", "--seed", "4", "--quiet"]

@@ -256,6 +256,7 @@ def test_parts_zero_under_both_plays_are_left_out():
     assert c.stations is None and "stations" not in c.tables()
 
 
+@pytest.mark.slow
 def test_the_report_command_adds_the_section(tmp_path, capsys):
     # `ttrsim report RUN --stronger RUN [--baseline RUN --stronger-baseline RUN]` writes
     # exactly what write_report(run, stronger=compare_play(...)) writes (a baseline handed
