@@ -88,9 +88,7 @@ def _cmd_report(sub):
         from ttrsim.report import write_report
         from ttrsim.results import load_run
 
-        if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-            raise ValueError(f"--out {args.out} is a file; give a directory for the report "
-                             "(it is created if missing)")
+        check_output_dir(args.out, "--out")
         if args.stronger_baseline is not None and (args.stronger is None or args.baseline is None):
             raise ValueError("--stronger-baseline is the station baseline of the --stronger "
                              "run: give --baseline and --stronger too")
@@ -169,6 +167,7 @@ def _cmd_simulate(sub):
     def run(args):
         from ttrsim.runner import simulate
 
+        check_not_empty(args.out, "--out")
         players = seat_policies(args.policy, args.players)
         kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
@@ -454,6 +453,7 @@ def _study_options(p, games: int, board: str) -> None:
 
 def _study_outputs(args) -> None:
     check_output_file(args.csv, "--csv")
+    check_output_dir(args.out, "--out")
     check_output_dir(args.report, "--report")
     if args.out is not None and args.report is not None and \
             Path(args.out).absolute() == Path(args.report).absolute():
@@ -606,8 +606,9 @@ def _cmd_ticket_fairness(sub):
             ["ticket", "name", "printed", "points", "completion", "value", "suggested",
              "balanceable", "reliable"]]
         print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        if f.unreliable_note():
-            print(f.unreliable_note())
+        for note in (f.bias_note(), f.unreliable_note()):
+            if note:
+                print(note)
         stronger = None
         if strong_players is not None:
             stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
@@ -672,6 +673,7 @@ def _cmd_league(sub):
         from ttrsim.analysis.studies.league import league
         from ttrsim.report import write_league_report
 
+        check_output_dir(args.out, "--out")
         check_output_dir(args.report, "--report")
         if args.out is not None and args.report is not None and \
                 Path(args.out).absolute() == Path(args.report).absolute():
@@ -728,12 +730,21 @@ COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_repo
             _cmd_league, _cmd_profile]
 
 
+def check_not_empty(path, option: str, what: str = "a directory") -> None:
+    """Refuse an empty (or blank) path, which would silently mean the current directory."""
+    if path is not None and not str(path).strip():
+        raise ValueError(f"{option} is empty, which would mean the current directory; give "
+                         f"{what} name" + (" (it is created if missing)" if what == "a directory"
+                                           else ""))
+
+
 def check_output_dir(path, option: str) -> None:
     """Refuse, before any game is played, an output directory that cannot be one."""
     from pathlib import Path
 
     if path is None:
         return
+    check_not_empty(path, option)
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
@@ -749,6 +760,7 @@ def check_output_file(path, option: str) -> None:
 
     if path is None:
         return
+    check_not_empty(path, option, "a file")
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{option} {path} is a directory; give a file name")
