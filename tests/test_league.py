@@ -462,5 +462,14 @@ def test_an_empty_out_is_refused(command, tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and "--out is empty" in err[0]
     assert not any(tmp_path.iterdir())
-    with pytest.raises(ValueError, match="out .--out. is empty"):
-        ttrsim.league(policies=["tickets", "random"], games=2, out=" ", **FAST)
+
+
+
+def test_an_empty_out_is_refused_by_the_studies_too():
+    from ttrsim.analysis.studies import route_importance, ticket_fairness
+
+    for study in (lambda: ttrsim.league(policies=["tickets", "random"], games=2, out=" ", **FAST),
+                  lambda: ticket_fairness("newyork", 2, games=2, out=""),
+                  lambda: route_importance("newyork", 2, games=2, out="")):
+        with pytest.raises(ValueError, match="out .--out. is empty"):
+            study()

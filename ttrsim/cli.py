@@ -647,7 +647,8 @@ def _cmd_league(sub):
         "league", help="every policy against every other: win-share matrix and ratings",
         description="Play a league: at 2 players every pair of policies, seat-rotated; at 3-5 "
         "players seat-balanced mixtures. Prints a rating per policy (Bradley-Terry / "
-        "Plackett-Luce, bootstrap interval) and its worst opponent. See docs/league.md.")
+        "Plackett-Luce, profile-likelihood interval; * marks an end only the prior bounds, "
+        "after a one-sided pairing) and its worst opponent. See docs/league.md.")
     p.add_argument("--board", default="usa", help="usa, europe, newyork or a map file (default usa)")
     p.add_argument("--players", type=int, default=2, help="player count, 2-5 (default 2)")
     p.add_argument("--policy", action="append", metavar="SPEC",
@@ -666,7 +667,8 @@ def _cmd_league(sub):
                    "--policy extend it")
     p.add_argument("--report", metavar="DIR", help="write an HTML report here")
     p.add_argument("--resamples", type=int, default=1000,
-                   help="bootstrap resamples of the rating intervals (default 1000)")
+                   help="bootstrap resamples over games, which widen a rating interval where "
+                   "the games vary more than the likelihood says (default 1000, at least 40)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     def run(args):
