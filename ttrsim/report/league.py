@@ -61,7 +61,8 @@ def write_league_report(league, out_dir, title: str | None = None) -> Path:
                "rank counts half).")
     mat.table("matrix", league.matrix,
               f"Every ordered pair with its Wilson {m['confidence']:.0%} interval over games "
-              "(one_sided: one of the two never finished ahead of the other).", max_rows=200,
+              "(one_sided: one of the two never finished ahead of the other, nor level with it).",
+              max_rows=200,
               highlight=league.matrix.one_sided.to_numpy())
     worst = Section(out_dir, "worst", "Worst opponents")
     worst.text("Each policy's lowest win share over its opponents: the opponent that exploits "

@@ -102,9 +102,9 @@ class League:
     ``matrix``: one row per ordered pair of policies (``policy``, ``opponent``) with
     ``games`` holding both, ``pairs`` of their seats, ``win_share`` (A finished ahead of B,
     a shared rank counting half) and its Wilson interval, ``tie_share`` and ``one_sided``
-    (one of the two never finished ahead of the other). ``ratings``: one row per policy,
-    best first: ``rating`` (Elo scale, mean 0) with its interval (profile likelihood, see
-    the module), ``set_by_prior`` (``"upper end"``, ``"lower end"``, ``"both ends"`` or
+    (one of the two never finished ahead of the other, nor level with it). ``ratings``: one
+    row per policy, best first: ``rating`` (Elo scale, mean 0) with its interval (profile
+    likelihood, see the module), ``set_by_prior`` (``"upper end"``, ``"lower end"``, ``"both ends"`` or
     ``""``: the end of the interval that only the prior bounds, the games giving no bound
     there), ``rank``, ``seat_games``, ``wins`` and ``first_share`` (first places, shared
     ones included, with the Wilson interval) and ``mean_score``. ``worst``: each policy's
@@ -584,7 +584,7 @@ def rating_intervals(wins: np.ndarray, replicates: np.ndarray,
     W = np.asarray(wins, dtype=float) + PSEUDO * (1 - np.eye(len(wins)))
     P = len(W)
     theta = fit_ratings(wins) / ELO
-    top = _loglik(theta, W)
+    top = _maximise(theta, W, np.ones((1, P)))     # choix's fit, polished to the maximum
     _, hess = _gradient_hessian(theta, W)
     cov = np.linalg.pinv(-hess)
     alpha = 1 - confidence
