@@ -88,9 +88,7 @@ def _cmd_report(sub):
         from ttrsim.report import write_report
         from ttrsim.results import load_run
 
-        if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-            raise ValueError(f"--out {args.out} is a file; give a directory for the report "
-                             "(it is created if missing)")
+        check_output_dir(args.out, "--out")
         if args.stronger_baseline is not None and (args.stronger is None or args.baseline is None):
             raise ValueError("--stronger-baseline is the station baseline of the --stronger "
                              "run: give --baseline and --stronger too")
@@ -169,6 +167,7 @@ def _cmd_simulate(sub):
     def run(args):
         from ttrsim.runner import simulate
 
+        check_not_empty(args.out, "--out")
         players = seat_policies(args.policy, args.players)
         kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
@@ -512,6 +511,7 @@ def _study_options(p, games: int, board: str) -> None:
 
 def _study_outputs(args) -> None:
     check_output_file(args.csv, "--csv")
+    check_output_dir(args.out, "--out")
     check_output_dir(args.report, "--report")
     if args.out is not None and args.report is not None and \
             Path(args.out).absolute() == Path(args.report).absolute():
@@ -664,8 +664,9 @@ def _cmd_ticket_fairness(sub):
             ["ticket", "name", "printed", "points", "completion", "value", "suggested",
              "balanceable", "reliable"]]
         print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        if f.unreliable_note():
-            print(f.unreliable_note())
+        for note in (f.bias_note(), f.unreliable_note()):
+            if note:
+                print(note)
         stronger = None
         if strong_players is not None:
             stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
@@ -704,7 +705,8 @@ def _cmd_league(sub):
         "league", help="every policy against every other: win-share matrix and ratings",
         description="Play a league: at 2 players every pair of policies, seat-rotated; at 3-5 "
         "players seat-balanced mixtures. Prints a rating per policy (Bradley-Terry / "
-        "Plackett-Luce, bootstrap interval) and its worst opponent. See docs/league.md.")
+        "Plackett-Luce, profile-likelihood interval; * marks an end only the prior bounds, "
+        "after a one-sided pairing) and its worst opponent. See docs/league.md.")
     p.add_argument("--board", default="usa", help="usa, europe, newyork or a map file (default usa)")
     p.add_argument("--players", type=int, default=2, help="player count, 2-5 (default 2)")
     p.add_argument("--policy", action="append", metavar="SPEC",
@@ -723,13 +725,15 @@ def _cmd_league(sub):
                    "--policy extend it")
     p.add_argument("--report", metavar="DIR", help="write an HTML report here")
     p.add_argument("--resamples", type=int, default=1000,
-                   help="bootstrap resamples of the rating intervals (default 1000)")
+                   help="bootstrap resamples over games, which widen a rating interval where "
+                   "the games vary more than the likelihood says (default 1000, at least 40)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     def run(args):
         from ttrsim.analysis.studies.league import league
         from ttrsim.report import write_league_report
 
+        check_output_dir(args.out, "--out")
         check_output_dir(args.report, "--report")
         if args.out is not None and args.report is not None and \
                 Path(args.out).absolute() == Path(args.report).absolute():
@@ -874,12 +878,21 @@ COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_repo
             _cmd_league, _cmd_profile, _cmd_play]
 
 
+def check_not_empty(path, option: str, what: str = "a directory") -> None:
+    """Refuse an empty (or blank) path, which would silently mean the current directory."""
+    if path is not None and not str(path).strip():
+        raise ValueError(f"{option} is empty, which would mean the current directory; give "
+                         f"{what} name" + (" (it is created if missing)" if what == "a directory"
+                                           else ""))
+
+
 def check_output_dir(path, option: str) -> None:
     """Refuse, before any game is played, an output directory that cannot be one."""
     from pathlib import Path
 
     if path is None:
         return
+    check_not_empty(path, option)
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
@@ -895,6 +908,7 @@ def check_output_file(path, option: str) -> None:
 
     if path is None:
         return
+    check_not_empty(path, option, "a file")
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{option} {path} is a directory; give a file name")

@@ -283,14 +283,15 @@ def read_manifest(path) -> dict:
     return manifest
 
 
-def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
+def prepare_out(path, manifest: dict, identity, what: str = "run", models: bool = True) -> set:
     """Open ``path`` for a job described by ``manifest`` and return the names of the tasks
     already done there.
 
     The directory must be missing, empty, or hold the same job: the ``identity`` keys of
-    its manifest must equal ours and its ``expert`` model files have the same contents
-    (else a ValueError names each difference). The manifest is (re)written atomically
-    with ``complete: false`` until :func:`finish_out`.
+    its manifest must equal ours and (``models``) its ``expert`` model files have the same
+    contents (else a ValueError names each difference; a league, whose runs check their
+    own models, passes ``models=False``). The manifest is (re)written atomically with
+    ``complete: false`` until :func:`finish_out`.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -303,10 +304,11 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
         details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
         # the same spec plays other games with another model file: compared by content,
         # wherever the file lies
-        models = [model_digests(m.get("expert_models")) for m in (old, manifest)]
-        if models[0] != models[1]:
-            details.append(f"expert models (SHA-256 prefixes): {models[0] or 'none'} there, "
-                           f"{models[1] or 'none'} here")
+        digests = [model_digests(m.get("expert_models")) if models else []
+                   for m in (old, manifest)]
+        if digests[0] != digests[1]:
+            details.append(f"expert models (SHA-256 prefixes): {digests[0] or 'none'} there, "
+                           f"{digests[1] or 'none'} here")
         if details:
             detail = ", ".join(details)
             raise ValueError(f"{path} holds a different {what} ({detail}); choose another --out "
