@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import shortest_path
 from ttrsim._validate import check_fraction, check_int
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
-from ttrsim.dispatch import progress_bar, run_tasks
+from ttrsim.dispatch import check_backend, progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,
                             resumed_batch_size)
@@ -195,8 +195,10 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     act on: play more games); ``spread.unreliable`` counts them per round.
     Intervals: bootstrap over games (``n_resamples``, at least ``2 / (1 - confidence)``),
     the same resampled games for every round, so the change of the spread is paired.
+    ``n_jobs``/``backend``/``scheduler`` as in ``simulate``; the tables do not depend on them.
     """
     rounds = check_int("rounds", rounds, 0)
+    check_backend(backend, scheduler)
     check_fraction("min_completion", min_completion, 0.5, 1.0)
     check_fraction("confidence", confidence)
     # a percentile interval at this level needs a resample beyond each of its ends
