@@ -232,8 +232,11 @@ def test_a_worker_killed_and_the_study_interrupted_lose_nothing(cluster, tmp_pat
                 process.kill()
                 process.wait()
     assert study.returncode == 130, err
-    assert err == ("ttrsim route-importance: error: interrupted; every finished task is saved "
-                   "in out: the same command resumes\n")
+    lines = err.splitlines()
+    assert lines[-1] == ("ttrsim route-importance: error: interrupted; every finished task is "
+                         "saved in out: the same command resumes"), err
+    # dask's note when the killed worker held a result not yet fetched (played again)
+    assert all("Couldn't gather" in line for line in lines[:-1]), err
     assert victim_at not in client.nthreads()
     within(30, lambda: _wait_until_idle(client))       # the interrupted tasks were cancelled
     saved = _saved(there / "out")
