@@ -266,7 +266,7 @@ def _args(command: str) -> list:
 
 
 @pytest.mark.parametrize("command", COMMANDS)
-def test_scheduler_and_backend_go_together(command, capsys, tmp_path):
+def test_scheduler_and_backend_go_together(command, capsys):
     one_line_error(capsys, [*_args(command), "--scheduler", "tcp://127.0.0.1:8786"],
                    "--scheduler", "add --backend dask")
     one_line_error(capsys, [*_args(command), "--backend", "dask"],
