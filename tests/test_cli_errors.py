@@ -199,17 +199,6 @@ def test_ctrl_c_without_out_says_nothing_was_saved(capsys, monkeypatch):
                    "nothing was saved", "--out DIR", code=130)
 
 
-def test_unreachable_dask_scheduler(capsys, monkeypatch):
-    distributed = pytest.importorskip("distributed")
-
-    def unreachable(address, *args, **kwargs):
-        raise OSError(f"Timed out trying to connect to {address} after 30 s")
-    monkeypatch.setattr(distributed, "Client", unreachable)
-    one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--backend", "dask",
-                            "--scheduler", "tcp://10.255.0.1:8786"],
-                   "cannot reach the dask scheduler at tcp://10.255.0.1:8786", "dask scheduler")
-
-
 def _sigint_disposition():
     return signal.getsignal(signal.SIGINT) == signal.SIG_IGN, os.getpid()
 

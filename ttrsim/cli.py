@@ -154,9 +154,7 @@ def _cmd_simulate(sub):
     p.add_argument("--no-rotate", action="store_true",
                    help="keep each policy in its seat instead of rotating seats between games")
     p.add_argument("--out", metavar="DIR", help="write Parquet parts and manifest.json here")
-    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
-                   help="loky: local processes; dask: a dask.distributed cluster (--scheduler)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    _backend_options(p)
     p.add_argument("--max-turns", type=int, default=None,
                    help=f"stop and score a game after this many turns (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -172,8 +170,8 @@ def _cmd_simulate(sub):
         kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
                           batch_size=args.batch_size, rotate=not args.no_rotate,
-                          summary=args.summary, out=args.out, backend=args.backend,
-                          scheduler=args.scheduler, progress=not args.quiet, **kwargs)
+                          summary=args.summary, out=args.out, progress=not args.quiet,
+                          **_backend(args), **kwargs)
         from ttrsim.summary import summary_text
 
         print(summary_text(result, by=args.by, command_line=True))
@@ -444,6 +442,7 @@ def _cmd_compare(sub):
     p.add_argument("--games", type=int, default=10_000, help="paired games (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    _backend_options(p)
     p.add_argument("--alpha", type=float, default=0.05, help="q-value threshold (default 0.05)")
     p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
     p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
@@ -469,11 +468,12 @@ def _cmd_compare(sub):
         base, other = comparison_boards(args.variant, args.board, "europe")
         players = seat_policies(args.policy, args.players)
         strong_players = _stronger_players(args)
+        backend = _backend(args)
 
         def study(players):
             return compare(base, other, players, games=args.games, seed=args.seed,
                            n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet,
-                           allow_unrelated=args.allow_unrelated)
+                           allow_unrelated=args.allow_unrelated, **backend)
 
         result = study(players)
         print(result.summary(args.rows))
@@ -500,6 +500,7 @@ def _study_options(p, games: int, board: str) -> None:
     p.add_argument("--games", type=int, default=games, help=f"games (default {games})")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    _backend_options(p)
     p.add_argument("--batch-size", type=int, default=None,
                    help="games per batch (default: from the policies' measured cost)")
     p.add_argument("--out", metavar="DIR",
@@ -570,6 +571,7 @@ def _cmd_route_importance(sub):
         _study_outputs(args)
         strong_players = _stronger_players(args)
         _check_rows(args.rows)
+        backend = _backend(args)
         routes = None
         if args.routes is not None:       # --routes '' selects nothing: refused, not every route
             try:
@@ -585,7 +587,7 @@ def _cmd_route_importance(sub):
             return route_importance(args.board, players, args.games, args.seed, args.jobs,
                                     routes=routes, batch_size=args.batch_size,
                                     group_size=args.group_size, out=out,
-                                    progress=not args.quiet, confirm=args.confirm)
+                                    progress=not args.quiet, confirm=args.confirm, **backend)
 
         result = study(seat_policies(args.policy, args.players), args.out)
         t = result.table
@@ -641,13 +643,14 @@ def _cmd_ticket_fairness(sub):
 
         _study_outputs(args)
         strong_players = _stronger_players(args)
+        backend = _backend(args)
 
         def study(players, out):
             return ticket_fairness(args.board, players, args.games, args.seed, args.jobs,
                                    rounds=args.rounds, min_completion=args.min_completion,
                                    max_factor=args.max_factor, batch_size=args.batch_size,
                                    n_resamples=args.resamples, out=out,
-                                   progress=not args.quiet)
+                                   progress=not args.quiet, **backend)
 
         f = study(seat_policies(args.policy, args.players), args.out)
         m = f.manifest
@@ -700,6 +703,33 @@ def seat_policies(specs, players: int):
     return list(specs) * (players // len(specs))
 
 
+def _backend_options(p) -> None:
+    """``--backend`` and ``--scheduler`` of every command that plays many games."""
+    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
+                   help="loky: processes of this machine (--jobs); dask: every worker of a "
+                        "dask.distributed cluster (--scheduler; --jobs unused; see "
+                        "docs/performance.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --backend dask: the scheduler's address, e.g. tcp://host:8786")
+
+
+def _backend(args) -> dict:
+    """The backend options as keyword arguments, checked (dask installed, the scheduler
+    answering) before any game is played or anything written."""
+    from ttrsim.dispatch import check_backend, check_scheduler
+
+    if args.scheduler is not None and args.backend != "dask":
+        raise ValueError("--scheduler is the address of a dask scheduler: add --backend dask "
+                         "to play on its cluster (or leave --scheduler out to play here)")
+    if args.backend == "dask" and not args.scheduler:
+        raise ValueError("--backend dask needs --scheduler ADDRESS, the address 'dask "
+                         "scheduler' prints, e.g. tcp://10.0.0.5:8786")
+    check_backend(args.backend, args.scheduler)
+    if args.backend == "dask":
+        check_scheduler(args.scheduler)
+    return {"backend": args.backend, "scheduler": args.scheduler}
+
+
 def _cmd_league(sub):
     p = sub.add_parser(
         "league", help="every policy against every other: win-share matrix and ratings",
@@ -718,6 +748,7 @@ def _cmd_league(sub):
                    help="games per pairing or mixture, a multiple of --players (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    _backend_options(p)
     p.add_argument("--batch-size", type=int, default=None,
                    help="games per batch (default: from the policies' measured cost)")
     p.add_argument("--out", metavar="DIR",
@@ -740,7 +771,7 @@ def _cmd_league(sub):
             raise ValueError("--out and --report name the same directory; give the report its own")
         result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
                         out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet)
+                        progress=not args.quiet, **_backend(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")

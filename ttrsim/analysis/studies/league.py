@@ -53,6 +53,7 @@ from ttrsim._validate import (check_fraction, check_int, check_n_jobs, check_out
 from ttrsim._version import __version__
 from ttrsim.analysis.game_profile import profile
 from ttrsim.batches import DEFAULT_MAX_TURNS, make_config, versions
+from ttrsim.dispatch import check_backend
 from ttrsim.maps import resolve_board
 from ttrsim.policies import DEFAULT_POLICY, REGISTRY, expert_models, make_policy, policy_name
 from ttrsim.results import finish_out, model_digests, prepare_out, read_manifest
@@ -285,7 +286,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     games : games per pairing or mixture, a multiple of ``players`` (each policy then sits
         in each seat equally often).
     seed : every pairing or mixture plays the games of this seed (common random numbers).
-    n_jobs : workers; the results do not depend on it.
+    n_jobs, backend, scheduler : as in ``simulate``; the results do not depend on them.
     out : directory; each pairing or mixture is saved as a ``simulate`` run under
         ``cells/``. The same call again resumes; more ``games`` or more ``policies``
         extend the league, playing only what is missing.
@@ -294,6 +295,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     """
     start = time.perf_counter()
     check_n_jobs(n_jobs, "n_jobs (--jobs)")
+    check_backend(backend, scheduler)
     board = resolve_board(board)
     players = board.check_players(check_int("players", players, 2, 5))
     policies, names = _check_policies(policies, board)
