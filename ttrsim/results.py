@@ -155,7 +155,7 @@ class Run:
             raise ValueError(
                 f"game {i} played again ends with scores {got}, the run's game with {saved}: "
                 f"{cause}. Replay it with the version and models that played it, or give "
-                f"give policies that do: {how}")
+                f"policies that do: {how}")
 
     def _saved_scores(self, i: int) -> dict | None:
         """The run's final score of game ``i`` by seat, or None for a summary run."""
