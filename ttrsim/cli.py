@@ -275,7 +275,7 @@ def _cmd_show(sub):
                    help="analyse every decision of this seat (ttrsim.analyse) and flag the "
                         "moves another move beats on the same worlds, at a false discovery "
                         "rate of 5%% over the game (docs/viewer.md)")
-    p.add_argument("--playouts", type=int, default=200,
+    p.add_argument("--playouts", type=int, default=None,
                    help="with --analyse: playouts per candidate (default 200)")
     p.add_argument("--rollout", default=None,
                    help="with --analyse: the policy that plays the playouts on (default: the "
@@ -287,6 +287,7 @@ def _cmd_show(sub):
         from ttrsim.results import load_run
         from ttrsim.runner import simulate
 
+        _check_analysis_options(args)
         if args.run_dir is not None:
             given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
             if given:
@@ -309,11 +310,10 @@ def _cmd_show(sub):
             record = run_.game(0)
         if args.analyse is not None and not 0 <= args.analyse < record.n_players:
             raise ValueError(f"--analyse {args.analyse}: seats are 0..{record.n_players - 1}")
-        check_int("--playouts", args.playouts, 1)
         progress = not args.quiet and args.analyse is not None
         try:
-            data = record.view_data(args.analyse, args.playouts, progress=progress,
-                                    rollout=args.rollout)
+            data = record.view_data(args.analyse, 200 if args.playouts is None else args.playouts,
+                                    progress=progress, rollout=args.rollout)
         except KeyboardInterrupt:
             if progress:            # the message goes below the progress bar, not after it
                 print(file=sys.stderr)
@@ -324,6 +324,24 @@ def _cmd_show(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+def _check_analysis_options(args) -> None:
+    """``show``'s analysis options, before any game is played: --playouts and --rollout
+    only with --analyse (alone they would change nothing), the rollout a spec the search
+    can play its playouts with."""
+    from ttrsim._validate import check_int
+    from ttrsim.policies import make_search_policy
+
+    given = [o for o, v in (("--playouts", args.playouts), ("--rollout", args.rollout))
+             if v is not None]
+    if given and args.analyse is None:
+        raise ValueError(f"{given[0]} needs --analyse SEAT: it sets the analysis of a seat's "
+                         "moves, which runs only with --analyse")
+    if args.playouts is not None:
+        check_int("--playouts", args.playouts, 1)
+    if args.rollout is not None:
+        make_search_policy(rollout=args.rollout)       # refuses a spec it cannot roll out with
 
 
 def _print_shown(record, data, path) -> None:
