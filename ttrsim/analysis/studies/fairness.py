@@ -15,7 +15,7 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from ttrsim._validate import check_fraction, check_int
+from ttrsim._validate import check_fraction, check_int, check_number
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
 from ttrsim.dispatch import progress_bar, run_tasks
@@ -203,8 +203,7 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     fewest = int(np.ceil(round(2 / (1 - confidence), 9)))
     check_int("n_resamples (--resamples)", n_resamples, fewest,
               hint=f" (a {confidence:.0%} bootstrap interval needs at least {fewest} resamples)")
-    if max_factor < 1:
-        raise ValueError(f"max_factor must be at least 1, got {max_factor!r}")
+    check_number("max_factor", max_factor, 1.0)
     start = time.perf_counter()
     base = resolve_board(board)
     D = ticket_difficulty(base)
