@@ -150,6 +150,44 @@ def test_closed_pipe_is_quiet(tmp_path):
     assert proc.returncode == 2 and err == ""
 
 
+def closed_pipe_run(argv):
+    """Run ``argv`` with stdout a pipe whose reader has gone (as after ``| head -1``, but
+    always: the first write fails); return (exit code, stderr)."""
+    read, write = os.pipe()
+    os.close(read)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with os.fdopen(write, "w") as stdout:
+        proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env,
+                              cwd=ROOT, timeout=300)
+    return proc.returncode, proc.stderr
+
+
+def test_run_script_ends_quietly_when_the_reader_has_gone():
+    code = ("import sys\nfrom ttrsim.cli import run_script\n"
+            "def main():\n    print('x' * 100_000)\n    print('never')\n"
+            "sys.exit(run_script(main))\n")
+    assert closed_pipe_run([sys.executable, "-c", code]) == (2, "")
+
+
+@pytest.mark.parametrize("argv", [["search_strength.py", "--markdown"],
+                                  ["bench.py", "--markdown", "--env"]])
+def test_scripts_piped_into_head_exit_quietly(argv):
+    """The documented look at a script's tables, piped into `head`: no traceback."""
+    assert closed_pipe_run([sys.executable, str(ROOT / "scripts" / argv[0]), *argv[1:]]) == (2, "")
+
+
+def test_every_script_ends_through_run_script():
+    """Each script's `__main__` block is `sys.exit(run_script(main))`, the one way a script
+    stays quiet on a closed pipe (scripts import no other script)."""
+    import ast
+
+    for path in sorted((ROOT / "scripts").glob("*.py")):
+        tree = ast.parse(path.read_text())
+        block = next(node for node in tree.body if isinstance(node, ast.If)
+                     and "__main__" in ast.unparse(node.test))
+        assert ast.unparse(block.body[-1]) == "sys.exit(run_script(main))", path.name
+
+
 def interrupt_after_batches(args, out, batches):
     """Start ``ttrsim simulate``, press Ctrl-C (SIGINT to its process group, as a terminal
     does) once ``batches`` batches are on disk; return (exit code, stderr)."""

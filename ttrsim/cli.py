@@ -801,19 +801,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()              # a closed pipe shows here for short outputs
-        return code
-    except BrokenPipeError:
-        # the reader went away (``| head``): nothing left to say, and no one to say it to
-        _silence_stdout()
-        return 2
+        return run_script(args.func, args)
     except KeyboardInterrupt:
         _error(args, "interrupted" + _saved_note(args))
         return 130
     except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
         # Bad input: one clear line, no traceback.
         _error(args, _one_line(exc))
+        return 2
+
+
+def run_script(main, *args) -> int:
+    """Run ``main(*args)`` (a command, or a script's ``main``) and return its exit code (None:
+    0). When the reader of stdout has gone away (``| head -1``) it ends quietly with code
+    2, with no traceback and no error at exit: nothing is left to say, and no one to say
+    it to. Every script ends with ``sys.exit(run_script(main))``."""
+    try:
+        code = int(main(*args) or 0)
+        sys.stdout.flush()              # a closed pipe shows here for short outputs
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
         return 2
 
 
