@@ -355,7 +355,8 @@ def _print_shown(record, data, path) -> None:
         flagged = sum(d["flag"] for d in a["decisions"].values())
         print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
               f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
-              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g})")
+              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g}). "
+              f"{a['meaning']}")
     print(f"written to {path} (open it in a browser)")
 
 
