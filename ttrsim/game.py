@@ -344,10 +344,12 @@ class Game:
         Every field is checked first: an impossible one (a negative or fractional card
         count, more cards of a colour than the deck has, a route, ticket or station in two
         places, both halves of a double route where the rules close one, more than one entry
-        per seat, a seat, train count or tunnel payment out of range) raises one ValueError
-        line naming the field and the value as given (map ids with ``ids=True``, colour
-        names). The per-seat lists other than ``hands`` may stop early: the seats not
-        listed own nothing.
+        per seat, a seat, train count or tunnel payment out of range, a long ticket where
+        setup alone deals it, a tunnel claim the seat could not make: owned or closed, too
+        few trains, the wrong colour) raises one ValueError line naming the field and the
+        value as given (map ids with ``ids=True``, colour names), and why in words. The
+        per-seat lists other than ``hands`` may stop early: the seats not listed own
+        nothing.
         """
         board = resolve_board(board)
         n = board.check_players(n_players)
