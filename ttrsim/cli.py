@@ -273,8 +273,10 @@ def _cmd_show(sub):
     p.add_argument("--out", default="game.html", help="the HTML file (default game.html)")
     p.add_argument("--analyse", type=int, default=None, metavar="SEAT",
                    help="analyse every decision of this seat (ttrsim.analyse) and flag the "
-                        "moves another move beats on the same worlds, at a false discovery "
-                        "rate of 5%% over the game (docs/viewer.md)")
+                        "moves from which the rollout policy, playing on, wins less often "
+                        "than from another move on the same worlds, at a false discovery "
+                        "rate of 5%% over the game; a decided game shows no flags "
+                        "(docs/viewer.md)")
     p.add_argument("--playouts", type=int, default=None,
                    help="with --analyse: playouts per candidate (default 200)")
     p.add_argument("--rollout", default=None,

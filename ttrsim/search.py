@@ -81,6 +81,7 @@ def flag_decisions(p, level: float = FLAG_LEVEL):
         q[ok] = false_discovery_control(p[ok], method="bh")
     return q, np.where(ok, q <= level, False)
 
+
 def flag_meaning(rollout: str) -> str:
     """What a move flag says, and what no flag does not say, in words naming ``rollout``,
     the spec of the policy the analysis played its playouts with (the viewer's page and
