@@ -41,6 +41,21 @@ def check_n_jobs(value, name: str = "n_jobs") -> int:
                      f"(-2: all but one, ...), got {value!r}")
 
 
+def check_number(name: str, value, low: float | None = None, high: float | None = None) -> float:
+    """A finite real number within [low, high] (either end may be None: unbounded); NaN
+    and the infinities are refused, whatever the bounds."""
+    import math
+
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+          and math.isfinite(value) and (low is None or value >= low)
+          and (high is None or value <= high))
+    if ok:
+        return float(value)
+    ends = (f" from {low:g} to {high:g}" if low is not None and high is not None else
+            f" >= {low:g}" if low is not None else f" <= {high:g}" if high is not None else "")
+    raise ValueError(f"{name} must be a finite number{ends}, got {value!r}")
+
+
 def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0,
                    open_ends: bool = True) -> float:
     """A number within (low, high) (``open_ends``) or [low, high]."""

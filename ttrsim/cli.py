@@ -328,9 +328,11 @@ def _cmd_show(sub):
     p.add_argument("--out", default="game.html", help="the HTML file (default game.html)")
     p.add_argument("--analyse", type=int, default=None, metavar="SEAT",
                    help="analyse every decision of this seat (ttrsim.analyse) and flag the "
-                        "moves another move beats on the same worlds, at a false discovery "
-                        "rate of 5%% over the game (docs/viewer.md)")
-    p.add_argument("--playouts", type=int, default=200,
+                        "moves from which the rollout policy, playing on, wins less often "
+                        "than from another move on the same worlds, at a false discovery "
+                        "rate of 5%% over the game; a decided game shows no flags "
+                        "(docs/viewer.md)")
+    p.add_argument("--playouts", type=int, default=None,
                    help="with --analyse: playouts per candidate (default 200)")
     p.add_argument("--rollout", default=None,
                    help="with --analyse: the policy that plays the playouts on (default: the "
@@ -342,6 +344,7 @@ def _cmd_show(sub):
         from ttrsim.results import load_run
         from ttrsim.runner import simulate
 
+        _check_analysis_options(args)
         if args.run_dir is not None:
             given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
             if given:
@@ -364,11 +367,10 @@ def _cmd_show(sub):
             record = run_.game(0)
         if args.analyse is not None and not 0 <= args.analyse < record.n_players:
             raise ValueError(f"--analyse {args.analyse}: seats are 0..{record.n_players - 1}")
-        check_int("--playouts", args.playouts, 1)
         progress = not args.quiet and args.analyse is not None
         try:
-            data = record.view_data(args.analyse, args.playouts, progress=progress,
-                                    rollout=args.rollout)
+            data = record.view_data(args.analyse, 200 if args.playouts is None else args.playouts,
+                                    progress=progress, rollout=args.rollout)
         except KeyboardInterrupt:
             if progress:            # the message goes below the progress bar, not after it
                 print(file=sys.stderr)
@@ -379,6 +381,24 @@ def _cmd_show(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+def _check_analysis_options(args) -> None:
+    """``show``'s analysis options, before any game is played: --playouts and --rollout
+    only with --analyse (alone they would change nothing), the rollout a spec the search
+    can play its playouts with."""
+    from ttrsim._validate import check_int
+    from ttrsim.policies import make_search_policy
+
+    given = [o for o, v in (("--playouts", args.playouts), ("--rollout", args.rollout))
+             if v is not None]
+    if given and args.analyse is None:
+        raise ValueError(f"{given[0]} needs --analyse SEAT: it sets the analysis of a seat's "
+                         "moves, which runs only with --analyse")
+    if args.playouts is not None:
+        check_int("--playouts", args.playouts, 1)
+    if args.rollout is not None:
+        make_search_policy(rollout=args.rollout)       # refuses a spec it cannot roll out with
 
 
 def _print_shown(record, data, path) -> None:
@@ -392,7 +412,8 @@ def _print_shown(record, data, path) -> None:
         flagged = sum(d["flag"] for d in a["decisions"].values())
         print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
               f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
-              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g})")
+              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g}). "
+              f"{a['meaning']}")
     print(f"written to {path} (open it in a browser)")
 
 
@@ -974,19 +995,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()              # a closed pipe shows here for short outputs
-        return code
-    except BrokenPipeError:
-        # the reader went away (``| head``): nothing left to say, and no one to say it to
-        _silence_stdout()
-        return 2
+        return run_script(args.func, args)
     except KeyboardInterrupt:
         _error(args, "interrupted" + _saved_note(args))
         return 130
     except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
         # Bad input: one clear line, no traceback.
         _error(args, _one_line(exc))
+        return 2
+
+
+def run_script(main, *args) -> int:
+    """Run ``main(*args)`` (a command, or a script's ``main``) and return its exit code (None:
+    0). When the reader of stdout has gone away (``| head -1``) it ends quietly with code
+    2, with no traceback and no error at exit: nothing is left to say, and no one to say
+    it to. Every script ends with ``sys.exit(run_script(main))``."""
+    try:
+        code = int(main(*args) or 0)
+        sys.stdout.flush()              # a closed pipe shows here for short outputs
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
         return 2
 
 

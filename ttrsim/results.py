@@ -199,7 +199,7 @@ class Run:
             raise ValueError(
                 f"game {i} played again ends with scores {got}, the run's game with {saved}: "
                 f"{cause}. Replay it with the version and models that played it, or give "
-                f"give policies that do: {how}")
+                f"policies that do: {how}")
 
     def _saved_scores(self, i: int) -> dict | None:
         """The run's final score of game ``i`` by seat, or None for a summary run."""
@@ -237,11 +237,16 @@ def _done_marker(path: Path, name: str) -> Path:
 
 def atomic_write(target: Path, write) -> None:
     """Write ``target`` through ``write(tmp_path)`` and a rename, so that a reader (or a
-    resumed job) sees the whole file or none of it."""
+    resumed job) sees the whole file or none of it; a write that fails (the disk full,
+    Ctrl-C) leaves ``target`` as it was and no half-written file beside it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, target)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def update_json(path, update, *, default, indent: int = 1) -> None:

@@ -15,7 +15,8 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from ttrsim._validate import check_fraction, check_int, check_out_dir, check_resamples
+from ttrsim._validate import (check_fraction, check_int, check_number, check_out_dir,
+                              check_resamples)
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
@@ -233,8 +234,7 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     check_fraction("min_completion", min_completion, 0.5, 1.0)
     check_fraction("confidence", confidence)
     check_resamples(n_resamples, confidence)
-    if max_factor < 1:
-        raise ValueError(f"max_factor must be at least 1, got {max_factor!r}")
+    check_number("max_factor", max_factor, 1.0)
     start = time.perf_counter()
     base = resolve_board(board)
     D = ticket_difficulty(base)
