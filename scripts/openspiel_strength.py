@@ -153,4 +153,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

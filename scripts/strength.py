@@ -445,4 +445,6 @@ def main(argv=None) -> int:
     return 0
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

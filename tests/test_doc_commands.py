@@ -1,4 +1,5 @@
-"""Every shell command fenced in README.md and docs/*.md runs and exits 0.
+"""Every shell command fenced in README.md and docs/*.md runs and exits 0, and every
+fenced Python block runs (below).
 
 Commands run in order, block after block, in one scratch folder per page (so a `report`
 finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scripts/` of the
@@ -17,6 +18,11 @@ interpreter. Substitutions, so that the whole page runs in seconds:
   installs a wheel; `scripts/train_expert.py ... --install` (hours of CPU, and it replaces
   the shipped model) runs with `--help` only, its pipeline being tested on small budgets
   by the training tests.
+
+Every fenced Python block runs on its own, after ``import ttrsim`` (which each page
+does first), in the page's scratch folder, with ``games=N`` at most G (but for the game
+it replays: ``game(123)`` keeps 124 games), ``n_jobs=-1`` as 1 and ``playouts=N`` at most
+20; but for the few FRAGMENTS, which continue with the reader's own runs or files.
 """
 from __future__ import annotations
 
@@ -67,6 +73,49 @@ def fenced_commands(text: str) -> list:
     return cmds
 
 
+#: Python blocks that are not run, by page and first line, and why (each must still be
+#: on its page, so that this list follows the pages)
+FRAGMENTS = {
+    ("docs/analysis.md", "p = an.profile(run)"): "continues with runs the reader made",
+    ("docs/policies.md", "# setup.py next to my_policy.pyx; build with: python setup.py "
+                         "build_ext --inplace"): "builds the reader's own .pyx",
+    ("docs/policies.md", "from my_policy import MyPolicy"): "plays the reader's own build",
+}
+
+
+def python_blocks(text: str) -> list:
+    """The fenced Python blocks of a page, in order, as (line of the opening fence,
+    code)."""
+    out, code, start = [], None, 0
+    for k, line in enumerate(text.splitlines(), 1):
+        if code is None and re.match(r"^\s*```python\s*$", line):
+            code, start = [], k
+        elif code is not None and re.match(r"^\s*```\s*$", line):
+            out.append((start, "\n".join(code) + "\n"))
+            code = None
+        elif code is not None:
+            code.append(line)
+    return out
+
+
+def python_programs(page: str) -> list:
+    """The Python blocks of ``page`` (relative to the checkout) that run: all but its
+    FRAGMENTS."""
+    return [(line, code) for line, code in python_blocks((ROOT / page).read_text())
+            if (page, code.splitlines()[0] if code.strip() else "") not in FRAGMENTS]
+
+
+def substitute_python(code: str) -> str:
+    """A block as run: after ``import ttrsim`` (every page imports it first), with fewer
+    games (as many as the game it replays needs), one worker and at most 20 playouts."""
+    replayed = [int(k) for k in re.findall(r"(?:\.game|replay)\((?:\w+,\s*)?(\d+)\)", code)]
+    games = max([GAMES] + [k + 1 for k in replayed])
+    code = re.sub(r"\bgames=([\d_]+)",
+                  lambda m: f"games={min(int(m.group(1).replace('_', '')), games)}", code)
+    code = re.sub(r"\bplayouts=(\d+)", lambda m: f"playouts={min(int(m.group(1)), 20)}", code)
+    return "import ttrsim\n" + code.replace("n_jobs=-1", "n_jobs=1")
+
+
 def substitute(cmd: str, scheduler: str | None) -> list | None:
     """The command as run (an argv list), or None for an install command."""
     if re.sub(r"^(\w+=\S*\s+)+", "", cmd).startswith(INSTALL):
@@ -100,6 +149,22 @@ def test_fenced_commands_are_found():
     assert substitute("pip install -e .", None) is None
     assert substitute("python scripts/expert_strength.py --part default --games 2000", None)[1:] == [
         "scripts/expert_strength.py", "--part", "default", "--games", str(min(GAMES, 10))]
+
+
+def test_python_blocks_are_found_and_made_small():
+    text = ("```python\nimport ttrsim\nrun = ttrsim.simulate('usa', games=50_000, n_jobs=-1)\n"
+            "ttrsim.replay(run, 123)\n```\ntext\n```python\nan.x(playouts=500)\n```\n")
+    (line, first), (_, second) = python_blocks(text)
+    assert line == 1 and second == "an.x(playouts=500)\n"
+    assert substitute_python(first).splitlines()[:3] == [
+        "import ttrsim", "import ttrsim",
+        f"run = ttrsim.simulate('usa', games={max(GAMES, 124)}, n_jobs=1)"]
+    assert "playouts=20" in substitute_python(second)
+
+
+def test_every_python_block_not_run_is_still_on_its_page():
+    for page, first in FRAGMENTS:
+        assert first in [c.splitlines()[0] for _, c in python_blocks((ROOT / page).read_text())]
 
 
 @pytest.fixture(scope="module")
@@ -154,3 +219,20 @@ def serve_once(page: str, cmd: str, argv: list, cwd, env: dict) -> None:
         p.send_signal(signal.SIGINT)
         _, err = p.communicate(timeout=60)
     assert p.returncode == 0, f"{page}: `{cmd}` exited {p.returncode}:\n{err[-2000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES
+                                  if python_programs(p.relative_to(ROOT).as_posix())])
+def test_every_python_block_runs(page, tmp_path):
+    """Each Python block of the page runs on its own without an error (a missing import,
+    a renamed function or argument fails here), but for the FRAGMENTS."""
+    for name in ("docs", "examples", "scripts"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               MPLBACKEND="Agg")
+    for line, code in python_programs(page):
+        out = subprocess.run([sys.executable, "-c", substitute_python(code)], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, (f"{page}, the block at line {line}, failed:\n"
+                                     f"{out.stderr[-2000:]}")

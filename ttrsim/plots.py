@@ -640,19 +640,26 @@ def plot_league_matrix(league, title: str | None = None) -> Figure:
 
 
 def plot_league_ratings(league, title: str | None = None) -> Figure:
-    """Each policy's rating in a league (Elo scale, mean 0) with its bootstrap interval,
-    best at the top."""
+    """Each policy's rating in a league (Elo scale, mean 0) with its interval, best at the
+    top; an end only the prior bounds (``ratings.set_by_prior``) is drawn open (an arrow
+    instead of a cap) and the policy marked *."""
     r = league.ratings.iloc[::-1]
     fig, ax = new_figure(width=7.0, height=max(2.5, 0.45 * len(r) + 1.2))
     y = np.arange(len(r))
-    ax.errorbar(r.rating, y, xerr=_errors(r.rating, r.rating_low, r.rating_high), fmt="o",
-                capsize=3)
+    ax.errorbar(r.rating, y, xerr=_errors(r.rating, r.rating_low, r.rating_high), fmt="o")
+    ends = r.set_by_prior.to_numpy()
+    for end, bound, arrow in (("upper", r.rating_high, ">"), ("lower", r.rating_low, "<")):
+        open_end = np.array([e in (f"{end} end", "both ends") for e in ends])
+        bound = bound.to_numpy()
+        ax.plot(bound[open_end], y[open_end], arrow, color="C0", ms=7)
+        ax.plot(bound[~open_end], y[~open_end], "|", color="C0", ms=8)
     ax.axvline(0, color="grey", lw=0.8, ls=":")
-    ax.set_yticks(y, list(r.policy))
+    ax.set_yticks(y, [p + (" *" if e else "") for p, e in zip(r.policy, ends)])
     ax.set_xlabel("rating (Elo scale, league mean 0; 400 = 10:1 odds)")
     m = league.manifest
     ax.set_title(title or f"League ratings, {m['board']} {m['players']} players, "
-                          f"{m['games']:,} games per {'pairing' if m['players'] == 2 else 'mixture'}")
+                          f"{league.games_label()} games per "
+                          f"{'pairing' if m['players'] == 2 else 'mixture'}")
     return fig
 
 

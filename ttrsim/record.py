@@ -312,9 +312,12 @@ class GameRecord:
         """The plain data the viewer draws (board geometry, positions, moves, scores;
         JSON-serialisable). ``analyse``: a seat whose every decision is analysed with
         ``ttrsim.analyse`` (``playouts`` per candidate, played on by ``rollout``: default
-        the search's, ``expert:model=v4``); a decision is flagged when another move beats the one
-        played on the same worlds, with the false discovery rate over the seat's analysed
-        decisions at most ``level`` (docs/viewer.md)."""
+        the search's, ``expert:model=v4``); a decision is flagged when the rollout policy
+        wins more often from another move than from the one played, on the same worlds,
+        with the false discovery rate over the seat's analysed decisions at most ``level``
+        (docs/viewer.md). ``data["analysis"]`` then holds ``seat``, ``playouts``,
+        ``rollout`` (the spec used), ``level``, ``meaning`` (what a flag says, and what
+        no flag does not: ``ttrsim.search.flag_meaning``) and ``decisions``."""
         board = self.board
         positions = self.positions()
         data = {
@@ -335,7 +338,7 @@ class GameRecord:
                   rollout: str | None, level: float) -> dict:
         from ttrsim.policies import SEARCH_ROLLOUT
         from ttrsim.search import analyse as run_analysis
-        from ttrsim.search import flag_decisions
+        from ttrsim.search import flag_decisions, flag_meaning
 
         if not 0 <= seat < self.n_players:
             raise ValueError(f"seat {seat} outside 0..{self.n_players - 1}")
@@ -358,6 +361,7 @@ class GameRecord:
                         played = int(code)
                         df = run_analysis(g, playouts=playouts, seed=seed + k, rollout=rollout,
                                           played=played, level=level)
+                        out["rollout"] = df.attrs["rollout"]          # the spec as used
                         rows = [{"action": r.action, "code": int(r.code),
                                  "win": _num(r.win_rate), "low": _num(r.win_low),
                                  "high": _num(r.win_high), "margin": _num(r.mean_margin),
@@ -388,6 +392,7 @@ class GameRecord:
         for key, qk, fk in zip(keys, q, flags):
             out["decisions"][key]["q"] = _num(qk)
             out["decisions"][key]["flag"] = bool(fk)
+        out["meaning"] = flag_meaning(out["rollout"])
         return out
 
     def html(self, path, *, analyse: int | None = None, playouts: int = 200, seed: int = 0,

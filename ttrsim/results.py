@@ -199,7 +199,7 @@ class Run:
             raise ValueError(
                 f"game {i} played again ends with scores {got}, the run's game with {saved}: "
                 f"{cause}. Replay it with the version and models that played it, or give "
-                f"give policies that do: {how}")
+                f"policies that do: {how}")
 
     def _saved_scores(self, i: int) -> dict | None:
         """The run's final score of game ``i`` by seat, or None for a summary run."""
@@ -237,11 +237,16 @@ def _done_marker(path: Path, name: str) -> Path:
 
 def atomic_write(target: Path, write) -> None:
     """Write ``target`` through ``write(tmp_path)`` and a rename, so that a reader (or a
-    resumed job) sees the whole file or none of it."""
+    resumed job) sees the whole file or none of it; a write that fails (the disk full,
+    Ctrl-C) leaves ``target`` as it was and no half-written file beside it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, target)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def update_json(path, update, *, default, indent: int = 1) -> None:
@@ -283,14 +288,15 @@ def read_manifest(path) -> dict:
     return manifest
 
 
-def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
+def prepare_out(path, manifest: dict, identity, what: str = "run", models: bool = True) -> set:
     """Open ``path`` for a job described by ``manifest`` and return the names of the tasks
     already done there.
 
     The directory must be missing, empty, or hold the same job: the ``identity`` keys of
-    its manifest must equal ours and its ``expert`` model files have the same contents
-    (else a ValueError names each difference). The manifest is (re)written atomically
-    with ``complete: false`` until :func:`finish_out`.
+    its manifest must equal ours and (``models``) its ``expert`` model files have the same
+    contents (else a ValueError names each difference; a league, whose runs check their
+    own models, passes ``models=False``). The manifest is (re)written atomically with
+    ``complete: false`` until :func:`finish_out`.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -303,10 +309,11 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
         details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
         # the same spec plays other games with another model file: compared by content,
         # wherever the file lies
-        models = [model_digests(m.get("expert_models")) for m in (old, manifest)]
-        if models[0] != models[1]:
-            details.append(f"expert models (SHA-256 prefixes): {models[0] or 'none'} there, "
-                           f"{models[1] or 'none'} here")
+        digests = [model_digests(m.get("expert_models")) if models else []
+                   for m in (old, manifest)]
+        if digests[0] != digests[1]:
+            details.append(f"expert models (SHA-256 prefixes): {digests[0] or 'none'} there, "
+                           f"{digests[1] or 'none'} here")
         if details:
             detail = ", ".join(details)
             raise ValueError(f"{path} holds a different {what} ({detail}); choose another --out "

@@ -12,6 +12,8 @@ One helper per statistic:
 - :func:`cluster_ratio`: a ratio of sums over clusters (seat-games grouped by game) with its
   cluster-robust variance; :func:`welch_interval`: the interval of a difference of two
   independent estimates with Welch–Satterthwaite degrees of freedom.
+- :func:`centred_percentile`: a bootstrap percentile interval centred on its estimate,
+  for a statistic the resampling itself biases (the spread between ticket values).
 
 Interval functions return :class:`Estimate` ``(estimate, low, high)``; the Wilson interval
 returns ``(low, high)`` since its estimate is simply ``successes / trials``.
@@ -191,6 +193,22 @@ def bootstrap_ratio(
     ok = means[:, 1] != 0
     ratios = means[ok, 0] / means[ok, 1]
     return _percentile(data[:, 0].sum() / data[:, 1].sum(), ratios, confidence)
+
+
+def centred_percentile(estimate: float, replicates, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
+    """``estimate`` with the percentile interval of its bootstrap ``replicates`` moved by
+    their median's distance from it: the resamples' spread around their own median, placed
+    around the estimate. For a statistic that resampling itself biases (a spread between
+    noisy values gains the resamples' noise on top of the sample's), the plain percentile
+    interval sits beside the estimate and can leave it outside; this one always holds it.
+    NaN replicates (no value in that resample) are left out."""
+    r = np.asarray(replicates, dtype=float)
+    r = r[np.isfinite(r)]
+    if not len(r) or not np.isfinite(estimate):
+        return Estimate(float(estimate), float("nan"), float("nan"))
+    alpha = 1 - confidence
+    low, mid, high = np.quantile(r, [alpha / 2, 0.5, 1 - alpha / 2])
+    return Estimate(float(estimate), float(estimate + low - mid), float(estimate + high - mid))
 
 
 def normal_mean_interval(total, total_sq, n, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:

@@ -158,15 +158,23 @@ cdef class FaultyPolicy(Policy):
     """A policy that breaks the rules on purpose (fuzzing and tests: every loop must
     report it): a uniformly random legal action at each of its first `after` decisions
     of a game, then at every later one an action that is never legal (``fail=False``:
-    ILLEGAL_CODE) or a failure (``fail=True``: returns -1 with a RuntimeError kept)."""
+    ILLEGAL_CODE) or a failure (``fail=True``: returns -1 with a RuntimeError kept).
+    ``vouch=True``: it vouches for its actions as the built-in policies do
+    (``returns_legal``), falsely, so that a loop that checks (``decide`` with ``check``)
+    must still catch its illegal action."""
     cdef readonly int after
     cdef readonly bint fail
     cdef int count
 
-    def __init__(self, int after=0, bint fail=False, spec=None):
+    def __init__(self, int after=0, bint fail=False, spec=None, bint vouch=False):
         Policy.__init__(self, spec or "faulty")
         self.after = after
         self.fail = fail
+        self.returns_legal = vouch
+
+    @property
+    def vouch(self):
+        return bool(self.returns_legal)
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
@@ -185,7 +193,7 @@ cdef class FaultyPolicy(Policy):
         return ILLEGAL_ACTION
 
     def __reduce__(self):
-        return (FaultyPolicy, (self.after, self.fail, self.spec))
+        return (FaultyPolicy, (self.after, self.fail, self.spec, self.returns_legal))
 
 
 cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:

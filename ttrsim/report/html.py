@@ -46,7 +46,8 @@ class Skip(Exception):
 
 def fmt(value) -> str:
     """A number at a readable precision: three significant digits, one decimal from 100 on,
-    thousands separated; booleans as words."""
+    thousands separated, never in scientific notation (0.0000933, not 9.33e-05; below
+    1e-8, 0); booleans as words."""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (float, np.floating)):
@@ -54,7 +55,10 @@ def fmt(value) -> str:
             return "–"
         if abs(value) >= 100:
             return f"{value:,.1f}"
-        return f"{value:.3g}"
+        if abs(value) < 1e-8:
+            return "0"
+        return np.format_float_positional(value, precision=3, unique=False, fractional=False,
+                                          trim="-")
     if isinstance(value, (int, np.integer)):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     return str(value)
@@ -95,10 +99,35 @@ def _is_rate(col: str, values) -> bool:
     return bool(len(v)) and bool(((v >= 0) & (v <= 1)).all())
 
 
+def _interval_columns(col: str, columns) -> tuple[str, str] | None:
+    """The columns holding the interval of ``col``: ``col_low``/``col_high``, ``col
+    low``/``col high`` (a table whose columns are named for reading), or ``low``/``high``
+    beside a ``difference``."""
+    for low, high in ((f"{col}_low", f"{col}_high"), (f"{col} low", f"{col} high"),
+                      ("low", "high") if col == "difference" else (None, None)):
+        if low in columns and high in columns:
+            return low, high
+    return None
+
+
+def _with_interval(v: float, lo: float, hi: float, one) -> str:
+    """"12.3 [11.9, 12.7]"; where the interval is too narrow for ``one``'s digits (all
+    three the same), as many decimals as give its half-width two significant digits."""
+    if not np.isfinite(v):
+        return "–"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return one(v)
+    if one is fmt and hi > lo and fmt(lo) == fmt(hi):
+        d = max(0, 1 - int(np.floor(np.log10((hi - lo) / 2) + 1e-9)))
+        return f"{v:,.{d}f} [{lo:,.{d}f}, {hi:,.{d}f}]"
+    return f"{one(v)} [{one(lo)}, {one(hi)}]"
+
+
 def readable(df: pd.DataFrame) -> pd.DataFrame:
     """The table as a reader sees it: p- and q-values as "< 0.001", rates as percentages,
-    each estimate with its ``_low``/``_high`` columns folded into one cell "12.3 [11.9,
-    12.7]" (the CSV beside the report keeps every raw column), booleans as words."""
+    each estimate with its ``_low``/``_high`` (or `` low``/`` high``) columns folded into
+    one cell "12.3 [11.9, 12.7]" (the CSV beside the report keeps every raw column), no
+    number in scientific notation, booleans as words."""
     out = pd.DataFrame(index=df.index)
     cols = list(df.columns)
     used = set()
@@ -106,18 +135,15 @@ def readable(df: pd.DataFrame) -> pd.DataFrame:
         if col in used:
             continue
         values = df[col]
-        low, high = f"{col}_low", f"{col}_high"
         if values.dtype.kind in "iufb" and _is_p(col):
             out[col] = [fmt_p(v) for v in values]
             continue
-        if values.dtype.kind in "fi" and low in df.columns and high in df.columns:
+        bounds = _interval_columns(col, df.columns)
+        if values.dtype.kind in "fi" and bounds is not None:
+            low, high = bounds
             one = fmt_pct if _is_rate(col, values) else fmt
-            out[f"{col} [95%]"] = [
-                "–" if not np.isfinite(v) else
-                f"{one(v)} [{one(lo)}, {one(hi)}]" if np.isfinite(lo) and np.isfinite(hi)
-                else one(v)
-                for v, lo, hi in zip(values.astype(float), df[low].astype(float),
-                                     df[high].astype(float))]
+            out[f"{col} [95%]"] = [_with_interval(v, lo, hi, one) for v, lo, hi in zip(
+                values.astype(float), df[low].astype(float), df[high].astype(float))]
             used.update((low, high))
             continue
         if values.dtype.kind == "f" and _is_rate(col, values):

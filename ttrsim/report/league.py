@@ -22,32 +22,44 @@ def write_league_report(league, out_dir, title: str | None = None) -> Path:
     kind = "pairing" if two else "mixture"
     title = title or f"ttrsim league: {m['board']}, {m['players']} players"
     method = Section(out_dir, "method", "Method")
+    games = league.games_label()
     if two:
-        method.text(f"Every pair of the {len(m['policies'])} policies played {m['games']:,} "
+        method.text(f"Every pair of the {len(m['policies'])} policies played {games} "
                     "games, seats alternating between games, all pairings dealt the same "
                     f"games (seed {m['seed']}).")
     else:
         method.text(f"{len(m['cells'])} mixtures of the {len(m['policies'])} policies "
-                    f"({m['players']} seats each) played {m['games']:,} games each, seats "
+                    f"({m['players']} seats each) played {games} games each, seats "
                     "rotating, so that each policy sits in each seat equally often; all "
                     f"mixtures dealt the same games (seed {m['seed']}).")
     method.text("Ratings: every two seats of different policies in a game give one pairwise "
                 "result (the better rank wins, a shared rank counts half); a Bradley-Terry "
-                "model fitted to them (choix) gives each policy a rating on the Elo scale "
-                "(league mean 0, a gap of 400 is 10:1 odds), with a bootstrap "
-                f"{m['confidence']:.0%} interval over games ({m['n_resamples']} resamples)."
+                "model fitted to them (choix, 0.5 pseudo-wins per ordered pair) gives each "
+                "policy a rating on the Elo scale (league mean 0, a gap of 400 is 10:1 odds)."
                 + ("" if two else " At 3-5 players this is the rank-breaking estimate of a "
-                   "Plackett-Luce model over the finishing orders."))
+                   "Plackett-Luce model over the finishing orders.")
+                + f" Its {m['confidence']:.0%} interval is that of the profile likelihood "
+                "(pseudo-wins included), widened where a bootstrap over games "
+                f"({m['n_resamples']} resamples, within each {kind}) varies more than the "
+                "likelihood says; it reaches as far as the pseudo-wins allow where one policy "
+                "finished ahead of another in every game.")
+    if note := league.played_note():
+        method.text(note)
     manifest = Section(out_dir, "manifest", "Manifest")
     manifest_table(manifest, {k: v for k, v in m.items() if k != "cells"})
-    manifest.table("cells", league.cells, f"The {kind}s and their run directories.")
+    manifest.table("cells", league.cells, f"The {kind}s, their run directories and games "
+                   "(played_now: by this call; the rest were read back).")
     rat = Section(out_dir, "ratings", "Ratings")
+    if note := league.prior_note():
+        rat.note(note.removeprefix("* "))
     for text in leads.rating_leads(league.ratings, m["confidence"]):
         rat.lead(text)
     rat.figure("ratings", plot_league_ratings(league),
-               f"Rating per policy with its {m['confidence']:.0%} bootstrap interval.")
+               f"Rating per policy with its {m['confidence']:.0%} interval; an open end (*): "
+               "set by the prior alone.")
     rat.table("ratings", league.ratings,
-              "Ratings, best first; first places (shared ones included) with Wilson intervals.")
+              "Ratings, best first (set_by_prior: the end of the interval the games do not "
+              "bound); first places (shared ones included) with Wilson intervals.")
     mat = Section(out_dir, "matrix", "Win-share matrix")
     for text in leads.matrix_leads(league.matrix, m["confidence"]):
         mat.lead(text)
@@ -55,8 +67,10 @@ def write_league_report(league, out_dir, title: str | None = None) -> Path:
                "Share of games the row policy finishes ahead of the column policy (a shared "
                "rank counts half).")
     mat.table("matrix", league.matrix,
-              f"Every ordered pair with its Wilson {m['confidence']:.0%} interval over games.",
-              max_rows=200)
+              f"Every ordered pair with its Wilson {m['confidence']:.0%} interval over games "
+              "(one_sided: one of the two never finished ahead of the other, nor level with it).",
+              max_rows=200,
+              highlight=league.matrix.one_sided.to_numpy())
     worst = Section(out_dir, "worst", "Worst opponents")
     worst.text("Each policy's lowest win share over its opponents: the opponent that exploits "
                "it most.")

@@ -232,10 +232,13 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
              "played again with the suggested points on the same seeds. Spread = keep-weighted "
              "coefficient of variation of the value over the tickets; 95% intervals from "
              f"{m['n_resamples']} bootstrap resamples of the games, the same resamples for every "
-             "round (so the change is paired).")
+             "round (so the change is paired), centred on the estimate (a resample's spread "
+             "carries its own noise on top of the games', so the resampled spreads lie above "
+             "it by spread_bias).")
     sp = Section(out_dir, "spread", "Spread before and after")
-    if fairness.unreliable_note():
-        sp.note(fairness.unreliable_note())
+    for note in (fairness.bias_note(), fairness.unreliable_note()):
+        if note:
+            sp.note(note)
     s = fairness.spread
     for text in leads.fairness_leads(s):
         sp.lead(text)
