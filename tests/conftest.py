@@ -8,6 +8,8 @@ The shared runs and reports are read-only: a test that changes a table takes a c
 ``tmp_path``."""
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from helpers import EUROPE3
@@ -47,6 +49,15 @@ def europe3_report(europe3, tmp_path_factory):
 def europe3_summary_report(europe3_summary, tmp_path_factory):
     """(folder, page text) of the report of ``europe3_summary``."""
     return _report(europe3_summary, tmp_path_factory, "europe3-summary-report")
+
+
+def pytest_configure(config):
+    """Ctrl-C raises KeyboardInterrupt in every test process, as in a Python started from a
+    terminal. A suite started in the background by a shell without job control inherits
+    SIGINT ignored, and so would its workers and every command a test starts: the tests
+    that press Ctrl-C (on a command, or on this process) would wait in vain."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(trylast=True)
