@@ -254,6 +254,41 @@ def test_the_compiled_checks_see_planted_imports(tmp_path):
                                                        ("ttrsim._engine", ["GameCore"])]
 
 
+def compiled_imported_names(path: Path):
+    """(line number, module, names) of every ``from ttrsim.<module> cimport/import names``
+    in a .pyx or .pxd file, names in parentheses over several lines included."""
+    text = path.read_text()
+    pattern = re.compile(r"^[ \t]*from\s+ttrsim\.(\w+)\s+c?import\s+(\([^)]*\)|[^\n]*)", re.M)
+    for m in pattern.finditer(text):
+        body = re.sub(r"#[^\n]*", "", m.group(2)).strip("()")
+        names = [n.split(" as ")[0].strip() for n in body.replace("\n", " ").split(",")]
+        yield text.count("\n", 0, m.start()) + 1, m.group(1), [n for n in names if n]
+
+
+def test_no_compiled_module_imports_private_names_of_another():
+    """A compiled module takes only public names from another (a helper two modules share
+    is public in the lower one, declared in its .pxd when cimported)."""
+    bad = []
+    for path in sorted(EXT.glob("*.p[yx][xd]")):
+        for n, module, names in compiled_imported_names(path):
+            if module == path.stem:
+                continue
+            for name in names:
+                if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                    bad.append(f"{path.name}:{n}: {name} from {module}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_compiled_name_check_sees_planted_private_names(tmp_path):
+    pyx = tmp_path / "x.pyx"
+    pyx.write_text("from ttrsim._policies import _rebuild\n"
+                   "    from ttrsim._planning cimport (Plan,  # a plan\n"
+                   "        _helper as h, UNIT)\nfrom ttrsim._bits cimport *\n")
+    assert list(compiled_imported_names(pyx)) == [(1, "_policies", ["_rebuild"]),
+                                                  (2, "_planning", ["Plan", "_helper", "UNIT"]),
+                                                  (4, "_bits", ["*"])]
+
+
 def test_the_map_names_every_compiled_module_with_its_level_and_owners():
     """docs/architecture.md's table of the compiled modules agrees with COMPILED_LEVELS and
     OWNERS: a row ``| `_x` | level | owners | ...``."""

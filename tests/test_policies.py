@@ -330,6 +330,82 @@ def test_policies_copy_and_pickle_with_their_parameters():
         assert q.params == p.params and q.spec == p.spec
 
 
+#: Spec -> fingerprint of its games (fingerprint()): the same seed must give exactly the
+#: same games. A change of a policy's play that is meant (a new expert model, a better
+#: heuristic) changes its fingerprint: print fingerprint(spec) and write the new one here.
+FINGERPRINTS = {
+    "random": "7c79516957ea090e",
+    "tickets": "000d8b6f5674fa30",
+    "routes": "2ab0628fb274f539",
+    "greedy": "3b97efc97c35ea87",
+    "expert": "f52da99368bc75d2",
+    "blocker": "32d0363b5f874b5f",
+    "rush": "45eb2ba2beef3669",
+    "search:playouts=4,rollout=tickets": "eb8084be5b53c25d",
+}
+FINGERPRINT_GAMES = {"random": 40, "tickets": 20, "routes": 20, "greedy": 20, "expert": 10,
+                     "blocker": 10, "rush": 20, "search:playouts=4,rollout=tickets": 1}
+
+
+def fingerprint(spec, make=make_policy):
+    """The first 16 hex digits of the SHA-256 of the scores and lengths of a few games of
+    `spec` in seat 0 against `tickets`: USA 2 players and Europe 4 players, seats rotated."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for board, n in (("usa", 2), ("europe", 4)):
+        cb = compile_board(board)
+        pols = [make(spec if k == 0 else "tickets", cb.board) for k in range(n)]
+        out = play_batch(cb, n, pols, game_seeds(11, FINGERPRINT_GAMES[spec]), 0, True, True)
+        h.update(out["scores"].tobytes())
+        h.update(out["turns"].tobytes())
+    return h.hexdigest()[:16]
+
+
+@pytest.mark.parametrize("spec", FINGERPRINTS)
+def test_every_built_in_policy_plays_the_same_games_as_before(spec):
+    assert fingerprint(spec) == FINGERPRINTS[spec]
+
+
+def test_fingerprints_cover_every_built_in_policy_and_see_a_change():
+    assert {s.partition(":")[0] for s in FINGERPRINTS} == set(REGISTRY)
+    tuned = fingerprint("tickets", lambda s, b: make_policy(s, b).tune(alpha=0.2))
+    assert tuned != FINGERPRINTS["tickets"]
+
+
+@pytest.mark.parametrize("spec", FINGERPRINTS)
+def test_copies_and_pickles_of_every_policy_play_its_games(spec):
+    """One pickling scheme for every built-in policy (Policy.__reduce__, from init_args):
+    a copy and a pickled policy are fresh instances that play exactly its games."""
+    from ttrsim.policies import Policy
+
+    p = make_policy(spec, None)
+    assert type(p).__reduce__ is Policy.__reduce__
+    for how in (copy.copy, lambda x: pickle.loads(pickle.dumps(x))):
+        assert fingerprint(spec, lambda s, b: how(make_policy(s, b))) == FINGERPRINTS[spec]
+        q = how(p)
+        assert type(q) is type(p) and q.params == p.params and q.spec == p.spec
+
+
+def test_every_policy_plans_with_the_default_weights():
+    """The planner's default weights are written once (default_plan_params, _planning.pxd):
+    every policy that plans, and the planner of every policy that follows one, starts from
+    them; greedy alone values routes by their points itself (points_weight 0)."""
+    from ttrsim._policies import default_plan_weights
+
+    default = default_plan_weights()
+    assert default == dict(tunnel_cost=8, ferry_cost=8, station_cost=32, claim_cost=16,
+                           points_weight=5)
+    for spec in ("tickets", "routes", "tickets:stations=0,tunnels=0"):
+        assert make_policy(spec, None).plan_weights == default
+    assert make_policy("greedy", None).plan_weights == dict(default, points_weight=0)
+    for spec in ("expert", "blocker", "rush", "blocker:tunnels=0,stations=0"):
+        p = make_policy(spec, None)
+        assert p.plan_weights == default and p.planner.plan_weights == default
+        assert p.planner.params.items() <= p.params.items()
+    assert make_policy("tickets", None).tune(claim_cost=3).plan_weights["claim_cost"] == 3
+
+
 def test_policies_command_lists_every_policy(capsys):
     assert cli_main(["policies"]) == 0
     text = capsys.readouterr().out

@@ -977,8 +977,8 @@ cdef class ObservationPolicy(Policy):
         self.fn = fn
         Policy.__init__(self, spec or describe_policy(fn))
 
-    def __reduce__(self):
-        return (ObservationPolicy, (self.fn, self.spec))
+    def init_args(self):
+        return dict(fn=self.fn)
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:

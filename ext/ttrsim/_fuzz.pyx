@@ -145,8 +145,6 @@ cdef class HoardPolicy(Policy):
             return legal[best]
         return legal[rng_below(&self.rng, n_legal)]
 
-    def __reduce__(self):
-        return (HoardPolicy, (self.spec,))
 
 
 cdef enum:
@@ -184,8 +182,9 @@ cdef class FaultyPolicy(Policy):
             return -1
         return ILLEGAL_ACTION
 
-    def __reduce__(self):
-        return (FaultyPolicy, (self.after, self.fail, self.spec))
+    @property
+    def params(self):
+        return dict(after=self.after, fail=self.fail)
 
 
 cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:

@@ -29,6 +29,8 @@ from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
 from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, decide, policy_ref, ref_choose,
                              ref_start)
 
+import copy
+
 import numpy as np
 
 from ttrsim._policy import PolicyError
@@ -225,9 +227,11 @@ cdef class SearchPolicy(Policy):
                     infer=self.infer, ticket_draws=self.ticket_draws,
                     phases=self.phases, lead=self.lead)
 
-    def __reduce__(self):
-        return (_rebuild_search, (type(self), self.rollouts, self.proposers, self.params,
-                                  self.spec))
+    def init_args(self):
+        # fresh copies of the rollout and proposer policies (two copies of a search must
+        # not share them between seats)
+        return dict(self.params, rollouts=[copy.copy(p) for p in self.rollouts],
+                    proposers=[copy.copy(p) for p in self.proposers])
 
     # --- dispatch to the rollout instances and proposers -------------------------------
     @cython.final
@@ -636,15 +640,6 @@ cdef class SearchPolicy(Policy):
         rows = [(self.cand[k], self.visits[k], self.usum[k], self.wins[k], self.msum[k],
                  bool(self.alive[k])) for k in range(self.n_cand)]
         return rows, self.chosen
-
-
-def _rebuild_search(cls, rollouts, proposers, params, spec):
-    """Unpickle / copy a search policy: fresh copies of its rollout and proposer policies
-    (copy.copy would otherwise share them between two seats)."""
-    import copy
-    obj = cls([copy.copy(p) for p in rollouts], [copy.copy(p) for p in proposers], **params,
-              spec=spec)
-    return obj
 
 
 def analyse_position(SearchPolicy policy, game, uint64_t seed=0, progress=None):
