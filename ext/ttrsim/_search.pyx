@@ -26,7 +26,7 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
 from ttrsim._planning cimport Candidates, cand_add, faceup_colours, turn_candidates
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
-from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, decide, policy_ref, ref_choose,
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, play_step, policy_ref, ref_choose,
                              ref_start)
 
 import copy
@@ -245,8 +245,8 @@ cdef class SearchPolicy(Policy):
         loops' one step, _policy.pxd; a `random` rollout: seat 0's generator serves every
         seat); a STEP_* status."""
         cdef Step st
-        return decide(&self.roll[0] if self.roll_random else &self.roll[w.current], b, w,
-                      self.buf, NULL, False, &st, NULL)
+        return play_step(&self.roll[0] if self.roll_random else &self.roll[w.current], b, w,
+                         self.buf, NULL, False, &st, NULL)
 
     @cython.final
     cdef int32_t propose(self, int k, const BoardC* b, const GameState* s, int seat,
