@@ -15,8 +15,8 @@ from ttrsim._policies import (board_tables_count, clear_keep_memos, decide, draw
 from ttrsim.actions import Action
 from ttrsim.cli import main as cli_main
 from ttrsim.game import compile_board
-from ttrsim.policies import (DEFAULT_POLICY, REGISTRY, PolicyError, make_policy, parse_spec,
-                             policy_table)
+from ttrsim.policies import (DEFAULT_POLICY, REGISTRY, PolicyError, PolicySpec, make_policy,
+                             parse_spec, policy_table)
 
 COL = {c: i for i, c in enumerate(SCORE_COLS)}
 BUILT_IN = ["random", "tickets", "routes", "greedy"]
@@ -306,7 +306,10 @@ def test_draw_value_bound_never_falls_below_the_estimate():
 def test_registry_specs_and_parameters():
     assert DEFAULT_POLICY == "tickets"
     assert set(BUILT_IN) <= set(REGISTRY)
-    assert parse_spec("tickets:stations=0,risk=0.2") == ("tickets", {"stations": 0, "risk": 0.2})
+    assert parse_spec("tickets:stations=0,risk=0.2") == PolicySpec("tickets", {"stations": 0, "risk": 0.2})
+    assert parse_spec(" tickets : risk=0.2 #a") == PolicySpec("tickets", {"risk": 0.2}, "a")
+    assert parse_spec("tickets:risk=0.2,stations=0#a").text == "tickets:risk=0.2,stations=0#a"
+    assert parse_spec("rush#b").values() == {"min_len": 6, "tunnels": 1, "risk": 0.3}
     p = make_policy("tickets:stations=0,tunnels=0,risk=0.2,draw=20", None)
     assert p.params == {"stations": 0, "tunnels": 0, "risk": 0.2, "draw": 20}
     assert p.spec == "tickets:draw=20,risk=0.2,stations=0,tunnels=0"
@@ -321,6 +324,63 @@ def test_registry_specs_and_parameters():
         assert info.doc
         for key, (default, doc) in info.params.items():
             assert doc and isinstance(default, (int, float, str))
+
+
+def test_a_spec_is_split_and_parsed_once(monkeypatch):
+    """make_policy and policy_name split a spec's label once and parse it once, and
+    check_policy (the runs' early check) builds one instance."""
+    import ttrsim.policies as pol
+
+    calls = []
+    split, parse, build = pol.split_label, pol._parse_body, pol.PolicySpec.build
+    monkeypatch.setattr(pol, "split_label", lambda s: calls.append("split") or split(s))
+    monkeypatch.setattr(pol, "_parse_body", lambda b, lb: calls.append("parse") or parse(b, lb))
+    monkeypatch.setattr(pol.PolicySpec, "build", lambda self: calls.append("build") or build(self))
+    assert make_policy("tickets:risk=0.2#a", None).spec == "tickets:risk=0.2#a"
+    assert calls == ["split", "parse", "build"]
+    calls.clear()
+    assert pol.policy_name("greedy:draw=5#b") == "greedy:draw=5#b" and calls == ["split", "parse"]
+    calls.clear()
+    assert pol.check_policy("rush:min_len=4") == "rush:min_len=4"
+    assert calls == ["split", "parse", "build"]
+
+
+def test_a_search_spec_is_checked_without_building_its_policies(monkeypatch):
+    """check_policy (every run's early check) refuses a bad search spec as clearly as
+    building it would, building one rollout instance (and one lead), never the search with
+    its nine policies."""
+    import dataclasses
+
+    import ttrsim.policies as pol
+
+    def no_search(**params):
+        raise AssertionError("the search was built to check its spec")
+
+    monkeypatch.setitem(REGISTRY, "search", dataclasses.replace(REGISTRY["search"], build=no_search))
+    built = []
+    build = pol.PolicySpec.build
+    monkeypatch.setattr(pol.PolicySpec, "build", lambda self: built.append(self.text) or build(self))
+    assert pol.check_policy("search:playouts=5#s") == "search:playouts=5#s"
+    assert built == ["expert:model=v4"]
+    built.clear()
+    assert pol.check_policy("search:rollout=tickets,lead=greedy") == \
+        "search:lead=greedy,rollout=tickets"
+    assert built == ["tickets", "greedy"]
+    for spec, message in (("search:c=-1", "c \\(exploration\\) must be >= 0"),
+                          ("search:phases=40", "phases must be a sum"),
+                          ("search:playouts=0,rollout=tickets,infer=30", "infer must be within"),
+                          ("search:rollout=search", "unknown rollout policy"),
+                          ("search:rollout=tickets:risk=2", "risk must be within"),
+                          ("search:lead=expert:model=nofile.json", "nofile.json"),
+                          ("search:draws=2", "draws must be 0")):
+        with pytest.raises(ValueError, match=message):
+            pol.check_policy(spec)
+        monkeypatch.setitem(REGISTRY, "search", dataclasses.replace(REGISTRY["search"],
+                                                                    build=pol.make_search_policy))
+        with pytest.raises(ValueError, match=message):     # the same refusal as building it
+            make_policy(spec, None)
+        monkeypatch.setitem(REGISTRY, "search", dataclasses.replace(REGISTRY["search"],
+                                                                    build=no_search))
 
 
 def test_policies_copy_and_pickle_with_their_parameters():

@@ -5,6 +5,10 @@ import numpy as np
 
 from ttrsim._policy import Policy
 
+def search_params(playouts: int = ..., worlds: int = ..., c: float = ..., utility: float = ...,
+                  claims: int = ..., draws: int = ..., z: float = ..., infer: float = ...,
+                  ticket_draws: int = ..., phases: int = ...) -> dict[str, Any]: ...
+
 class SearchPolicy(Policy):
     playouts: int
     rollout: str
