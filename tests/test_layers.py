@@ -176,7 +176,8 @@ COMPILED_LEVELS = [
 #: The Python modules (or packages) through which the rest of ttrsim reaches each
 #: compiled module; none: only other compiled modules (or scripts/) use it.
 OWNERS = {
-    "_structs": (), "_bits": (), "_rng": (), "_planning": (), "_fuzz": (),
+    "_structs": (), "_bits": (), "_rng": (), "_planning": (),
+    "_fuzz": ("ttrsim.fuzz",),
     "_engine": ("ttrsim.game",),
     "_policy": ("ttrsim.policies",),
     "_policies": ("ttrsim.policies",),
@@ -302,16 +303,42 @@ def test_the_map_names_every_compiled_module_with_its_level_and_owners():
     assert rows == want
 
 
-def test_scripts_import_no_private_name():
-    """scripts/ may import any module of ttrsim, the compiled ones included (benchmarks,
-    fuzzing and the strength scripts drive the core), but no private name (``_x``)."""
+def script_problems(path: Path) -> list[str]:
+    """What a script does that scripts/ may not: import a private module or name of ttrsim
+    (a compiled module, ``ttrsim._version``, a ``_name``), or use ``sys.path`` (to import
+    another script: a module of scripts/ is imported as it is)."""
     bad = []
-    for path in sorted((ROOT / "scripts").glob("*.py")):
-        for module, names in imports(f"scripts.{path.stem}", path):
-            if not module.startswith("ttrsim"):
-                continue
-            for n in names:
-                if n.startswith("_") and not (n.startswith("__") and n.endswith("__")) \
-                        and n not in ALL_COMPILED:
-                    bad.append(f"{path.name} imports {n} from {module}")
+    for module, names in imports(f"scripts.{path.stem}", path):
+        if not module.startswith("ttrsim"):
+            continue
+        hidden = [p for p in module.split(".") if p.startswith("_")]
+        if hidden:
+            bad.append(f"{path.name} imports {module}")
+        for n in names:
+            if n.startswith("_") and not (n.startswith("__") and n.endswith("__")):
+                bad.append(f"{path.name} imports {n} from {module}")
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (isinstance(node, ast.Attribute) and node.attr == "path"
+                and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+            bad.append(f"{path.name}:{node.lineno} uses sys.path")
+    return bad
+
+
+def test_scripts_use_the_public_api_only():
+    """scripts/ import public modules and names of ttrsim only (the core they drive is
+    public through its owners: docs/architecture.md) and never change sys.path."""
+    bad = [b for path in sorted((ROOT / "scripts").glob("*.py")) for b in script_problems(path)]
     assert not bad, "\n".join(bad)
+
+
+def test_the_script_check_sees_planted_imports(tmp_path):
+    planted = tmp_path / "x.py"
+    planted.write_text("import sys\nfrom ttrsim._batch import play_batch\nimport ttrsim._fuzz\n"
+                       "from ttrsim import _expert, __version__\n"
+                       "from ttrsim._version import __version__\n"
+                       "from ttrsim.runner import _run_batch\n"
+                       "sys.path.insert(0, 'scripts')\nfrom ttrsim.batches import play_batch\n")
+    assert script_problems(planted) == [
+        "x.py imports ttrsim._batch", "x.py imports ttrsim._fuzz", "x.py imports _expert from ttrsim",
+        "x.py imports ttrsim._version", "x.py imports _run_batch from ttrsim.runner",
+        "x.py:7 uses sys.path"]

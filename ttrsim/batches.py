@@ -24,8 +24,10 @@ from ttrsim.game import compile_board
 from ttrsim.maps import resolve_board
 from ttrsim.policies import check_policy, expert_models, make_policy, seat_specs
 
+# game_seeds and play_batch (the core's batch loop: a call plays many games and returns
+# their arrays, columns SCORE_COLS) are public for the scripts that drive the core
 __all__ = ["RunConfig", "make_config", "config_from_manifest", "play", "default_batch_size",
-           "versions", "DEFAULT_MAX_TURNS", "IDENTITY"]
+           "versions", "DEFAULT_MAX_TURNS", "IDENTITY", "SCORE_COLS", "game_seeds", "play_batch"]
 
 # Manifest keys that define a run: a resumed run must match them all.
 IDENTITY = ("ttrsim_version", "board", "board_checksum", "players", "policies", "seed", "games",
