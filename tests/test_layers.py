@@ -324,6 +324,16 @@ def script_problems(path: Path) -> list[str]:
     return bad
 
 
+def test_the_test_map_names_every_test_file():
+    """docs/architecture.md's "Which test guards which module" names every tests/test_*.py."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    section = doc.split("## Which test guards which module")[1].split("\n## ")[0]
+    named = set(re.findall(r"`(test_\w+\.py)`", section))
+    files = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert files <= named, f"not in docs/architecture.md's test map: {sorted(files - named)}"
+    assert named <= files, f"the test map names files that do not exist: {sorted(named - files)}"
+
+
 def test_scripts_use_the_public_api_only():
     """scripts/ import public modules and names of ttrsim only (the core they drive is
     public through its owners: docs/architecture.md) and never change sys.path."""
