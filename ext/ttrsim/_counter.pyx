@@ -3,10 +3,11 @@
 #
 # Both follow a planning policy of their own for the seat (`tickets` for blocker, `routes`
 # for rush: PlanFollower, _policies.pyx), asked at every decision so that its plan stays
-# current, and depart from its choice only on a turn where their own rule applies. Everything they read is public or
-# the seat's own (RULES.md, "Hidden information"): the board's owners, every player's
-# network, trains, stations, ticket count and hand size, the cards each player is known
-# to hold from the face-up row (GameState.known), and the seat's own hand and tickets.
+# current, and depart from its choice only on a turn where their own rule applies.
+# Everything they read is public or the seat's own (RULES.md, "Hidden information"): the
+# board's owners, every player's network, trains, stations, ticket count and hand size,
+# the cards each player is known to hold from the face-up row (GameState.known), and the
+# seat's own hand and tickets.
 # Every action they build is checked with is_legal; the planning policy's choice is the
 # fallback.
 cimport cython
