@@ -39,14 +39,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ttrsim._expert import load_model, model_file, section_from_dict
+from counter_strength import play
 from ttrsim.results import update_json
 from ttrsim.training import Positions, export, fit, label, make_model
 from ttrsim.training.fitting import centred
+from ttrsim.training.model_file import load_model, model_file, section_from_dict
 from ttrsim.training.positions import join, load_positions, save_positions, subset
-
-sys.path.insert(0, str(Path(__file__).parent))
-from counter_strength import play  # noqa: E402
 
 BOARDS = ("usa", "europe", "newyork")
 

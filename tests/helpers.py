@@ -53,8 +53,14 @@ def midgame(board, n, seed, turns=14):
 
 
 def load_script(name: str):
-    """scripts/NAME.py as a module (the scripts are not a package)."""
-    path = Path(__file__).resolve().parents[1] / "scripts" / f"{name}.py"
+    """scripts/NAME.py as a module (the scripts are not a package), with scripts/ on the
+    path as when it runs, for the modules of scripts/ it imports (head_to_head)."""
+    import sys
+
+    folder = Path(__file__).resolve().parents[1] / "scripts"
+    if str(folder) not in sys.path:
+        sys.path.append(str(folder))
+    path = folder / f"{name}.py"
     spec = importlib.util.spec_from_file_location(f"{name}_script", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

@@ -348,7 +348,7 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
                 assert set(longest) <= {a.route for a in acts if a.kind == "claim"}
                 # the plan features are those of the plan tickets follows, its own
                 # decision of this turn (the first candidate) having brought it up to date
-                plan = e.tickets_policy.current_plan()
+                plan = e.planner.current_plan()
                 assert plan["trains"] == sum(int(g.board.route_len[r]) for r in plan["routes"])
                 assert plan["claims"] == len(plan["routes"])
                 assert (X[:, F["left_trains"]] == plan["trains"]).all()

@@ -96,7 +96,7 @@ class Run:
         from ttrsim.batches import game_seeds
         from ttrsim._validate import check_int
         from ttrsim.batches import play
-        from ttrsim.policies import make_policy
+        from ttrsim.policies import check_policy
         from ttrsim.record import record_game
         from ttrsim.tables import batch_tables
 
@@ -112,7 +112,7 @@ class Run:
             raise ValueError(f"policies: the run has {m['players']} policy slots, got {len(specs)}")
         for spec in specs:
             try:
-                make_policy(spec, self.board)
+                check_policy(spec, self.board)
             except (ValueError, KeyError) as exc:
                 raise ValueError(f"policy {spec!r} of this run cannot be rebuilt from its name "
                                  f"({exc}); give the run's policies again: "

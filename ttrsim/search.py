@@ -10,10 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ttrsim._search import bench_playouts     # what a search playout costs (scripts/bench.py)
 from ttrsim._validate import check_int
 
-__all__ = ["analyse", "FLAG_LEVEL", "better_p_values", "decision_p_value", "flag_decisions",
-           "flag_meaning"]
+__all__ = ["analyse", "FLAG_LEVEL", "bench_playouts", "better_p_values", "decision_p_value",
+           "flag_decisions", "flag_meaning"]
 
 #: the false discovery rate at which a played move is flagged (docs/viewer.md)
 FLAG_LEVEL = 0.05

@@ -12,7 +12,7 @@ from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, T
                              action_a, action_kind, game_init, hand_total, score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, STEP_ENGINE, Step, decide, policy_ref,
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, STEP_ENGINE, Step, play_step, policy_ref,
                              ref_start, step_clock, step_error)
 
 import numpy as np
@@ -476,7 +476,7 @@ cdef int play_game(const BoardC* b, int n_players, const PolicyRef* refs, uint64
         phase = s.phase
         turn = s.turn
         t_route = s.t_route
-        st = decide(&refs[slot_of_seat[s.current]], b, s, legal, sink, check, step, ns)
+        st = play_step(&refs[slot_of_seat[s.current]], b, s, legal, sink, check, step, ns)
         if st != STEP_OK:
             return st
         stats_after(b, s, &rec.stats[step.seat], step.seat, step.act, phase, turn, t_route)
