@@ -22,7 +22,8 @@ interpreter. Substitutions, so that the whole page runs in seconds:
 Every fenced Python block runs on its own, after ``import ttrsim`` (which each page
 does first), in the page's scratch folder, with ``games=N`` at most G (but for the game
 it replays: ``game(123)`` keeps 124 games), ``n_jobs=-1`` as 1 and ``playouts=N`` at most
-20; but for the few FRAGMENTS, which continue with the reader's own runs or files.
+20; but for the few FRAGMENTS, which continue with the reader's own runs or files or
+start a cluster on a batch system or Kubernetes.
 """
 from __future__ import annotations
 
@@ -77,6 +78,11 @@ def fenced_commands(text: str) -> list:
 #: on its page, so that this list follows the pages)
 FRAGMENTS = {
     ("docs/analysis.md", "p = an.profile(run)"): "continues with runs the reader made",
+    ("docs/analysis.md", 'c = an.compare_profiles([run_a, run_b], labels=["tickets", "expert"], '
+                         'group="all")'): "continues with runs the reader made",
+    ("docs/performance.md", "from dask_jobqueue import SLURMCluster"): "needs a batch system",
+    ("docs/performance.md", "from dask_kubernetes.operator import KubeCluster"):
+        "needs a Kubernetes cluster",
     ("docs/policies.md", "# setup.py next to my_policy.pyx; build with: python setup.py "
                          "build_ext --inplace"): "builds the reader's own .pyx",
     ("docs/policies.md", "from my_policy import MyPolicy"): "plays the reader's own build",
