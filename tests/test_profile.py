@@ -184,14 +184,13 @@ def test_every_run_report_has_the_game_profile(europe3_summary_report):
 def test_runs_pooled(event_run):
     """A list of runs (a league's cells) pools their seat-games: a run given twice doubles
     every count and keeps every mean; runs of two boards are refused."""
-    first = event_run
-    whole = profile(first).table
-    pooled = profile([first, first]).table
+    whole = profile(event_run).table
+    pooled = profile([event_run, event_run]).table
     assert (pooled.n == 2 * whole.n).all()
     assert pooled.estimate.to_numpy() == pytest.approx(whole.estimate.to_numpy(), nan_ok=True)
     other = ttrsim.simulate("usa", 3, games=5, seed=1)
     with pytest.raises(ValueError, match="one board"):
-        profile([first, other])
+        profile([event_run, other])
 
 
 def test_league_style_profile_is_the_game_profile_of_its_games():
