@@ -191,7 +191,7 @@ def test_every_script_ends_through_run_script():
         block = next((node for node in tree.body if isinstance(node, ast.If)
                       and "__main__" in ast.unparse(node.test)), None)
         if block is None:
-            assert path.stem in imported, f"{path.name}: no __main__ block, and no script imports it"
+            assert path.stem in imported, f"{path.name}: no __main__ block, no script imports it"
             continue
         assert ast.unparse(block.body[-1]) == "sys.exit(run_script(main))", path.name
 
