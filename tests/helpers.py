@@ -4,6 +4,12 @@ game profile's hand-checked game."""
 import importlib.util
 from pathlib import Path
 
+#: The run that several modules read (``europe3`` and its summary and reports in
+#: conftest.py): Europe, three seats played by ``tickets``, ``routes`` and ``random`` (they
+#: build stations, attempt tunnels and draw tickets differently: ``routes`` builds no
+#: station), 300 games, enough for tickets kept 30 times and more within one policy.
+EUROPE3 = dict(board="europe", players=["tickets", "routes", "random"], games=300, seed=11)
+
 
 def card(board, t) -> str | None:
     """Name of a card type (8 is the wild card), None for an empty slot."""

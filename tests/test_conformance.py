@@ -212,6 +212,7 @@ def check_legality_agrees(g, board, rnd):
         assert g._core.is_legal(code) == (code in legal), (code, g.phase)
 
 
+@pytest.mark.slow
 def test_python_loop_rechecks_invariants_and_hidden_information():
     # every board at its fewest and most players, a game about as long everywhere but on
     # New York (its games are a third as long: three times as many)

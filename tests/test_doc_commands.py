@@ -6,8 +6,9 @@ finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scri
 checkout copied beside them (a script writes its results there, never into the checkout). `ttrsim` is this interpreter's `python -m ttrsim` and `python` this
 interpreter. Substitutions, so that the whole page runs in seconds:
 
-- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 100), or 10
-  for a command that plays `search` (about 0.1 s of CPU a game);
+- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 40, a multiple
+  of the 2 and 4 seats that a league's games are shared among), or 10 for a command that
+  plays `search` (about 0.1 s of CPU a game): `--policy search` or a script that measures it;
   `--jobs -1` becomes `--jobs 1`; `--playouts N` becomes at most 20;
 - `tcp://HOST:8786` becomes the address of a local dask cluster the test starts;
 - `ttrsim play`, a server, runs with `--no-browser` until it prints its address; the page
@@ -21,7 +22,8 @@ interpreter. Substitutions, so that the whole page runs in seconds:
 Every fenced Python block runs on its own, after ``import ttrsim`` (which each page
 does first), in the page's scratch folder, with ``games=N`` at most G (but for the game
 it replays: ``game(123)`` keeps 124 games), ``n_jobs=-1`` as 1 and ``playouts=N`` at most
-20; but for the few FRAGMENTS, which continue with the reader's own runs or files.
+20; but for the few FRAGMENTS, which continue with the reader's own runs or files or
+start a cluster on a batch system or Kubernetes.
 """
 from __future__ import annotations
 
@@ -38,7 +40,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 SHELL = {"bash", "sh", "shell", "console"}
-GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "100"))
+GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "40"))
+#: scripts whose tables play the `search` policy
+SEARCH_SCRIPTS = ("search_strength.py", "expert_strength.py")
 INSTALL = ("pip ", "python3 -m venv", "python -m venv", "build-env/", "pipx ")
 
 
@@ -74,6 +78,11 @@ def fenced_commands(text: str) -> list:
 #: on its page, so that this list follows the pages)
 FRAGMENTS = {
     ("docs/analysis.md", "p = an.profile(run)"): "continues with runs the reader made",
+    ("docs/analysis.md", 'c = an.compare_profiles([run_a, run_b], labels=["tickets", "expert"], '
+                         'group="all")'): "continues with runs the reader made",
+    ("docs/performance.md", "from dask_jobqueue import SLURMCluster"): "needs a batch system",
+    ("docs/performance.md", "from dask_kubernetes.operator import KubeCluster"):
+        "needs a Kubernetes cluster",
     ("docs/policies.md", "# setup.py next to my_policy.pyx; build with: python setup.py "
                          "build_ext --inplace"): "builds the reader's own .pyx",
     ("docs/policies.md", "from my_policy import MyPolicy"): "plays the reader's own build",
@@ -117,7 +126,8 @@ def substitute(cmd: str, scheduler: str | None) -> list | None:
     """The command as run (an argv list), or None for an install command."""
     if re.sub(r"^(\w+=\S*\s+)+", "", cmd).startswith(INSTALL):
         return None
-    games = min(GAMES, 10) if re.search(r"--policy\s+search", cmd) else GAMES
+    plays_search = re.search(r"--policy\s+search", cmd) or any(n in cmd for n in SEARCH_SCRIPTS)
+    games = min(GAMES, 10) if plays_search else GAMES
     cmd = re.sub(r"--games\s+([\d_]+)",
                  lambda m: f"--games {min(int(m.group(1).replace('_', '')), games)}", cmd)
     cmd = re.sub(r"--playouts\s+(\d+)", lambda m: f"--playouts {min(int(m.group(1)), 20)}", cmd)
@@ -143,6 +153,9 @@ def test_fenced_commands_are_found():
     assert substitute("ttrsim simulate --games 1000000 --jobs -1", None)[3:] == [
         "simulate", "--games", str(min(GAMES, 1_000_000)), "--jobs", "1"]
     assert substitute("pip install -e .", None) is None
+    searching = substitute("python scripts/expert_strength.py --part default --games 2000", None)
+    assert searching[1:] == ["scripts/expert_strength.py", "--part", "default", "--games",
+                             str(min(GAMES, 10))]
 
 
 def test_python_blocks_are_found_and_made_small():

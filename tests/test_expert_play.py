@@ -427,6 +427,7 @@ def test_expert_ignores_hidden_information(board, n, seed):
 
 # --- reproducibility ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_same_seed_same_games_whatever_the_workers():
     kw = dict(games=16, seed=4, batch_size=4)
     specs = ["expert", "tickets", "search:playouts=4,rollout=expert", "search:playouts=4,lead=expert"]

@@ -251,6 +251,7 @@ def test_cli_user_policy_joins(tmp_path, capsys):
     assert "mine.py:first" in out and "tickets" in out
 
 
+@pytest.mark.slow
 def test_done_when_command(tmp_path):
     """The command of docs/league.md, as a user runs it: progress, the report, a rerun
     that plays nothing."""

@@ -605,6 +605,7 @@ def console_errors(browser):
     return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
 
 
+@pytest.mark.slow
 def test_a_person_plays_newyork_through_the_page_and_resumes_after_a_stop(browser, tmp_path):
     s, server = serve(tmp_path, "newyork", 2, ["expert"], seat=1, seed=12)
     person = Person(browser)
@@ -641,6 +642,7 @@ def test_a_person_plays_newyork_through_the_page_and_resumes_after_a_stop(browse
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_person_plays_europe_with_a_tunnel_and_a_station(browser, tmp_path):
     s, server = serve(tmp_path, "europe", 3, ["expert", "tickets"], seat=0, seed=3)
     person = Person(browser, tunnels=True, station=True)
@@ -659,6 +661,7 @@ def test_a_person_plays_europe_with_a_tunnel_and_a_station(browser, tmp_path):
         server.stop()
 
 
+@pytest.mark.slow
 def test_a_person_plays_usa_mega_with_a_ticket_draw(browser, tmp_path):
     s, server = serve(tmp_path, "usa-mega", 4, ["expert", "tickets", "random"], seat=2, seed=1)
     person = Person(browser, ticket_draw=True)

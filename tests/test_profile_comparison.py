@@ -16,7 +16,7 @@ from ttrsim.cli import main
 from ttrsim.results import Run, load_run
 from ttrsim.stats import cluster_ratio, welch_interval
 
-from helpers import hoarder, ticket_drawer
+from helpers import EUROPE3, hoarder, ticket_drawer
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "docs" / "examples" / "people-bga-europe.csv"
 # measures defined for every seat-game (a per-game mean over equal clusters)
@@ -34,9 +34,9 @@ def random3():
     return ttrsim.simulate("europe", ["random"] * 3, games=150, seed=22)
 
 
-@pytest.fixture(scope="module")
-def mixed():
-    return ttrsim.simulate("europe", ["tickets", "routes", "random"], games=150, seed=23)
+@pytest.fixture
+def mixed(europe3):
+    return europe3          # Europe: tickets, routes, random; 300 games (conftest.py)
 
 
 def _cells(result, column):
@@ -250,7 +250,7 @@ def test_groups_and_labels_are_checked(tickets3, mixed):
         compare_profiles([mixed, tickets3], labels=["x", "x"])
     c = compare_profiles([tickets3, mixed], group="tickets")
     assert list(c.columns.column) == ["run 1", "run 2"]
-    assert _cells(c, "run 2").loc["score", "n"] == 150        # one tickets seat a game
+    assert _cells(c, "run 2").loc["score", "n"] == EUROPE3["games"]   # one tickets seat a game
 
 
 # --- people's figures ----------------------------------------------------------------
