@@ -330,3 +330,62 @@ def test_ticket_fairness_refuses_a_max_factor_that_is_not_a_finite_number_from_1
                                 "--games", "4", "--resamples", "40", "--quiet",
                                 f"--max-factor={value}"],
                        f"max_factor must be a finite number >= 1, got {float(value)!r}")
+
+
+# Every option naming a file a command writes, on a command line whose next mistake (a
+# missing input) shows whether the file was checked first, before any work.
+OUTPUT_FILES = [
+    (["compare", "--variant", "no-such-variant.json", "--quiet"], "--csv"),
+    (["route-importance", "--board", "no-such-board", "--quiet"], "--csv"),
+    (["ticket-fairness", "--board", "no-such-board", "--quiet"], "--csv"),
+    (["profile", "no-such-run"], "--csv"),
+    (["show", "no-such-run", "--game", "0"], "--out"),
+    (["variant", "no-such-variant.json"], "--save"),
+]
+
+
+@pytest.mark.parametrize("argv, option", OUTPUT_FILES)
+@pytest.mark.parametrize("where", ["under /proc", "under a file", "in a read-only directory"])
+def test_every_output_file_that_cannot_be_written_is_refused_first(capsys, tmp_path, argv,
+                                                                   option, where):
+    """/proc takes no new file and a path under a regular file none either, whoever asks
+    (os.access says yes to root for both); a read-only directory takes none but root's."""
+    if where == "under /proc":
+        path = "/proc/ttrsim-output-check"
+    elif where == "under a file":
+        (tmp_path / "plain").write_text("x")
+        path = str(tmp_path / "plain" / "table")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes in a read-only directory")
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        path = str(locked / "table")
+    one_line_error(capsys, [*argv, option, path], f"{option} {path}: ",
+                   "is a file, not a directory" if where == "under a file" else
+                   "cannot be written")
+    assert not Path(path).exists()
+
+
+@pytest.mark.parametrize("argv, option", OUTPUT_FILES)
+def test_an_output_file_check_leaves_what_it_found(capsys, tmp_path, argv, option):
+    """The check opens the file without changing it: a new file is removed again, an
+    existing one keeps its bytes."""
+    new, old = tmp_path / "new", tmp_path / "old"
+    old.write_text("mine")
+    for path in (new, old):
+        assert main([*argv, option, str(path)]) == 2
+        assert f"{option} " not in capsys.readouterr().err          # the later mistake
+    assert not new.exists() and old.read_text() == "mine"
+
+
+def test_a_page_in_folders_still_to_make_is_checked_in_the_nearest_existing_one(capsys,
+                                                                                tmp_path):
+    """show makes the page's missing folders: they are no mistake, but the nearest
+    existing folder must take a new file."""
+    assert main(["show", "no-such-run", "--game", "0", "--out",
+                 str(tmp_path / "new" / "dirs" / "g.html")]) == 2
+    assert "--out" not in capsys.readouterr().err and not (tmp_path / "new").exists()
+    one_line_error(capsys, ["show", "no-such-run", "--game", "0", "--out",
+                            "/proc/new/dirs/g.html"], "--out /proc/new/dirs/g.html: cannot be written")

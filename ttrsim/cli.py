@@ -344,6 +344,7 @@ def _cmd_show(sub):
         from ttrsim.results import load_run
         from ttrsim.runner import simulate
 
+        check_output_file(args.out, "--out", makes_dirs=True)     # the page's folders are made
         _check_analysis_options(args)
         if args.run_dir is not None:
             given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
@@ -432,6 +433,7 @@ def _cmd_variant(sub):
         from ttrsim.variants import load_variant
         from ttrsim.maps import board_to_dict
 
+        check_output_file(args.save, "--save")
         board = load_variant(args.path, args.board)
         info = board.variant
         print(f"{board.name}: variant of {info['base']} (hash {info['hash']})")
@@ -842,7 +844,6 @@ def _cmd_profile(sub):
         from ttrsim.results import load_run
 
         check_output_file(args.csv, "--csv")
-        _probe_output_file(args.csv, "--csv")
         side_by_side = (len(args.run_dirs) > 1 or args.people is not None
                         or args.group is not None or args.label is not None)
         if args.label is not None and len(args.label) != len(args.run_dirs):
@@ -863,24 +864,6 @@ def _cmd_profile(sub):
         return 0
 
     p.set_defaults(func=run)
-
-
-def _probe_output_file(path, option: str) -> None:
-    """Open the file for appending (and remove it again if it did not exist): the one sure
-    test that it can be written, which ``os.access`` is not (it says yes to root
-    everywhere, and knows nothing of /proc)."""
-    import os
-
-    if path is None:
-        return
-    existed = os.path.exists(path)
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"{option} {path}: cannot be written ({exc.strerror})") from None
-    if not existed:
-        os.remove(path)
 
 
 def _cmd_play(sub):
@@ -953,9 +936,14 @@ def check_output_dir(path, option: str) -> None:
         raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
 
 
-def check_output_file(path, option: str) -> None:
-    """Refuse, before any game is played, an output file that cannot be written."""
+def check_output_file(path, option: str, *, makes_dirs: bool = False) -> None:
+    """Refuse, before any work, an output file (``--csv FILE`` and the like) that cannot be
+    written, in one line that says why. The file is opened for appending (and removed
+    again if it did not exist): the one sure test, which ``os.access`` is not (it says yes
+    to root everywhere, and knows nothing of /proc). ``makes_dirs``: the command creates
+    the file's missing directories, so the nearest existing one must take a new file."""
     import os
+    import tempfile
     from pathlib import Path
 
     if path is None:
@@ -964,10 +952,24 @@ def check_output_file(path, option: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{option} {path} is a directory; give a file name")
-    if not p.absolute().parent.is_dir():
-        raise ValueError(f"{option} {path}: the directory {p.absolute().parent} does not exist")
-    if not os.access(p if p.exists() else p.absolute().parent, os.W_OK):
-        raise ValueError(f"{option} {path}: not writable")
+    parent = next(q for q in p.absolute().parents if q.exists())
+    if not parent.is_dir():
+        raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
+    try:
+        if parent == p.absolute().parent:
+            existed = os.path.lexists(p)
+            with open(p, "a"):
+                pass
+            if not existed:
+                p.unlink()
+        elif makes_dirs:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        else:
+            raise ValueError(f"{option} {path}: the directory {p.absolute().parent} does not "
+                             "exist")
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot be written ({exc.strerror})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:
