@@ -171,7 +171,7 @@ def _cmd_simulate(sub):
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
                           batch_size=args.batch_size, rotate=not args.no_rotate,
                           summary=args.summary, out=args.out, progress=not args.quiet,
-                          **_backend(args), **kwargs)
+                          **backend_options(args), **kwargs)
         from ttrsim.summary import summary_text
 
         print(summary_text(result, by=args.by, command_line=True))
@@ -491,7 +491,7 @@ def _cmd_compare(sub):
         base, other = comparison_boards(args.variant, args.board, "europe")
         players = seat_policies(args.policy, args.players)
         strong_players = _stronger_players(args)
-        backend = _backend(args)
+        backend = backend_options(args)
 
         def study(players):
             return compare(base, other, players, games=args.games, seed=args.seed,
@@ -594,7 +594,7 @@ def _cmd_route_importance(sub):
         _study_outputs(args)
         strong_players = _stronger_players(args)
         _check_rows(args.rows)
-        backend = _backend(args)
+        backend = backend_options(args)
         routes = None
         if args.routes is not None:       # --routes '' selects nothing: refused, not every route
             try:
@@ -666,7 +666,7 @@ def _cmd_ticket_fairness(sub):
 
         _study_outputs(args)
         strong_players = _stronger_players(args)
-        backend = _backend(args)
+        backend = backend_options(args)
 
         def study(players, out):
             return ticket_fairness(args.board, players, args.games, args.seed, args.jobs,
@@ -736,9 +736,11 @@ def _backend_options(p) -> None:
                    help="with --backend dask: the scheduler's address, e.g. tcp://host:8786")
 
 
-def _backend(args) -> dict:
-    """The backend options as keyword arguments, checked (dask installed, the scheduler
-    answering) before any game is played or anything written."""
+def backend_options(args) -> dict:
+    """``args.backend`` and ``args.scheduler`` as keyword arguments, checked (given together,
+    dask installed, the scheduler answering) before any game is played or anything written:
+    the one check of every command and script that takes ``--backend`` and
+    ``--scheduler``."""
     from ttrsim.dispatch import check_backend, check_scheduler
 
     if args.scheduler is not None and args.backend != "dask":
@@ -794,7 +796,7 @@ def _cmd_league(sub):
             raise ValueError("--out and --report name the same directory; give the report its own")
         result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
                         out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet, **_backend(args))
+                        progress=not args.quiet, **backend_options(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")
