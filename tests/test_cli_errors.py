@@ -115,20 +115,39 @@ def test_python_policy_from_a_file_plays(capsys, policy_file):
     assert "mine.py:first" in text and f"{policy_file}:Last" in text
     # the API takes the same strings and gives the same games
     run = simulate("newyork", ["mine.py:first", f"{policy_file}:Last", "random"], games=3)
-    assert run.manifest["policies"] == ["mine.py:first", f"{policy_file}:Last", "random"]
+    assert run.manifest["policies"] == [f"{policy_file}:first", f"{policy_file}:Last", "random"]
     assert list(run.summary().seat_games) == [3, 3, 3]
+
+
+def test_a_policy_file_given_relative_is_recorded_by_its_absolute_path(capsys, policy_file,
+                                                                       tmp_path):
+    """Workers elsewhere (a cluster's, each in a folder of its own) and readers in another
+    folder find the file; the same command from the same folder still resumes the run."""
+    argv = ["simulate", "--board", "newyork", "--players", "2", "--games", "6", "--batch-size",
+            "2", "--quiet", "--policy", "mine.py:first#a", "--policy", "random", "--out", "run"]
+    assert main(argv) == 0
+    names = [f"{policy_file}:first#a", "random"]
+    assert load_run("run").manifest["policies"] == names
+    for path in [tmp_path / "run" / "done" / "000002",     # a run interrupted before its
+                 *(tmp_path / "run").glob("*/part-000002.parquet")]:     # last batch
+        path.unlink()
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    run = load_run("run")
+    assert run.manifest["policies"] == names and (tmp_path / "run" / "done" / "000002").exists()
+    assert len(run.games) == 6 * 2 and set(run.games.policy) == set(names)
 
 
 @pytest.mark.parametrize("spec, needles", [
     ("mine.py:nope", ["has no 'nope'", "Last", "first"]),
-    ("missing.py:f", ["'missing.py' not found"]),
+    ("missing.py:f", ["missing.py' not found"]),
     ("broken.py:f", ["failed to load", "SyntaxError", "line 1"]),
     ("mine.py:CONSTANT", ["is not a policy"]),
     ("mine.py", ["mine.py:function"]),
     ("no_such_module_here:f", ["cannot import module 'no_such_module_here'"]),
-    ("mine.py:answers_none", ["'mine.py:answers_none' (seat", "answered None",
+    ("mine.py:answers_none", ["/mine.py:answers_none' (seat", "answered None",
                               "legal actions"]),
-    ("mine.py:crashes", ["'mine.py:crashes' (seat", "RuntimeError('boom')"]),
+    ("mine.py:crashes", ["/mine.py:crashes' (seat", "RuntimeError('boom')"]),
 ])
 def test_python_policy_mistakes(capsys, policy_file, spec, needles):
     line = one_line_error(capsys, ["simulate", "--board", "newyork", "--players", "2", "--games",

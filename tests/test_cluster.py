@@ -171,6 +171,27 @@ def test_tasks_run_on_the_workers_even_with_one_worker_thread():
     assert pids == worker and os.getpid() not in pids
 
 
+def test_a_policy_file_given_relative_is_found_by_the_workers(cluster, tmp_path, capsys,
+                                                              monkeypatch):
+    """The workers run in folders of their own: a policy file named relative to the
+    client's folder reaches them by its absolute path (on a disk they share)."""
+    address, client = cluster
+    (tmp_path / "mine.py").write_text("def first(observation, legal_actions):\n"
+                                      "    return legal_actions[0]\n")
+    assert str(tmp_path) not in client.run(os.getcwd).values()
+    argv = ["simulate", "--board", "newyork", "--players", "2", "--games", "8",
+            "--batch-size", "2", "--policy", "mine.py:first", "--policy", "random"]
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--quiet"]) == 0
+    here = capsys.readouterr().out
+    before = finished_on_cluster(client)
+    assert main([*argv, "--quiet", "--backend", "dask", "--scheduler", address]) == 0, \
+        capsys.readouterr().err
+    assert finished_on_cluster(client) > before
+    wall = re.compile(r"^time .*$", flags=re.M)
+    assert wall.sub("", capsys.readouterr().out) == wall.sub("", here)
+
+
 @pytest.mark.parametrize("moment", ["connecting", "fetching results"])
 def test_ctrl_c_while_dask_is_busy_ends_the_run_alone(moment, cluster, monkeypatch, caplog):
     """Ctrl-C landing in one of dask's blocking calls before its event loop has begun the
