@@ -463,7 +463,7 @@ def make_policy(spec, board) -> Policy:
             raise ValueError(f"policy {spec!r} is not a policy: name a function "
                              "f(observation, legal_actions), or a class or object with a "
                              "choose(observation, legal_actions) method") from None
-        guarded.name = _ref_name(ref, label)           # errors name it as it was given
+        guarded.name = _ref_name(ref, label)           # errors name it as results do
         return PyPolicy(guarded, board, spec=guarded.name)
     return PyPolicy(_Guarded(spec), board, spec=_python_name(spec))
 
