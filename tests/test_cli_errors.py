@@ -406,5 +406,5 @@ def test_a_page_in_folders_still_to_make_is_checked_in_the_nearest_existing_one(
     assert main(["show", "no-such-run", "--game", "0", "--out",
                  str(tmp_path / "new" / "dirs" / "g.html")]) == 2
     assert "--out" not in capsys.readouterr().err and not (tmp_path / "new").exists()
-    one_line_error(capsys, ["show", "no-such-run", "--game", "0", "--out",
-                            "/proc/new/dirs/g.html"], "--out /proc/new/dirs/g.html: cannot be written")
+    one_line_error(capsys, ["show", "no-such-run", "--game", "0", "--out", "/proc/new/g.html"],
+                   "--out /proc/new/g.html: cannot be written")
