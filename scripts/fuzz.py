@@ -280,6 +280,13 @@ def _parser() -> argparse.ArgumentParser:
     return ap
 
 
+def _refuse(message: str) -> int:
+    """A mistake in the command line: one line and exit code 2, as the ttrsim commands say
+    it."""
+    print(f"fuzz.py: error: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv=None) -> int:
     ap = _parser()
     args = ap.parse_args(argv)
@@ -287,21 +294,22 @@ def main(argv=None) -> int:
         print("\n".join(measure()))
         return 0
     if args.games <= 0 or args.chunk <= 0:
-        ap.error("--games and --chunk must be positive")
+        return _refuse("--games and --chunk must be positive")
     from contextlib import closing
 
-    from ttrsim.dispatch import check_backend, progress_bar, run_tasks
+    from ttrsim.cli import backend_options
+    from ttrsim.dispatch import progress_bar, run_tasks
 
     try:
-        check_backend(args.backend, args.scheduler)
+        backend_options(args)                   # as every ttrsim command checks them
     except (ImportError, ValueError) as exc:
-        ap.error(str(exc))
+        return _refuse(str(exc))
     rows = load_state(args.state) if args.state else []
     sizes = {r["size"] for r in rows}
     if not args.report_only and sizes - {args.chunk}:
         # chunk i holds games i*size ..: another size would replay games already counted
-        ap.error(f"{args.state} holds chunks of {', '.join(map(str, sorted(sizes)))} games: "
-                 f"resume with the same --chunk")
+        return _refuse(f"{args.state} holds chunks of {', '.join(map(str, sorted(sizes)))} "
+                       "games: resume with the same --chunk")
     done = {(r["board"], r["players"], r["mode"], r["chunk"]) for r in rows}
     todo = [] if args.report_only else plan(args.boards, args.games, args.chunk, done, args.modes)
     deadline = None

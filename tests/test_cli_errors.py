@@ -115,20 +115,39 @@ def test_python_policy_from_a_file_plays(capsys, policy_file):
     assert "mine.py:first" in text and f"{policy_file}:Last" in text
     # the API takes the same strings and gives the same games
     run = simulate("newyork", ["mine.py:first", f"{policy_file}:Last", "random"], games=3)
-    assert run.manifest["policies"] == ["mine.py:first", f"{policy_file}:Last", "random"]
+    assert run.manifest["policies"] == [f"{policy_file}:first", f"{policy_file}:Last", "random"]
     assert list(run.summary().seat_games) == [3, 3, 3]
+
+
+def test_a_policy_file_given_relative_is_recorded_by_its_absolute_path(capsys, policy_file,
+                                                                       tmp_path):
+    """Workers elsewhere (a cluster's, each in a folder of its own) and readers in another
+    folder find the file; the same command from the same folder still resumes the run."""
+    argv = ["simulate", "--board", "newyork", "--players", "2", "--games", "6", "--batch-size",
+            "2", "--quiet", "--policy", "mine.py:first#a", "--policy", "random", "--out", "run"]
+    assert main(argv) == 0
+    names = [f"{policy_file}:first#a", "random"]
+    assert load_run("run").manifest["policies"] == names
+    for path in [tmp_path / "run" / "done" / "000002",     # a run interrupted before its
+                 *(tmp_path / "run").glob("*/part-000002.parquet")]:     # last batch
+        path.unlink()
+    capsys.readouterr()
+    assert main(argv) == 0, capsys.readouterr().err
+    run = load_run("run")
+    assert run.manifest["policies"] == names and (tmp_path / "run" / "done" / "000002").exists()
+    assert len(run.games) == 6 * 2 and set(run.games.policy) == set(names)
 
 
 @pytest.mark.parametrize("spec, needles", [
     ("mine.py:nope", ["has no 'nope'", "Last", "first"]),
-    ("missing.py:f", ["'missing.py' not found"]),
+    ("missing.py:f", ["missing.py' not found"]),
     ("broken.py:f", ["failed to load", "SyntaxError", "line 1"]),
     ("mine.py:CONSTANT", ["is not a policy"]),
     ("mine.py", ["mine.py:function"]),
     ("no_such_module_here:f", ["cannot import module 'no_such_module_here'"]),
-    ("mine.py:answers_none", ["'mine.py:answers_none' (seat", "answered None",
+    ("mine.py:answers_none", ["/mine.py:answers_none' (seat", "answered None",
                               "legal actions"]),
-    ("mine.py:crashes", ["'mine.py:crashes' (seat", "RuntimeError('boom')"]),
+    ("mine.py:crashes", ["/mine.py:crashes' (seat", "RuntimeError('boom')"]),
 ])
 def test_python_policy_mistakes(capsys, policy_file, spec, needles):
     line = one_line_error(capsys, ["simulate", "--board", "newyork", "--players", "2", "--games",
@@ -330,3 +349,62 @@ def test_ticket_fairness_refuses_a_max_factor_that_is_not_a_finite_number_from_1
                                 "--games", "4", "--resamples", "40", "--quiet",
                                 f"--max-factor={value}"],
                        f"max_factor must be a finite number >= 1, got {float(value)!r}")
+
+
+# Every option naming a file a command writes, on a command line whose next mistake (a
+# missing input) shows whether the file was checked first, before any work.
+OUTPUT_FILES = [
+    (["compare", "--variant", "no-such-variant.json", "--quiet"], "--csv"),
+    (["route-importance", "--board", "no-such-board", "--quiet"], "--csv"),
+    (["ticket-fairness", "--board", "no-such-board", "--quiet"], "--csv"),
+    (["profile", "no-such-run"], "--csv"),
+    (["show", "no-such-run", "--game", "0"], "--out"),
+    (["variant", "no-such-variant.json"], "--save"),
+]
+
+
+@pytest.mark.parametrize("argv, option", OUTPUT_FILES)
+@pytest.mark.parametrize("where", ["under /proc", "under a file", "in a read-only directory"])
+def test_every_output_file_that_cannot_be_written_is_refused_first(capsys, tmp_path, argv,
+                                                                   option, where):
+    """/proc takes no new file and a path under a regular file none either, whoever asks
+    (os.access says yes to root for both); a read-only directory takes none but root's."""
+    if where == "under /proc":
+        path = "/proc/ttrsim-output-check"
+    elif where == "under a file":
+        (tmp_path / "plain").write_text("x")
+        path = str(tmp_path / "plain" / "table")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root writes in a read-only directory")
+        locked = tmp_path / "locked"
+        locked.mkdir()
+        locked.chmod(0o500)
+        path = str(locked / "table")
+    one_line_error(capsys, [*argv, option, path], f"{option} {path}: ",
+                   "is a file, not a directory" if where == "under a file" else
+                   "cannot be written")
+    assert not Path(path).exists()
+
+
+@pytest.mark.parametrize("argv, option", OUTPUT_FILES)
+def test_an_output_file_check_leaves_what_it_found(capsys, tmp_path, argv, option):
+    """The check opens the file without changing it: a new file is removed again, an
+    existing one keeps its bytes."""
+    new, old = tmp_path / "new", tmp_path / "old"
+    old.write_text("mine")
+    for path in (new, old):
+        assert main([*argv, option, str(path)]) == 2
+        assert f"{option} " not in capsys.readouterr().err          # the later mistake
+    assert not new.exists() and old.read_text() == "mine"
+
+
+def test_a_page_in_folders_still_to_make_is_checked_in_the_nearest_existing_one(capsys,
+                                                                                tmp_path):
+    """show makes the page's missing folders: they are no mistake, but the nearest
+    existing folder must take a new file."""
+    assert main(["show", "no-such-run", "--game", "0", "--out",
+                 str(tmp_path / "new" / "dirs" / "g.html")]) == 2
+    assert "--out" not in capsys.readouterr().err and not (tmp_path / "new").exists()
+    one_line_error(capsys, ["show", "no-such-run", "--game", "0", "--out", "/proc/new/g.html"],
+                   "--out /proc/new/g.html: cannot be written")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import http.server
 import json
+import logging
 import os
 import re
 import signal
@@ -170,6 +171,72 @@ def test_tasks_run_on_the_workers_even_with_one_worker_thread():
     assert pids == worker and os.getpid() not in pids
 
 
+def test_a_policy_file_given_relative_is_found_by_the_workers(cluster, tmp_path, capsys,
+                                                              monkeypatch):
+    """The workers run in folders of their own: a policy file named relative to the
+    client's folder reaches them by its absolute path (on a disk they share)."""
+    address, client = cluster
+    (tmp_path / "mine.py").write_text("def first(observation, legal_actions):\n"
+                                      "    return legal_actions[0]\n")
+    assert str(tmp_path) not in client.run(os.getcwd).values()
+    argv = ["simulate", "--board", "newyork", "--players", "2", "--games", "8",
+            "--batch-size", "2", "--policy", "mine.py:first", "--policy", "random"]
+    monkeypatch.chdir(tmp_path)
+    assert main([*argv, "--quiet"]) == 0
+    here = capsys.readouterr().out
+    before = finished_on_cluster(client)
+    assert main([*argv, "--quiet", "--backend", "dask", "--scheduler", address]) == 0, \
+        capsys.readouterr().err
+    assert finished_on_cluster(client) > before
+    wall = re.compile(r"^time .*$", flags=re.M)
+    assert wall.sub("", capsys.readouterr().out) == wall.sub("", here)
+
+
+@pytest.mark.parametrize("moment", ["connecting", "fetching results"])
+def test_ctrl_c_while_dask_is_busy_ends_the_run_alone(moment, cluster, monkeypatch, caplog):
+    """Ctrl-C landing in one of dask's blocking calls before its event loop has begun the
+    call's work makes dask fail a callback of its own, which logs a traceback (the flaky
+    end of an interrupted study). Here the loop is kept busy at that moment, on the first
+    call of the run's connection or fetch of results: the run must still end with the
+    KeyboardInterrupt alone, no error logged, and its tasks cancelled."""
+    import contextlib
+
+    import distributed.client
+    import distributed.utils
+
+    from ttrsim.dispatch import run_tasks
+
+    address, client = cluster
+    real = distributed.utils.sync
+    fired, timers = [], []
+
+    def busy_when_interrupted(loop, func, *args, **kwargs):
+        if not fired and (moment == "connecting" or "gather" in func.__name__):
+            fired.append(func.__name__)
+            loop.add_callback(time.sleep, 0.5)      # dask's event loop busy...
+            timers.append(threading.Timer(0.1, signal.pthread_kill,  # ...when Ctrl-C lands
+                                          (threading.main_thread().ident, signal.SIGINT)))
+            timers[0].start()
+        return real(loop, func, *args, **kwargs)
+
+    monkeypatch.setattr(distributed.utils, "sync", busy_when_interrupted)
+    monkeypatch.setattr(distributed.client, "sync", busy_when_interrupted)
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)   # whatever pytest set
+    try:
+        with pytest.raises(KeyboardInterrupt), \
+                contextlib.closing(run_tasks(time.sleep, [(0.3,)] * 40, backend="dask",
+                                             scheduler=address)) as results:
+            for _ in results:
+                time.sleep(1)                       # the caller's own work
+    finally:
+        for timer in timers:
+            timer.cancel()
+        signal.signal(signal.SIGINT, old)
+    assert fired
+    assert not [r for r in caplog.records if r.levelno >= logging.ERROR], caplog.text
+    within(30, lambda: _wait_until_idle(client))       # the run's tasks were cancelled
+
+
 def _ttrsim(*argv, cwd) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-m", "ttrsim", *argv], cwd=cwd, env=ENV, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE,
@@ -195,11 +262,12 @@ def _saved(out: Path) -> dict:
 @pytest.mark.slow
 def test_a_worker_killed_and_the_study_interrupted_lose_nothing(cluster, tmp_path, capsys,
                                                                monkeypatch):
-    """A third worker, a process of its own, is killed (SIGKILL) while it plays a task: the
-    scheduler gives the task to the others. The study is then interrupted (Ctrl-C): its
-    tasks leave the cluster, and the same command resumes on the cluster from the tasks
-    saved. The tables are those of the study played here, and no saved task is played
-    again."""
+    """Interrupted (Ctrl-C) at the earliest moment of its run on the cluster, as it
+    connects, the study says so in one line. The same command again: a third worker, a
+    process of its own, is killed (SIGKILL) while it plays a task: the scheduler gives the
+    task to the others. The study is then interrupted: its tasks leave the cluster, and
+    the same command resumes on the cluster from the tasks saved. The tables are those of
+    the study played here, and no saved task is played again."""
     address, client = cluster
     argv = ["route-importance", "--board", "usa", "--players", "4", "--policy", "greedy",
             "--routes", "1,2,3", "--group-size", "1", "--games", "300", "--batch-size", "30",
@@ -208,12 +276,20 @@ def test_a_worker_killed_and_the_study_interrupted_lose_nothing(cluster, tmp_pat
                                "--nthreads", "1", "--no-nanny", "--no-dashboard",
                                "--host", "127.0.0.1"], env=ENV,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    study = None
+    interrupted = ("ttrsim route-importance: error: interrupted; every finished task is "
+                   "saved in out: the same command resumes")
+    early = study = None
     try:
         here = run_in(tmp_path / "here", argv, capsys, monkeypatch)
         there = tmp_path / "there"
         there.mkdir()
         cmd = [*argv, "--quiet", "--backend", "dask", "--scheduler", address]
+        known = client.run_on_scheduler(_clients)
+        early = _ttrsim(*cmd, cwd=there)
+        _wait_for(lambda: client.run_on_scheduler(_clients) - known, "the study's client", early)
+        early.send_signal(signal.SIGINT)
+        _, err = early.communicate(timeout=60)
+        assert early.returncode == 130 and err.splitlines() == [interrupted], err
         client.wait_for_workers(3, timeout=60)
         names = client.run(lambda dask_worker: dask_worker.name)
         victim_at = next(w for w, n in names.items() if n == "victim")
@@ -227,14 +303,13 @@ def test_a_worker_killed_and_the_study_interrupted_lose_nothing(cluster, tmp_pat
         study.send_signal(signal.SIGINT)
         _, err = study.communicate(timeout=60)
     finally:
-        for process in (victim, study):
+        for process in (victim, early, study):
             if process is not None and process.poll() is None:
                 process.kill()
                 process.wait()
     assert study.returncode == 130, err
     lines = err.splitlines()
-    assert lines[-1] == ("ttrsim route-importance: error: interrupted; every finished task is "
-                         "saved in out: the same command resumes"), err
+    assert lines[-1] == interrupted, err
     # dask's note when the killed worker held a result not yet fetched (played again)
     assert all("Couldn't gather" in line for line in lines[:-1]), err
     assert victim_at not in client.nthreads()
@@ -248,6 +323,10 @@ def test_a_worker_killed_and_the_study_interrupted_lose_nothing(cluster, tmp_pat
     assert_same_files(tmp_path / "here", there)
     after = _saved(there / "out")
     assert len(after) == 30 and all(after[k] == v for k, v in saved.items())
+
+
+def _clients(dask_scheduler) -> set:
+    return set(dask_scheduler.clients)
 
 
 def _wait_until_idle(client) -> None:

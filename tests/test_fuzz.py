@@ -91,8 +91,11 @@ def test_script_resumes_and_adds_games(tmp_path, capsys):
     assert rows2[:len(rows)] == rows                          # the first games were kept
     text = doc.read_text()
     assert "| newyork | 120 | 120 | 240 |" in text and "None: no invariant was broken" in text
-    with pytest.raises(SystemExit):                           # another chunk size: refused
-        fuzz.main(["--boards", "newyork", "--chunk", "30", "--state", str(state), "--games", "360"])
+    capsys.readouterr()
+    assert fuzz.main(["--boards", "newyork", "--chunk", "30", "--state", str(state),
+                      "--games", "360"]) == 2                 # another chunk size: refused
+    assert capsys.readouterr().err == (f"fuzz.py: error: {state} holds chunks of 20 games: "
+                                       "resume with the same --chunk\n")
     # the same chunks give the same games: a chunk played again is identical
     again = fuzz.play_chunk("newyork", 3, "mixed", 0, 20)
     first = next(r for r in rows if (r["players"], r["mode"], r["chunk"]) == (3, "mixed", 0))
@@ -122,3 +125,19 @@ def test_checking_catches_an_illegal_action_of_a_policy_that_vouches_for_its_act
     assert out["by_code"] == {VIOLATION_MESSAGES[16]: 4}     # chose an illegal action
     with pytest.raises(PolicyError, match=f"chose action {ILLEGAL_CODE}, which is not legal"):
         play_batch(cb, 2, seats(), game_seeds(3, 1), check=True)
+
+
+@pytest.mark.parametrize("half, message", [
+    (["--scheduler", "tcp://127.0.0.1:8786"], "--scheduler is the address of a dask scheduler: "
+                                              "add --backend dask"),
+    (["--backend", "dask"], "--backend dask needs --scheduler ADDRESS"),
+])
+def test_backend_and_scheduler_half_given_are_refused_in_one_line(half, message, tmp_path,
+                                                                  capsys):
+    """As every ttrsim command refuses them, before any game or the state file."""
+    state = tmp_path / "state.jsonl"
+    assert fuzz.main(["--boards", "newyork", "--modes", "random", "--games", "1", "--chunk",
+                      "1", "--n-jobs", "1", "--state", str(state), *half]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fuzz.py: error: ") and err.count("\n") == 1 and message in err, err
+    assert not state.exists()

@@ -17,6 +17,7 @@ import importlib
 import ttrsim
 from ttrsim.analysis.studies.league import ELO, fit_ratings, load_league, schedule
 from ttrsim.cli import main
+from ttrsim.policies import REGISTRY
 
 # the module (its name is also the function's, which the package exports)
 league_mod = importlib.import_module("ttrsim.analysis.studies.league")
@@ -234,6 +235,27 @@ def test_resume_and_extend(tmp_path, monkeypatch):
 def test_refusals(kwargs, message):
     with pytest.raises((ValueError, KeyError, ttrsim.PolicyError), match=message):
         ttrsim.league(**{"games": 10, **kwargs})
+
+
+def test_a_search_spec_is_checked_without_building_the_search(monkeypatch):
+    """The league checks its policies before any game without building a search (nine
+    policies each): the check then goes on to the next mistake, a policy given twice, and
+    a bad search parameter is refused as building it would refuse it."""
+    import dataclasses
+
+    built, search = [], REGISTRY["search"]
+
+    def counted(**params):
+        built.append(params)
+        return search.build(**params)
+
+    monkeypatch.setitem(REGISTRY, "search", dataclasses.replace(search, build=counted))
+    with pytest.raises(ValueError, match="'tickets' is given twice"):
+        ttrsim.league(board="newyork", policies=["search:playouts=5", "tickets", "tickets"],
+                      games=10)
+    with pytest.raises(ValueError, match="phases must be a sum"):
+        ttrsim.league(board="newyork", policies=["search:phases=40", "tickets"], games=10)
+    assert built == []
 
 
 def test_cli_refuses_in_one_line(capsys):

@@ -171,7 +171,7 @@ def _cmd_simulate(sub):
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
                           batch_size=args.batch_size, rotate=not args.no_rotate,
                           summary=args.summary, out=args.out, progress=not args.quiet,
-                          **_backend(args), **kwargs)
+                          **backend_options(args), **kwargs)
         from ttrsim.summary import summary_text
 
         print(summary_text(result, by=args.by, command_line=True))
@@ -344,6 +344,7 @@ def _cmd_show(sub):
         from ttrsim.results import load_run
         from ttrsim.runner import simulate
 
+        check_output_file(args.out, "--out", makes_dirs=True)     # the page's folders are made
         _check_analysis_options(args)
         if args.run_dir is not None:
             given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
@@ -432,6 +433,7 @@ def _cmd_variant(sub):
         from ttrsim.variants import load_variant
         from ttrsim.maps import board_to_dict
 
+        check_output_file(args.save, "--save")
         board = load_variant(args.path, args.board)
         info = board.variant
         print(f"{board.name}: variant of {info['base']} (hash {info['hash']})")
@@ -489,7 +491,7 @@ def _cmd_compare(sub):
         base, other = comparison_boards(args.variant, args.board, "europe")
         players = seat_policies(args.policy, args.players)
         strong_players = _stronger_players(args)
-        backend = _backend(args)
+        backend = backend_options(args)
 
         def study(players):
             return compare(base, other, players, games=args.games, seed=args.seed,
@@ -592,7 +594,7 @@ def _cmd_route_importance(sub):
         _study_outputs(args)
         strong_players = _stronger_players(args)
         _check_rows(args.rows)
-        backend = _backend(args)
+        backend = backend_options(args)
         routes = None
         if args.routes is not None:       # --routes '' selects nothing: refused, not every route
             try:
@@ -664,7 +666,7 @@ def _cmd_ticket_fairness(sub):
 
         _study_outputs(args)
         strong_players = _stronger_players(args)
-        backend = _backend(args)
+        backend = backend_options(args)
 
         def study(players, out):
             return ticket_fairness(args.board, players, args.games, args.seed, args.jobs,
@@ -734,9 +736,11 @@ def _backend_options(p) -> None:
                    help="with --backend dask: the scheduler's address, e.g. tcp://host:8786")
 
 
-def _backend(args) -> dict:
-    """The backend options as keyword arguments, checked (dask installed, the scheduler
-    answering) before any game is played or anything written."""
+def backend_options(args) -> dict:
+    """``args.backend`` and ``args.scheduler`` as keyword arguments, checked (given together,
+    dask installed, the scheduler answering) before any game is played or anything written:
+    the one check of every command and script that takes ``--backend`` and
+    ``--scheduler``."""
     from ttrsim.dispatch import check_backend, check_scheduler
 
     if args.scheduler is not None and args.backend != "dask":
@@ -792,7 +796,7 @@ def _cmd_league(sub):
             raise ValueError("--out and --report name the same directory; give the report its own")
         result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
                         out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet, **_backend(args))
+                        progress=not args.quiet, **backend_options(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")
@@ -842,7 +846,6 @@ def _cmd_profile(sub):
         from ttrsim.results import load_run
 
         check_output_file(args.csv, "--csv")
-        _probe_output_file(args.csv, "--csv")
         side_by_side = (len(args.run_dirs) > 1 or args.people is not None
                         or args.group is not None or args.label is not None)
         if args.label is not None and len(args.label) != len(args.run_dirs):
@@ -863,24 +866,6 @@ def _cmd_profile(sub):
         return 0
 
     p.set_defaults(func=run)
-
-
-def _probe_output_file(path, option: str) -> None:
-    """Open the file for appending (and remove it again if it did not exist): the one sure
-    test that it can be written, which ``os.access`` is not (it says yes to root
-    everywhere, and knows nothing of /proc)."""
-    import os
-
-    if path is None:
-        return
-    existed = os.path.exists(path)
-    try:
-        with open(path, "a"):
-            pass
-    except OSError as exc:
-        raise ValueError(f"{option} {path}: cannot be written ({exc.strerror})") from None
-    if not existed:
-        os.remove(path)
 
 
 def _cmd_play(sub):
@@ -953,9 +938,14 @@ def check_output_dir(path, option: str) -> None:
         raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
 
 
-def check_output_file(path, option: str) -> None:
-    """Refuse, before any game is played, an output file that cannot be written."""
+def check_output_file(path, option: str, *, makes_dirs: bool = False) -> None:
+    """Refuse, before any work, an output file (``--csv FILE`` and the like) that cannot be
+    written, in one line that says why. The file is opened for appending (and removed
+    again if it did not exist): the one sure test, which ``os.access`` is not (it says yes
+    to root everywhere, and knows nothing of /proc). ``makes_dirs``: the command creates
+    the file's missing directories, so the nearest existing one must take a new file."""
     import os
+    import tempfile
     from pathlib import Path
 
     if path is None:
@@ -964,10 +954,24 @@ def check_output_file(path, option: str) -> None:
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{option} {path} is a directory; give a file name")
-    if not p.absolute().parent.is_dir():
-        raise ValueError(f"{option} {path}: the directory {p.absolute().parent} does not exist")
-    if not os.access(p if p.exists() else p.absolute().parent, os.W_OK):
-        raise ValueError(f"{option} {path}: not writable")
+    parent = next(q for q in p.absolute().parents if q.exists())
+    if not parent.is_dir():
+        raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
+    try:
+        if parent == p.absolute().parent:
+            existed = os.path.lexists(p)
+            with open(p, "a"):
+                pass
+            if not existed:
+                p.unlink()
+        elif makes_dirs:
+            with tempfile.TemporaryFile(dir=parent):
+                pass
+        else:
+            raise ValueError(f"{option} {path}: the directory {p.absolute().parent} does not "
+                             "exist")
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot be written ({exc.strerror})") from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -154,9 +154,11 @@ def _no_worker(scheduler, wait: float) -> ValueError:
                       "waits longer, as for workers queued on a batch system)")
 
 
-def _dask_client(scheduler):
+def _dask_client(scheduler, stop):
     """A client of the scheduler at ``scheduler`` that has a worker, or a ValueError that
-    says what is wrong, never a wait without end."""
+    says what is wrong, never a wait without end; ``None`` when ``stop`` is set first."""
+    import time
+
     from distributed import Client
 
     check_scheduler(scheduler)
@@ -167,13 +169,23 @@ def _dask_client(scheduler):
                          "with 'dask scheduler' and give its address to scheduler= "
                          "(--scheduler)") from None
     wait = _worker_wait()
+    deadline = time.monotonic() + wait
     try:
-        client.wait_for_workers(1, timeout=wait)
+        while not stop.is_set():    # in short waits, so that a stop is heard within a second
+            try:
+                client.wait_for_workers(1, timeout=min(1, max(deadline - time.monotonic(), 0.01)))
+                break
+            except TimeoutError:
+                if time.monotonic() > deadline:
+                    raise
         # another ttrsim (or none) on a worker could play other games (or none)
         workers = client.get_versions(packages=["ttrsim"])["workers"]
     except (TimeoutError, OSError):
         client.close()
         raise _no_worker(scheduler, wait) from None
+    if stop.is_set():
+        client.close()
+        return None
     other = {w: v["packages"].get("ttrsim") for w, v in workers.items()
              if v["packages"].get("ttrsim") != __version__}
     if other:
@@ -187,17 +199,59 @@ def _dask_client(scheduler):
 
 
 def _on_cluster(func, args_list, scheduler):
-    """``(i, func(*args_list[i]))`` as the tasks finish on the workers of the dask cluster
-    at ``scheduler``, however few (joblib's dask backend plays in this process when the
-    cluster has one thread). A worker lost mid-task costs only that task, which the
-    scheduler gives to another worker; a cluster left without any worker for
-    :func:`_worker_wait` ends the run. Left early, the unfinished tasks are cancelled."""
+    """``(i, func(*args_list[i]))`` as the tasks finish on the dask cluster at ``scheduler``
+    (:func:`_cluster_results`), which a thread of its own drives. Ctrl-C reaches the main
+    thread alone, and must never land in one of dask's blocking calls: one interrupted
+    early leaves a failing callback on dask's event loop, which prints a traceback. So the
+    caller's thread only waits on a queue here; left early (Ctrl-C, an error, the caller
+    closing), it tells the thread to stop, and waits while that cancels the unfinished
+    tasks and closes its client (a second or so; up to dask's connect timeout when the
+    scheduler has not answered yet)."""
+    import queue
+    import threading
+
+    news = queue.Queue()
+    stop = threading.Event()
+
+    def drive():
+        try:
+            for results in _cluster_results(func, args_list, scheduler, stop):
+                news.put((results, None))
+        except BaseException as exc:            # noqa: BLE001 - raised in the caller's thread
+            news.put(([], exc))
+        else:
+            news.put((None, None))
+
+    driver = threading.Thread(target=drive, name="ttrsim-dask", daemon=True)
+    driver.start()
+    try:
+        while True:
+            results, error = news.get()
+            if error is not None:
+                raise error
+            if results is None:
+                return
+            yield from results
+    finally:
+        stop.set()
+        driver.join()
+
+
+def _cluster_results(func, args_list, scheduler, stop):
+    """Lists of ``(i, func(*args_list[i]))`` as the tasks finish on the workers of the dask
+    cluster at ``scheduler``, however few (joblib's dask backend plays in this process when
+    the cluster has one thread), until they are all done or ``stop`` is set. A worker lost
+    mid-task costs only that task, which the scheduler gives to another worker; a cluster
+    left without any worker for :func:`_worker_wait` ends the run. Left early, the
+    unfinished tasks are cancelled."""
     import queue
     import time
 
     from distributed import KilledWorker
 
-    client = _dask_client(scheduler)
+    client = _dask_client(scheduler, stop)
+    if client is None:
+        return
     with client:
         n = len(args_list)
         futures = client.map(_on_worker, [__version__] * n, [func] * n, range(n), args_list,
@@ -207,9 +261,9 @@ def _on_cluster(func, args_list, scheduler):
             future.add_done_callback(finished.put)
         left, alone_since, patience = n, None, _worker_wait()
         try:
-            while left:
+            while left and not stop.is_set():
                 try:
-                    done = [finished.get(timeout=1)]
+                    done = [finished.get(timeout=0.2)]
                 except queue.Empty:
                     if client.nthreads():
                         alone_since = None
@@ -221,7 +275,7 @@ def _on_cluster(func, args_list, scheduler):
                 while not finished.empty():
                     done.append(finished.get())
                 left -= len(done)
-                yield from client.gather(done)
+                yield client.gather(done)
         except KilledWorker as exc:
             raise ValueError(f"dask workers died running a task of this run ({exc}): a worker "
                              f"without ttrsim {__version__}, out of memory or crashing does "

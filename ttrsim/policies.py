@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import importlib
 import importlib.util
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -214,13 +215,15 @@ DEFAULT_POLICY = "tickets"
 
 def seat_specs(board, players) -> tuple:
     """One policy spec per seat: ``players`` is a player count (every seat plays the
-    default policy) or a list of specs, one per seat; the board must allow that count."""
+    default policy) or a list of specs, one per seat; the board must allow that count. A
+    Python policy file is named by its absolute path (:func:`policy_name`), so that the
+    workers of a cluster, each in a folder of its own, find it on a disk they share."""
     if is_int(players):
         board.check_players(int(players))
         return (DEFAULT_POLICY,) * int(players)
     if isinstance(players, (list, tuple)):
         board.check_players(len(players))
-        return tuple(players)
+        return tuple(_absolute_file(s) for s in players)
     raise ValueError(f"players must be a player count or a list of policy specs, one per "
                      f"seat; got {players!r}")
 
@@ -286,14 +289,34 @@ def load_python_policy(ref: str):
     return _load_ref(body, *parsed)
 
 
+def _is_file(source: str) -> bool:
+    """Whether a Python policy's ``source`` is a file (else a module)."""
+    return source.endswith(".py") or "/" in source or "\\" in source
+
+
 def _ref_name(ref: tuple, label: str) -> str:
-    """The name a Python policy named by ``(source, attribute)`` goes by in results."""
-    return f"{ref[0]}:{ref[1]}" + (f"#{label}" if label else "")
+    """The name a Python policy named by ``(source, attribute)`` goes by in results: a file
+    by its absolute path, the same whatever the folder it is then read from."""
+    source, attr = ref
+    if _is_file(source):
+        source = os.path.abspath(os.path.expanduser(source))
+    return f"{source}:{attr}" + (f"#{label}" if label else "")
+
+
+def _absolute_file(spec):
+    """A spec naming a Python policy file, with the file's absolute path; any other spec
+    as it is."""
+    if isinstance(spec, str):
+        body, label = split_label(spec)
+        ref = _python_ref(body)
+        if ref is not None and _is_file(ref[0]):
+            return _ref_name(ref, label)
+    return spec
 
 
 def _load_ref(body: str, source: str, attr: str):
     """The object ``attr`` of the file or module ``source`` (``body``: the spec, in errors)."""
-    if source.endswith(".py") or "/" in source or "\\" in source:
+    if _is_file(source):
         module = _load_file(source)
         where = f"policy file {source}"
     else:
@@ -322,7 +345,8 @@ def _load_file(source: str):
 
     path = Path(source).expanduser()
     if not path.is_file():
-        raise ValueError(f"policy file {source!r} not found (from {Path.cwd()})")
+        raise ValueError(f"policy file {source!r} not found" +
+                         ("" if path.is_absolute() else f" (from {Path.cwd()})"))
     key = str(path.resolve())
     if key in _LOADED:
         return _LOADED[key]
@@ -439,7 +463,7 @@ def make_policy(spec, board) -> Policy:
             raise ValueError(f"policy {spec!r} is not a policy: name a function "
                              "f(observation, legal_actions), or a class or object with a "
                              "choose(observation, legal_actions) method") from None
-        guarded.name = _ref_name(ref, label)           # errors name it as it was given
+        guarded.name = _ref_name(ref, label)           # errors name it as results do
         return PyPolicy(guarded, board, spec=guarded.name)
     return PyPolicy(_Guarded(spec), board, spec=_python_name(spec))
 

@@ -55,7 +55,7 @@ from ttrsim.analysis.game_profile import profile
 from ttrsim.batches import DEFAULT_MAX_TURNS, make_config, versions
 from ttrsim.dispatch import check_backend
 from ttrsim.maps import resolve_board
-from ttrsim.policies import DEFAULT_POLICY, REGISTRY, expert_models, make_policy, policy_name
+from ttrsim.policies import DEFAULT_POLICY, REGISTRY, check_policy, expert_models
 from ttrsim.results import finish_out, model_digests, prepare_out, read_manifest
 from ttrsim.runner import simulate
 from ttrsim.stats import as_generator, wilson_interval
@@ -255,9 +255,8 @@ def _check_policies(policies, board) -> tuple[list, list[str]]:
     if len(policies) < 2:
         raise ValueError(f"a league needs at least two policies, got {len(policies)}: give "
                          "--policy at least twice (policies=[...])")
-    for spec in policies:              # unknown names and bad parameters fail before any game
-        make_policy(spec, board)
-    names = [policy_name(s, board) for s in policies]
+    # unknown names and bad parameters fail before any game (a search spec unbuilt)
+    names = [check_policy(s, board) for s in policies]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         if all(isinstance(s, str) for s, n in zip(policies, names) if n == dup[0]):
