@@ -26,9 +26,10 @@ from ttrsim._bits cimport lowest_bit
 from ttrsim._rng cimport rng_next, rng_seed
 from ttrsim._policy cimport Policy
 from ttrsim._policies cimport followed_plan
-from ttrsim._planning cimport (BoardInfo, Candidates, Needs, Plan, PlanParams, UNIT, Workspace,
-                               board_info_init, cand_add, claim_payment, hand_most, turn_candidates,
-                               own_components, plan_tickets, rounds_left, unknown_cards)
+from ttrsim._planning cimport (BoardInfo, Candidates, INF_COST, Needs, Plan, PlanParams, UNIT,
+                               Workspace, board_info_init, cand_add, claim_payment, hand_most,
+                               turn_candidates, own_components, plan_tickets, rounds_left,
+                               shortest_from, unknown_cards)
 
 import json
 import os
@@ -40,7 +41,8 @@ from ttrsim._policy import PolicyError
 
 cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
-    N_FEAT = 60               # features per candidate (FEATURES below)
+    N_FEAT = 69               # features per candidate (FEATURES below)
+    N_FEAT4 = 60              # of which a format-4 model reads the first N_FEAT4
     N_LONGEST = 4             # longest claims among a turn's candidates (as search:claims=4)
     N_PROP = 2                # proposers: tickets, the best claim
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
@@ -70,11 +72,25 @@ FEATURES = (
     # turns: the longest claim the hand pays, the cards of a face-up candidate's colour the
     # plan still misses, the cards the plan still misses in all, the rounds left (estimate)
     "longest_claim", "colour_missing", "plan_short", "rounds_left",
+    # format 5 (the whole game: ticket draws and the keep after one): the tickets the seat
+    # could draw (those it has not seen: neither held nor discarded by it, long ones not
+    # where they have a deck of their own), as shares of them and as points per ticket:
+    # already joined by its network, and joinable within its trains to spare; those
+    # trains; the Globetrotter's bonus and the seat's completed tickets against the most
+    # tickets another seat holds (public); for a ticket choice the points of the kept
+    # tickets already joined, and joinable within the trains to spare
+    "deck_done", "deck_done_points", "deck_near", "deck_near_points", "trains_spare",
+    "globetrotter", "globetrotter_lead", "kept_done_points", "kept_near_points",
 )
 assert len(FEATURES) == N_FEAT
+# a format-4 model file names (and its trees read) the first N_FEAT4 features only
+FEATURES4 = FEATURES[:N_FEAT4]
 
 FORMAT = "ttrsim-expert"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
+# the versions read: 4 (the initial tickets and turns over FEATURES4) and 5 (every
+# feature, and a `keep` section for the tickets kept after a draw)
+FORMAT_VERSIONS = (4, 5)
 # trained against the field (docs/expert.md, "Trained against the field")
 DEFAULT_MODEL = "expert-v4-field.json"
 # the models shipped in the package, played by name: expert:model=NAME (docs/expert.md);
@@ -168,6 +184,7 @@ cdef class TreeModel:
     cdef readonly double margin  # the section's margin: added to tickets' own choice
     cdef readonly int max_trains        # turns: scored only once a seat has this many trains
                                         # or fewer (the end game); otherwise tickets' own
+    cdef readonly int widest            # the highest feature a node tests (-1: none)
 
     def __cinit__(self):
         self.nodes = NULL
@@ -285,15 +302,22 @@ cdef class TreeModel:
         added to row 0's, ties to the earlier row (at most 32 rows)."""
         cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
         cdef double out[MAX_XCAND]
-        if xv.shape[1] != N_FEAT or not 0 < xv.shape[0] <= MAX_XCAND:
-            raise ValueError(f"expected 1 to {MAX_XCAND} rows of {N_FEAT} features")
-        return self.best(&xv[0, 0], N_FEAT, xv.shape[0], out)
+        self.check_width(xv.shape[1])
+        if not 0 < xv.shape[0] <= MAX_XCAND:
+            raise ValueError(f"expected 1 to {MAX_XCAND} rows of features")
+        return self.best(&xv[0, 0], xv.shape[1], xv.shape[0], out)
+
+    def check_width(self, n):
+        """Refuse rows of n features unless they hold every feature a node tests (rows of
+        the N_FEAT4 features of format 4, or all N_FEAT)."""
+        if n not in (N_FEAT4, N_FEAT) or self.widest >= n:
+            raise ValueError(f"expected rows of {N_FEAT} features (or {N_FEAT4} for trees "
+                             f"of format 4), got {n}")
 
     def predict(self, X):
         """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
         cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
-        if xv.shape[1] != N_FEAT:
-            raise ValueError(f"expected {N_FEAT} features per row, got {xv.shape[1]}")
+        self.check_width(xv.shape[1])
         out = np.empty(xv.shape[0], dtype=np.float64)
         cdef double[::1] ov = out
         cdef Py_ssize_t i
@@ -304,15 +328,18 @@ cdef class TreeModel:
 
 cdef class ExpertModel:
     """The content of a model file: ``setup`` scores initial ticket choices; ``turns``
-    (None when the file has none) scores the candidates of a turn. Every other decision
-    is ``tickets``' own."""
+    (None when the file has none) scores the candidates of a turn; ``keep`` (format 5,
+    None when the file has none) scores the tickets kept after a draw. Every other
+    decision is ``tickets``' own."""
     cdef readonly TreeModel setup
     cdef readonly object turns         # TreeModel or None
+    cdef readonly object keep          # TreeModel or None
+    cdef readonly int version          # the file's format version (FORMAT_VERSIONS)
     cdef readonly str path
     cdef readonly dict meta
 
 
-def _trees_from_dict(sec, bad, name):
+def _trees_from_dict(sec, bad, name, int n_feat=N_FEAT):
     """A TreeModel from one section of a model file ({trees, base, margin})."""
     try:
         trees = sec["trees"]
@@ -331,7 +358,7 @@ def _trees_from_dict(sec, bad, name):
     if n == 0 or len(roots) == 0 or any(len(a) != n for a in (threshold, left, right, value)):
         raise bad(f"{name}: the node arrays are empty or of different lengths")
     inner = feature >= 0
-    if (feature >= N_FEAT).any() or (feature < -1).any():
+    if (feature >= n_feat).any() or (feature < -1).any():
         raise bad(f"{name}: a node tests a feature that does not exist")
     if (roots < 0).any() or (roots >= n).any():
         raise bad(f"{name}: a tree root is outside the node arrays")
@@ -403,6 +430,7 @@ def _trees_from_dict(sec, bad, name):
     m.base = base
     m.margin = bonus
     m.max_trains = max_trains
+    m.widest = int(feature.max())
     return m
 
 
@@ -422,32 +450,45 @@ def model_from_dict(d, path="<model>"):
                               "with scripts/train_expert.py")
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
-    if d.get("version") != FORMAT_VERSION:
-        raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
+    version = d.get("version")
+    if version not in FORMAT_VERSIONS or isinstance(version, bool):
+        raise bad(f"format version {version!r}, this ttrsim reads versions "
+                  f"{', '.join(map(str, FORMAT_VERSIONS))}")
+    names = list(FEATURES if version >= 5 else FEATURES4)
     given = d.get("features")
     if not isinstance(given, list):
         raise bad("no 'features' list (the names of the features its trees read, in order)")
-    if given != list(FEATURES):
+    if given != names:
         # names and order both matter: a tree reads its features by position
-        if len(given) != N_FEAT:
-            what = f"{len(given)} given, {N_FEAT} expected"
+        if len(given) != len(names):
+            what = f"{len(given)} given, {len(names)} expected for format {version}"
         else:
-            i = next(k for k in range(N_FEAT) if given[k] != FEATURES[k])
-            what = (f"feature {i} is {given[i]!r}, this ttrsim's is {FEATURES[i]!r}: "
-                    + ("another order" if sorted(map(str, given)) == sorted(FEATURES)
+            i = next(k for k in range(len(names)) if given[k] != names[k])
+            what = (f"feature {i} is {given[i]!r}, this ttrsim's is {names[i]!r}: "
+                    + ("another order" if sorted(map(str, given)) == sorted(names)
                        else "other names"))
         raise bad(f"its feature list differs from this ttrsim's features ({what})")
     if not isinstance(d.get("setup"), dict):
         raise bad("no 'setup' section (the trees that choose initial tickets)")
-    if "turns" not in d:
-        # a file cut short must not play as a setup-only model
-        raise bad("no 'turns' section (the trees that choose a turn's move; a model "
-                  "without them says \"turns\": null)")
-    if d.get("turns") is not None and not isinstance(d.get("turns"), dict):
-        raise bad("'turns' must be a section of trees or null")
+    # a file cut short must not play as a model without some of its trees
+    for key, what in (("turns", "the trees that choose a turn's move"),
+                      ("keep", "the trees that choose the tickets kept after a draw")):
+        if key == "keep" and version < 5:
+            if key in d:
+                raise bad("a 'keep' section needs format version 5")
+            continue
+        if key not in d:
+            raise bad(f"no '{key}' section ({what}; a model without them says "
+                      f"\"{key}\": null)")
+        if d.get(key) is not None and not isinstance(d.get(key), dict):
+            raise bad(f"'{key}' must be a section of trees or null")
     cdef ExpertModel m = ExpertModel()
-    m.setup = _trees_from_dict(d["setup"], bad, "setup")
-    m.turns = _trees_from_dict(d["turns"], bad, "turns") if d.get("turns") is not None else None
+    m.version = int(version)
+    m.setup = _trees_from_dict(d["setup"], bad, "setup", len(names))
+    m.turns = (_trees_from_dict(d["turns"], bad, "turns", len(names))
+               if d.get("turns") is not None else None)
+    m.keep = (_trees_from_dict(d["keep"], bad, "keep", len(names))
+              if d.get("keep") is not None else None)
     m.path = str(path)
     m.meta = dict(d.get("training", {}) or {})
     return m
@@ -505,7 +546,10 @@ cdef class ExpertPolicy(Policy):
     cdef readonly ExpertModel model
     cdef TreeModel setup_trees
     cdef TreeModel turn_trees
+    cdef TreeModel keep_trees           # format 5: the tickets kept after a draw
     cdef bint has_turns                 # False: turns are tickets' own
+    cdef bint has_keep                  # False: the keep after a draw is tickets' own
+    cdef bint whole                     # format 5: the features of ticket draws too
     cdef int reach                      # the turn trees decide once a seat has this many
     cdef int reach_param                #   trains or fewer (-1 given: the model's own)
     cdef Policy tk                      # this seat's tickets (a proposer), kept for
@@ -532,6 +576,9 @@ cdef class ExpertPolicy(Policy):
     cdef int longest                    # the longest claim the hand pays, this decision
     cdef int32_t* legal                 # legal actions of a turn the model decides (malloc)
     cdef OpenTickets open               # its tickets not joined yet, this decision
+    cdef int16_t* tdist0                # fewest trains between two cities, empty board
+    cdef uint64_t td_uid                #   (per board, MAX_CITIES x MAX_CITIES, malloc)
+    cdef int32_t ndist[MAX_CITIES]      # fewest trains from the own network, this decision
 
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False        # candidates are built and checked here
@@ -541,7 +588,9 @@ cdef class ExpertPolicy(Policy):
         self.bi_uid = 0
         self.memo = <SetupMemo*>calloc(1 << MEMO_BITS, sizeof(SetupMemo))
         self.legal = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
-        if self.memo == NULL or self.legal == NULL:
+        self.tdist0 = <int16_t*>malloc(MAX_CITIES * MAX_CITIES * sizeof(int16_t))
+        self.td_uid = 0
+        if self.memo == NULL or self.legal == NULL or self.tdist0 == NULL:
             raise MemoryError()
         # the planning policies' default weights (_policies.pyx)
         self.prm.stations = 1
@@ -556,6 +605,7 @@ cdef class ExpertPolicy(Policy):
         free(self.bi)
         free(self.memo)
         free(self.legal)
+        free(self.tdist0)
 
     def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, reach=-1,
                  wide=0, spec=None):
@@ -582,6 +632,9 @@ cdef class ExpertPolicy(Policy):
         self.setup_trees = self.model.setup
         self.turn_trees = self.model.turns
         self.has_turns = self.turn_trees is not None
+        self.keep_trees = self.model.keep
+        self.has_keep = self.keep_trees is not None
+        self.whole = self.model.version >= 5
         whole = isinstance(reach, (int, np.integer)) and not isinstance(reach, bool)
         if not (whole or isinstance(reach, float) and reach.is_integer()) or reach < -1:
             raise ValueError(f"expert: reach must be a whole number of trains >= 0 (or -1: "
@@ -656,7 +709,7 @@ cdef class ExpertPolicy(Policy):
                 if is_legal(b, s, act):
                     self.add(act)
             if always or self.n_cand > 1:
-                self.keep_features(b, s, seat)
+                self.keep_features(b, s, seat, always)
             return 0
         if s.phase != PH_TURN:
             if always:
@@ -679,6 +732,8 @@ cdef class ExpertPolicy(Policy):
         if always or self.n_cand > 1:
             self.features(b, s, seat)
             self.plan_features(b, s, seat)
+            if self.whole or always:
+                self.draw_features(b, s, seat, s.p[seat].trains - self.tk_plan.trains)
         return 0
 
     @cython.final
@@ -902,11 +957,118 @@ cdef class ExpertPolicy(Policy):
             x[59] = rounds
 
     @cython.final
-    cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+    cdef void train_distances(self, const BoardC* b) noexcept nogil:
+        """tdist0: the fewest trains between every two cities of the empty board (once
+        per board; Floyd-Warshall over route lengths)."""
+        cdef int x, y, z, r, n = b.n_cities, d
+        cdef int16_t* t = self.tdist0
+        if self.td_uid == b.uid:
+            return
+        for x in range(n):
+            for y in range(n):
+                t[x * MAX_CITIES + y] = 0 if x == y else 10000
+        for r in range(b.n_routes):
+            x = b.route_a[r]
+            y = b.route_b[r]
+            if b.route_len[r] < t[x * MAX_CITIES + y]:
+                t[x * MAX_CITIES + y] = t[y * MAX_CITIES + x] = b.route_len[r]
+        for z in range(n):
+            for x in range(n):
+                for y in range(n):
+                    d = t[x * MAX_CITIES + z] + t[z * MAX_CITIES + y]
+                    if d < t[x * MAX_CITIES + y]:
+                        t[x * MAX_CITIES + y] = d
+        self.td_uid = b.uid
+
+    @cython.final
+    cdef void network_distances(self, const BoardC* b, const GameState* s,
+                                int seat) noexcept nogil:
+        """ndist[c]: the fewest trains joining city c to the seat's own network over its
+        own routes and the routes it may still claim (INF_COST: none, or no network)."""
+        cdef int32_t w[MAX_ROUTES]
+        cdef int16_t pred[MAX_CITIES]
+        cdef int r
+        for r in range(b.n_routes):
+            if s.route_owner[r] == seat:
+                w[r] = 0
+            elif ((s.closed[r >> 6] | s.closed_to[seat][r >> 6]) >> (r & 63)) & 1 \
+                    or b.route_len[r] > s.p[seat].trains:
+                w[r] = INF_COST
+            else:
+                w[r] = b.route_len[r]
+        self.board_info(b)
+        shortest_from(self.bi, w, s.p[seat].cities, -1, self.ndist, pred)
+
+    @cython.final
+    cdef inline int ticket_cost(self, const BoardC* b, const GameState* s, int seat,
+                                int t) noexcept nogil:
+        """Trains that would join ticket t (not joined yet): its cities' distances from
+        the own network (ndist), or their distance on the empty board when that is less
+        (or there is no network). An estimate: no card, no rival claim ahead."""
+        cdef int x = b.ticket_a[t], y = b.ticket_b[t]
+        cdef int c = self.tdist0[x * MAX_CITIES + y]
+        cdef int32_t n = self.ndist[x] + self.ndist[y]
+        if s.p[seat].cities and n < c:
+            c = n
+        return c
+
+    @cython.final
+    cdef void draw_features(self, const BoardC* b, const GameState* s, int seat,
+                            int spare) noexcept nogil:
+        """x[60:67] for every candidate (format 5): the tickets the seat could draw, as
+        it sees them (neither held nor discarded by it; a long ticket only where it shares
+        the deck), as shares and points per ticket of those already joined by its network
+        (comp) and of those joinable within `spare` trains; `spare`; the Globetrotter's
+        bonus and the seat's completed tickets minus the most tickets another seat holds
+        (public counts). Own tickets and network and public information only."""
+        cdef int t, k, q, n = 0, done = 0, near = 0, done_pts = 0, near_pts = 0
+        cdef int completed = 0, most = 0
+        cdef uint64_t held
+        cdef float* x
+        self.train_distances(b)
+        self.network_distances(b, s, seat)
+        for t in range(b.n_tickets):
+            held = (s.p[seat].tickets[t >> 6] | s.p[seat].discarded[t >> 6]) >> (t & 63)
+            if held & 1:
+                if (s.p[seat].tickets[t >> 6] >> (t & 63)) & 1 and \
+                        self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                    completed += 1
+                continue
+            if b.ticket_long[t] and b.deal_long > 0:
+                continue
+            n += 1
+            if self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                done += 1
+                done_pts += b.ticket_points[t]
+            elif self.ticket_cost(b, s, seat, t) <= spare:
+                near += 1
+                near_pts += b.ticket_points[t]
+        for q in range(s.n_players):
+            if q != seat and s.p[q].n_tickets > most:
+                most = s.p[q].n_tickets
+        if n == 0:
+            n = 1
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            x[60] = done / <double>n
+            x[61] = done_pts / <double>n
+            x[62] = near / <double>n
+            x[63] = near_pts / <double>n
+            x[64] = spare
+            x[65] = b.globetrotter_bonus
+            x[66] = completed - most
+
+    @cython.final
+    cdef void keep_features(self, const BoardC* b, const GameState* s, int seat,
+                            bint always) noexcept nogil:
         """x[k] of ticket choices: the turn features, then the plan joining the tickets
-        held and those kept (own tickets, offered tickets and public routes only)."""
+        held and those kept (own tickets, offered tickets and public routes only); for
+        format 5 (or `always`) the rounds left, the trains to spare beyond the plan of
+        the tickets held, the tickets the seat could draw, and the points of the kept
+        tickets already joined and joinable within those trains."""
         cdef int k, i, t, mask, kept, kept_pts, kept_long, base_trains, plan_trains
-        cdef int claims, dropped
+        cdef int claims, dropped, done_pts, near_pts, spare
+        cdef double rounds
         cdef uint64_t tickets[2]
         cdef float* x
         cdef double init = b.trains if b.trains > 0 else 1.0
@@ -938,16 +1100,36 @@ cdef class ExpertPolicy(Policy):
             x[46] = dropped
             x[47] = claims
             x[48] = kept_pts / <double>(x[44] if x[44] > 1 else 1)
+        if not (self.whole or always):
+            return
+        spare = s.p[seat].trains - base_trains
+        rounds = rounds_left(b, s)
+        self.draw_features(b, s, seat, spare)
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            mask = action_a(self.cand[k])
+            done_pts = near_pts = 0
+            for i in range(s.n_pending[seat]):
+                if (mask >> i) & 1:
+                    t = s.pending[seat][i]
+                    if self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                        done_pts += b.ticket_points[t]
+                    elif self.ticket_cost(b, s, seat, t) <= spare:
+                        near_pts += b.ticket_points[t]
+            x[59] = rounds
+            x[67] = done_pts
+            x[68] = near_pts
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
         cdef int best
         cdef bint at_setup = s.phase == PH_SETUP_TICKETS
-        if not at_setup and not (s.phase == PH_TURN and self.has_turns
-                                 and fewest_trains(s) <= self.reach):
-            # drawn tickets, second draws, tunnels, and turns without a turn model
+        cdef bint at_keep = s.phase == PH_KEEP_TICKETS and self.has_keep
+        if not at_setup and not at_keep and not (s.phase == PH_TURN and self.has_turns
+                                                 and fewest_trains(s) <= self.reach):
+            # second draws, tunnels, drawn tickets and turns without trees for them
             return self.tickets_choice(b, s, seat)
-        if self.wide and n_legal <= 0 and not at_setup:
+        if self.wide and n_legal <= 0 and s.phase == PH_TURN:
             # the compiled loops list no legal action for a built-in policy (needs_legal
             # is False); the wide candidates take face-up draws and claims from the list
             n_legal = legal_actions(b, s, self.legal)
@@ -960,6 +1142,8 @@ cdef class ExpertPolicy(Policy):
         # must be predicted better by it; ties go to the earlier candidate
         if at_setup:
             best = self.setup_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
+        elif at_keep:
+            best = self.keep_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         else:
             best = self.turn_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         return self.cand[best]

@@ -26,11 +26,11 @@ directory is opened with ``ttrsim.results.prepare_out`` as every job's is).
 from ttrsim.training.evaluation import BOARDS, MARGINS, agreement, calibrate, gain, strength
 from ttrsim.training.fitting import fit
 from ttrsim.training.labelling import (CHUNKS, CLAIMS, expert_move, generate_endgame,
-                                       generate_setup, label)
-from ttrsim.training.model_file import export, make_model
+                                       generate_games, generate_setup, label)
+from ttrsim.training.model_file import FEATURES, export, make_model
 from ttrsim.training.positions import Positions
 from ttrsim.training.rounds import train
 
-__all__ = ["BOARDS", "CHUNKS", "CLAIMS", "MARGINS", "Positions", "agreement", "calibrate",
-           "expert_move", "export", "fit", "gain", "generate_endgame", "generate_setup",
-           "label", "make_model", "strength", "train"]
+__all__ = ["BOARDS", "CHUNKS", "CLAIMS", "FEATURES", "MARGINS", "Positions", "agreement",
+           "calibrate", "expert_move", "export", "fit", "gain", "generate_endgame",
+           "generate_games", "generate_setup", "label", "make_model", "strength", "train"]

@@ -14,8 +14,8 @@ from ttrsim.game import Game
 from ttrsim.training.model_file import expert_spec
 from ttrsim.training.positions import Positions, from_lists, join
 
-__all__ = ["CHUNKS", "CLAIMS", "check_field", "expert_move", "generate_endgame", "generate_setup", "label",
-           "labelling_specs"]
+__all__ = ["CHUNKS", "CLAIMS", "KINDS", "check_field", "expert_move", "generate_endgame",
+           "generate_games", "generate_setup", "label", "labelling_specs"]
 
 
 def labelling_specs(search: str, rollout_model) -> tuple[str, str]:
@@ -79,7 +79,7 @@ CLAIMS = 4          # generate_endgame's search also values the 4 longest claims
 def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
     """The move ``expert`` with ``model`` (an ExpertModel) makes among its candidates
     (``ExpertPolicy.candidates``): what the compiled policy decides, in Python."""
-    sec = model.setup if phase == "setup_tickets" else (
+    sec = model.setup if phase == "setup_tickets" else model.keep if phase == "keep_tickets" else (
         model.turns if phase == "turn" and model.turns is not None
         and fewest_trains <= model.turns.max_trains else None)
     if sec is None or len(codes) < 2:
@@ -165,6 +165,99 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     return from_lists(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
 
 
+KINDS = {"setup_tickets": "setup", "turn": "turns", "keep_tickets": "keep"}
+
+
+def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0, *,
+                   playouts: int = 24, keep_playouts: int | None = None, model=None,
+                   rollout_model=None, field=None,
+                   teacher: str | None = None, teacher_share: float = 0.0,
+                   turn_share: float = 0.5, wide: bool = True,
+                   progress: bool = False) -> dict:
+    """Label every kind of decision the expert makes, over whole games: in game i seat
+    ``i % players`` plays ``expert`` with ``model`` (None: the shipped one) or, in a
+    share ``teacher_share`` of the games, the policy ``teacher`` (e.g. ``"search"``: the
+    positions the teacher reaches, not only the student's); the other seats are drawn in
+    turn from ``field`` (policy specs; ``search`` allowed; default ``expert`` with
+    ``rollout_model``). At its initial ticket choice, at every keep after a ticket draw
+    and at a share ``turn_share`` of its turns (drawn from the game's seed), the
+    expert's candidates (``ExpertPolicy.candidates``; ``wide``: the search's whole turn
+    set) are valued by the search with ``playouts`` playouts each on the same sampled
+    worlds (ticket choices: ``keep_playouts``, default ``playouts``; ``value_actions``;
+    rollouts by ``expert`` with ``rollout_model``, None: the search's own rollout
+    policy). ``value``: each candidate's mean value minus the mean
+    over the decision's candidates. Returns {"setup", "turns", "keep"}: the labelled
+    decisions of each kind. Same seed, same positions and labels."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+    from ttrsim._search import value_actions
+    from ttrsim.policies import decide, make_policy
+
+    follow = load_model(model)
+    roll = "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}"
+    keep_playouts = int(playouts if keep_playouts is None else keep_playouts)
+    field = tuple(field) if field else (expert_spec(rollout_model),)
+    if not 0.0 <= float(teacher_share) <= 1.0 or not 0.0 <= float(turn_share) <= 1.0:
+        raise ValueError("teacher_share and turn_share must be within 0..1")
+    if teacher_share > 0 and not teacher:
+        raise ValueError("teacher_share > 0 needs a teacher policy spec")
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x3A7E]).generate_state(
+        4 * int(games), dtype=np.uint64)
+    parts = {k: ([], [], [], [], [], []) for k in KINDS.values()}
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(int(games)), desc=f"whole game {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[4 * i]))
+        me = i % players
+        rng = np.random.default_rng(int(seeds[4 * i + 3]))
+        taught = bool(teacher) and rng.random() < float(teacher_share)
+        lead = make_policy(teacher, g.board) if taught else None
+        search = {n: make_policy(f"search:playouts={n}{roll}", g.board)
+                  for n in {int(playouts), keep_playouts}}
+        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()),
+                              wide=int(bool(wide)))
+        expert.start(g, me, int(seeds[4 * i + 1]))
+        others = {q: make_policy(field[(i * (players - 1) + k) % len(field)], g.board)
+                  for k, q in enumerate(q for q in range(players) if q != me)}
+        started = set()
+        k = 0
+        while not g.is_over() and g.turn < 1000:
+            q = g.current_player
+            base = int(seeds[4 * i + 2])
+            if q != me:
+                g.apply(int(decide(others[q], g, seed=base ^ (q + 1), start=q not in started)))
+                started.add(q)
+                continue
+            phase = g.phase
+            codes, feats = expert.candidates(g)
+            k += 1
+            kind = KINDS.get(phase)
+            if kind is not None and len(codes) > 1 and (kind != "turns"
+                                                       or rng.random() < float(turn_share)):
+                n = int(playouts) if kind == "turns" else keep_playouts
+                rows, _ = value_actions(search[n], g, codes, seed=base ^ (k << 8))
+                v = np.array([u / n for _, n, u, *_ in rows], dtype=np.float64)
+                X, value, chosen, group, game_ids, boards = parts[kind]
+                X.append(feats)
+                value.append((v - v.mean()).astype(np.float32))
+                best = np.zeros(len(codes), np.int8)
+                best[int(np.argmax(v))] = 1
+                chosen.append(best)
+                group.append(np.full(len(codes), n_dec, dtype=np.int64))
+                game_ids.append(np.full(len(codes), i, dtype=np.int64))
+                boards.append(str(board))
+                n_dec += 1
+            if lead is not None:
+                g.apply(int(decide(lead, g, seed=base ^ (k << 12), start=k == 1)))
+            else:
+                fewest = min(p["trains"] for p in g.state()["players"])
+                g.apply(expert_move(follow, phase, codes, feats, fewest))
+    cpu = time.process_time() - t0
+    return {kind: from_lists(*parts[kind], cpu if kind == "turns" else 0.0)
+            for kind in parts}
+
+
 def check_field(field):
     """``field`` as a tuple of built-in policy specs (None or empty: None); a spec that
     names no built-in policy, or ``search``, is refused with the list of those allowed."""
@@ -189,9 +282,14 @@ def check_field(field):
 CHUNKS = {"setup": 50, "endgame": 10}   # positions / games per labelling task
 
 
+CHUNKS["games"] = 4
+
+
 def _label_task(kind, board, players, n, seed, kw):
     if kind == "setup":
         return generate_setup(board, players, n, seed, **kw)
+    if kind == "games":
+        return generate_games(board, players, n, seed, **kw)
     return generate_endgame(board, players, n, seed, **kw)
 
 
@@ -201,15 +299,18 @@ def _indexed(i, args):
 
 def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = True,
           **kw) -> Positions:
-    """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)) or
-    ``generate_endgame`` (``kind="endgame"``; (board, players, games)) over ``parts``, in
-    small tasks spread over ``n_jobs`` workers (``kw`` goes to the generator). The same
-    positions and labels whatever ``n_jobs``: each task has its own seed and the tasks
-    are put back in order."""
+    """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)),
+    ``generate_endgame`` (``kind="endgame"``; (board, players, games)) or
+    ``generate_games`` (``kind="games"``; (board, players, games): a dict of Positions
+    by decision kind) over ``parts``, in small tasks spread over ``n_jobs`` workers
+    (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
+    each task has its own seed and the tasks are put back in order."""
     from ttrsim.dispatch import progress_bar, run_tasks
 
     if kind not in CHUNKS:
         raise ValueError(f"kind must be one of {sorted(CHUNKS)}, got {kind!r}")
+    if kind == "games" and kw.get("field"):
+        kw["field"] = tuple(kw["field"])
     for key in ("model", "rollout_model"):
         if kw.get(key) is not None:
             kw[key] = str(Path(kw[key]).resolve())
@@ -230,4 +331,6 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     finally:
         if bar is not None:
             bar.close()
+    if kind == "games":
+        return {k: join([out[i][k] for i in range(len(tasks))]) for k in KINDS.values()}
     return join([out[i] for i in range(len(tasks))])

@@ -13,11 +13,18 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from ttrsim._expert import FEATURES, FORMAT, FORMAT_VERSION, model_from_dict, section_from_dict
+from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, load_model, model_file,
+                            model_from_dict, section_from_dict)
 from ttrsim.results import atomic_write
 
 __all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "exact_trees", "expert_spec",
-           "export", "hist_trees", "make_model"]
+           "export", "first_trees", "hist_trees", "load_model", "make_model", "model_path"]
+
+
+def model_path(model) -> str:
+    """The file of the model `model` names: None or "" the default shipped model, a
+    shipped model's name (``field``, ``v4``, ...) that model, anything else a path."""
+    return model_file(model)
 
 
 def expert_spec(model) -> str:
@@ -71,11 +78,21 @@ def as_section(section):
     return section
 
 
-def make_model(setup: dict, turns: dict | None = None, training: dict | None = None) -> dict:
+def first_trees(trees: dict, k: int) -> dict:
+    """The first k trees of an ensemble's node arrays (trees are stored one after the
+    other, so a prefix of the nodes): the same fit stopped after k rounds of boosting."""
+    roots = trees["roots"][:k]
+    end = trees["roots"][k] if k < len(trees["roots"]) else len(trees["feature"])
+    return {key: (list(v[:end]) if key != "roots" else list(roots)) for key, v in trees.items()}
+
+
+def make_model(setup: dict, turns: dict | None = None, training: dict | None = None,
+               keep: dict | None = None) -> dict:
     """The content of a model file from its sections (``fit``'s results): ``setup``
-    chooses initial tickets, ``turns`` (optional) the moves of a turn."""
+    chooses initial tickets, ``turns`` (optional) the moves of a turn, ``keep``
+    (optional) the tickets kept after a draw."""
     model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
-             "setup": setup, "turns": turns, "training": dict(training or {})}
+             "setup": setup, "turns": turns, "keep": keep, "training": dict(training or {})}
     model_from_dict(model)                      # refuse what could not be loaded
     return model
 
