@@ -14,7 +14,8 @@ Each round r:
    the expert (with --wide 1 the search's whole turn set) gets --playouts playouts of the
    search on the same sampled worlds, rollouts by --rollout in every seat
    (``training.generate_games``). Saved as OUT/labels-r{r}-{setup,turns,keep}.npz; a
-   rerun with the same arguments reuses them (a round cut short is labelled again).
+   rerun with the same arguments reuses them, and a round cut short goes on from the
+   tasks it finished (OUT/tasks-r{r}/).
 2. fit: fresh gradient-boosted trees (histogram) for each section on the labels of every
    round so far (every fifth game held out): --setup-trees of depth --setup-depth,
    --turn-trees of depth --turn-depth, --keep-trees of depth --keep-depth; one model per
@@ -107,7 +108,8 @@ def _labels(a, r: int, student: str, boards, players, save) -> dict:
     t = time.time()
     parts = [(b, n, a.games) for b in boards for n in players
              if ttrsim.maps.load(b).min_players <= n <= ttrsim.maps.load(b).max_players]
-    data = label("games", parts, seed=a.seed * 1009 + r, n_jobs=a.jobs, playouts=a.playouts,
+    data = label("games", parts, seed=a.seed * 1009 + r, n_jobs=a.jobs,
+                 cache=a.out / f"tasks-r{r}", playouts=a.playouts,
                  keep_playouts=a.keep_playouts,
                  model=model_path(student), rollout_model=model_path(a.rollout),
                  field=[f.strip() for f in a.field.split(";") if f.strip()],

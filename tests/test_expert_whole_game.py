@@ -308,3 +308,24 @@ def test_whole_game_labels_every_kind_repeatably():
     none = generate_games("usa", 2, games=1, seed=4, playouts=2, turn_share=0.0,
                           field=("tickets",))
     assert none["turns"].decisions == 0 and none["setup"].decisions == 1
+
+
+def test_labelling_cut_short_goes_on_from_its_finished_tasks(tmp_path, monkeypatch):
+    """label(..., cache=DIR) saves each finished task; a second call with the same
+    arguments reads them back instead of labelling again (the same labels), and other
+    arguments label afresh."""
+    from ttrsim.training import labelling
+
+    kw = dict(playouts=2, turn_share=0.2, field=("tickets",))
+    first = labelling.label("games", [("newyork", 2, 6)], seed=3, cache=tmp_path, progress=False, **kw)
+    assert len(list(tmp_path.glob("task*-turns.npz"))) == 2      # chunks of 4 games
+
+    def refuse(*args):
+        raise AssertionError("labelled again")
+    monkeypatch.setattr(labelling, "_label_task", refuse)
+    again = labelling.label("games", [("newyork", 2, 6)], seed=3, cache=tmp_path, progress=False, **kw)
+    for k in first:
+        np.testing.assert_array_equal(first[k].X, again[k].X)
+        np.testing.assert_array_equal(first[k].value, again[k].value)
+    with pytest.raises(AssertionError, match="labelled again"):
+        labelling.label("games", [("newyork", 2, 6)], seed=4, cache=tmp_path, progress=False, **kw)

@@ -298,13 +298,15 @@ def _indexed(i, args):
 
 
 def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = True,
-          **kw) -> Positions:
+          cache=None, **kw) -> Positions:
     """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)),
     ``generate_endgame`` (``kind="endgame"``; (board, players, games)) or
     ``generate_games`` (``kind="games"``; (board, players, games): a dict of Positions
     by decision kind) over ``parts``, in small tasks spread over ``n_jobs`` workers
     (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
-    each task has its own seed and the tasks are put back in order."""
+    each task has its own seed and the tasks are put back in order. ``cache``: a
+    directory where each finished task is saved (atomically, under a key of its
+    arguments), so that a labelling cut short goes on from the tasks it finished."""
     from ttrsim.dispatch import progress_bar, run_tasks
 
     if kind not in CHUNKS:
@@ -320,17 +322,61 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
         for c in range(0, int(n), size):
             tasks.append((kind, board, int(players), min(size, int(n) - c),
                           int(seed) * 1_000_003 + j * 10_007 + c, kw))
+    kinds = list(KINDS.values()) if kind == "games" else [None]
     out = {}
-    bar = progress_bar(progress, sum(a[3] for a in tasks),
+    for i, task in enumerate(tasks):
+        hit = _cached(cache, i, task, kinds)
+        if hit is not None:
+            out[i] = hit
+    todo = [(i, t) for i, t in enumerate(tasks) if i not in out]
+    bar = progress_bar(progress, sum(t[3] for _, t in todo),
                        unit="position" if kind == "setup" else "game", desc=f"labelling {kind}")
     try:
-        with closing(run_tasks(_indexed, list(enumerate(tasks)), n_jobs, bar=bar,
-                               sizes=[a[3] for a in tasks])) as results:
+        with closing(run_tasks(_indexed, todo, n_jobs, bar=bar,
+                               sizes=[t[3] for _, t in todo])) as results:
             for i, p in results:
                 out[i] = p
+                _store(cache, i, tasks[i], kinds, p)
     finally:
         if bar is not None:
             bar.close()
     if kind == "games":
         return {k: join([out[i][k] for i in range(len(tasks))]) for k in KINDS.values()}
     return join([out[i] for i in range(len(tasks))])
+
+
+def _task_key(task) -> str:
+    import json
+    from ttrsim._expert import FEATURES
+
+    return json.dumps([task[:5], sorted((k, str(v)) for k, v in task[5].items()),
+                       list(FEATURES)], default=str)
+
+
+def _task_files(cache, i, kinds):
+    return [Path(cache) / (f"task{i:05d}" + (f"-{k}" if k else "") + ".npz") for k in kinds]
+
+
+def _cached(cache, i, task, kinds):
+    """Task i's saved labels, if `cache` holds them under this task's key."""
+    from ttrsim.training.positions import load_positions
+
+    if cache is None or task is None:
+        return None
+    files = _task_files(cache, i, kinds)
+    if not all(f.exists() for f in files):
+        return None
+    loaded = [load_positions(f, with_key=True) for f in files]
+    if any(key != _task_key(task) for _, key in loaded):
+        return None
+    return dict(zip(kinds, (p for p, _ in loaded))) if kinds != [None] else loaded[0][0]
+
+
+def _store(cache, i, task, kinds, result) -> None:
+    from ttrsim.training.positions import save_positions
+
+    if cache is None:
+        return
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    for k, f in zip(kinds, _task_files(cache, i, kinds)):
+        save_positions(result[k] if k else result, f, _task_key(task))
