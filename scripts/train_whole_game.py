@@ -68,7 +68,7 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--keep-playouts", type=int, default=96,
                     help="playouts per keep set of a ticket choice (default %(default)s)")
     ap.add_argument("--rollout", default="v4", help="the model playing every seat of the "
-                    "playouts (default %(default)s: the search's own)")
+                    "playouts (default %(default)s: the search's own), or tickets (cheaper)")
     ap.add_argument("--turn-share", type=float, default=0.5)
     ap.add_argument("--teacher", default="search")
     ap.add_argument("--teacher-share", type=float, default=0.5)
@@ -90,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--eval-games", type=int, default=1000)
     ap.add_argument("--style-games", type=int, default=400)
     ap.add_argument("--skip-eval", action="store_true")
+    ap.add_argument("--extra", type=Path, action="append", default=[],
+                    help="another run's OUT whose labels (labels-r*-*.npz) are fitted on too "
+                         "(repeatable); their held-out games stay held out")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=1)
     return ap
@@ -111,7 +114,9 @@ def _labels(a, r: int, student: str, boards, players, save) -> dict:
     data = label("games", parts, seed=a.seed * 1009 + r, n_jobs=a.jobs,
                  cache=a.out / f"tasks-r{r}", playouts=a.playouts,
                  keep_playouts=a.keep_playouts,
-                 model=model_path(student), rollout_model=model_path(a.rollout),
+                 model=model_path(student),
+                 **({"rollout": "tickets"} if a.rollout == "tickets"
+                    else {"rollout_model": model_path(a.rollout)}),
                  field=[f.strip() for f in a.field.split(";") if f.strip()],
                  teacher=a.teacher or None, teacher_share=a.teacher_share,
                  turn_share=a.turn_share, wide=bool(a.wide))
@@ -163,8 +168,10 @@ def _fit_round(a, r: int, data: dict, save) -> dict:
 
 
 def vars_of(a) -> dict:
-    return {k: (str(v) if isinstance(v, Path) else v) for k, v in vars(a).items()
-            if k not in ("jobs", "out")}
+    """The arguments as the model file records them (paths as text)."""
+    text = lambda v: str(v) if isinstance(v, Path) else v  # noqa: E731
+    return {k: ([text(x) for x in v] if isinstance(v, list) else text(v))
+            for k, v in vars(a).items() if k not in ("jobs", "out")}
 
 
 def _measure(a, models: dict, r: int, save) -> None:
@@ -202,9 +209,12 @@ def main(argv=None) -> int:
         print(json.dumps(row), flush=True)
 
     student, labelled = a.start, []
+    extra = [{k: load_positions(p) for k, p in
+              ((k, d / f"labels-r{r}-{k}.npz") for k in KINDS.values())}
+             for d in a.extra for r in range(1, 100) if (d / f"labels-r{r}-setup.npz").exists()]
     for r in range(1, a.rounds + 1):
         labelled.append(_labels(a, r, student, boards, players, save))
-        data = {k: join([d[k] for d in labelled]) for k in KINDS.values()}
+        data = {k: join([d[k] for d in labelled + extra]) for k in KINDS.values()}
         models = _fit_round(a, r, data, save)
         if not a.skip_eval:
             _measure(a, models, r, save)

@@ -15,9 +15,9 @@
 # so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.math cimport INFINITY
-from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, hand_total,
@@ -47,6 +47,8 @@ cdef enum:
     N_PROP = 2                # proposers: tickets, the best claim
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
     CHECK = 4                 # trees between two checks of which rows can still win
+    N_KINDS = 5               # candidate kinds a section may favour: features 3..7
+    KIND0 = 3
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -85,6 +87,8 @@ FEATURES = (
 assert len(FEATURES) == N_FEAT
 # a format-4 model file names (and its trees read) the first N_FEAT4 features only
 FEATURES4 = FEATURES[:N_FEAT4]
+# the candidate kinds a format-5 section's `bias` may favour (features KIND0..KIND0+4)
+KINDS = FEATURES[KIND0:KIND0 + N_KINDS]
 
 FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 5
@@ -182,6 +186,7 @@ cdef class TreeModel:
     cdef double* below                # below[t]: the least
     cdef readonly double base
     cdef readonly double margin  # the section's margin: added to tickets' own choice
+    cdef double kbias[N_KINDS]          # format 5: added to a candidate of each kind (KINDS)
     cdef readonly int max_trains        # turns: scored only once a seat has this many trains
                                         # or fewer (the end game); otherwise tickets' own
     cdef readonly int widest            # the highest feature a node tests (-1: none)
@@ -227,9 +232,19 @@ cdef class TreeModel:
             total += self.tree(t, x)
         return total
 
+    cdef inline double offset(self, const float* row, int k) noexcept nogil:
+        """What the section adds to row k's trees: its margin to row 0 (tickets' own
+        choice), its bias to a candidate of each kind."""
+        cdef double o = self.margin if k == 0 else 0.0
+        cdef int i
+        for i in range(N_KINDS):
+            o += self.kbias[i] * row[KIND0 + i]
+        return o
+
     cdef int best(self, const float* x, int stride, int n, double* out) noexcept nogil:
         """The row (of n; row k at x + k * stride) with the highest score, the section's
-        margin added to row 0's; ties go to the earlier row. Exactly the argmax of the
+        margin added to row 0's and its bias to each row of a favoured kind (offset);
+        ties go to the earlier row. Exactly the argmax of the
         rows' scores, found sooner: CHECK trees at a time over the rows still in the
         running, all those walks side by side, and after every CHECK trees a row whose
         sum so far plus the most the remaining trees can add stays below another's sum so
@@ -238,12 +253,14 @@ cdef class TreeModel:
         cdef int live[MAX_XCAND]
         cdef int at[CHECK * MAX_XCAND]      # the node each (tree, row) walk is at
         cdef const float* row[MAX_XCAND]
+        cdef double off[MAX_XCAND]
         cdef int n_live = n, t = 0, end, j, k, keep, win, d, deepest, w, n_walks
         cdef double floor, top
         cdef const Node* nd
         for k in range(n):
             out[k] = self.base
             live[k] = k
+            off[k] = self.offset(x + k * stride, k)
         while t < self.n_trees:
             end = t + CHECK if t + CHECK < self.n_trees else self.n_trees
             # the walks of CHECK trees by every live row, side by side; a walk past its
@@ -276,26 +293,41 @@ cdef class TreeModel:
             floor = -1e300
             for j in range(n_live):
                 k = live[j]
-                top = out[k] + (self.margin if k == 0 else 0.0) + self.below[t]
+                top = out[k] + off[k] + self.below[t]
                 if top > floor:
                     floor = top
             keep = 0
             for j in range(n_live):
                 k = live[j]
                 # the slack covers the rounding of sums taken in another order
-                if out[k] + (self.margin if k == 0 else 0.0) + self.above[t] + 1e-9 >= floor:
+                if out[k] + off[k] + self.above[t] + 1e-9 >= floor:
                     live[keep] = k
                     keep += 1
             n_live = keep
             if n_live == 1:
                 return live[0]
-        if live[0] == 0:
-            out[0] += self.margin
+        for j in range(n_live):
+            out[live[j]] += off[live[j]]
         win = live[0]
         for j in range(1, n_live):
             if out[live[j]] > out[win]:
                 win = live[j]
         return win
+
+    def offsets(self, X):
+        """What the section adds to each row of one decision's feature matrix (row 0:
+        tickets' own choice): its margin to row 0 and its bias to each favoured kind."""
+        cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
+        out = np.empty(xv.shape[0], dtype=np.float64)
+        cdef Py_ssize_t k
+        for k in range(xv.shape[0]):
+            out[k] = self.offset(&xv[k, 0], k)
+        return out
+
+    @property
+    def bias(self):
+        """The section's bias per candidate kind (KINDS), zeros where it has none."""
+        return {KINDS[i]: self.kbias[i] for i in range(N_KINDS)}
 
     def pick(self, X):
         """The row of a feature matrix that play chooses: the highest score, the margin
@@ -352,6 +384,10 @@ def _trees_from_dict(sec, bad, name, int n_feat=N_FEAT):
         base = float(sec["base"])
         bonus = float(sec.get("margin", 0.0))
         max_trains = int(sec.get("max_trains", 1000))
+        kbias = sec.get("bias", {}) or {}
+        if not isinstance(kbias, dict):
+            raise TypeError("bias must map candidate kinds to numbers")
+        kbias = {str(k): float(v) for k, v in kbias.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise bad(f"{name}: missing or malformed field ({exc!r})") from None
     n = len(feature)
@@ -427,6 +463,15 @@ def _trees_from_dict(sec, bad, name, int n_feat=N_FEAT):
         m.below[i] = m.below[i + 1] + min(leaves)
     if max_trains < 0:
         raise bad(f"{name}: max_trains must be >= 0")
+    if kbias and n_feat < N_FEAT:
+        raise bad(f"{name}: a bias per candidate kind needs format version 5")
+    unknown = sorted(set(kbias) - set(KINDS))
+    if unknown:
+        raise bad(f"{name}: bias names {unknown}, not candidate kinds ({', '.join(KINDS)})")
+    if not all(np.isfinite(v) for v in kbias.values()):
+        raise bad(f"{name}: a bias is not a finite number")
+    for i in range(N_KINDS):
+        m.kbias[i] = kbias.get(KINDS[i], 0.0)
     m.base = base
     m.margin = bonus
     m.max_trains = max_trains
@@ -579,6 +624,8 @@ cdef class ExpertPolicy(Policy):
     cdef int16_t* tdist0                # fewest trains between two cities, empty board
     cdef uint64_t td_uid                #   (per board, MAX_CITIES x MAX_CITIES, malloc)
     cdef int32_t ndist[MAX_CITIES]      # fewest trains from the own network, this decision
+    cdef uint64_t dkey[10]              # what the last draw features were computed from
+    cdef int dval[6]                    #   and their counts (draw_features)
 
     def __cinit__(self, *args, **kwargs):
         self.needs_legal = False        # candidates are built and checked here
@@ -590,6 +637,7 @@ cdef class ExpertPolicy(Policy):
         self.legal = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
         self.tdist0 = <int16_t*>malloc(MAX_CITIES * MAX_CITIES * sizeof(int16_t))
         self.td_uid = 0
+        memset(self.dkey, 0, sizeof(self.dkey))
         if self.memo == NULL or self.legal == NULL or self.tdist0 == NULL:
             raise MemoryError()
         # the planning policies' default weights (_policies.pyx)
@@ -1024,9 +1072,58 @@ cdef class ExpertPolicy(Policy):
         cdef int t, k, q, n = 0, done = 0, near = 0, done_pts = 0, near_pts = 0
         cdef int completed = 0, most = 0
         cdef uint64_t held
+        cdef uint64_t key[10]
         cdef float* x
-        self.train_distances(b)
-        self.network_distances(b, s, seat)
+        # the counts change only with the routes claimed, the seat's trains, tickets and
+        # discards, and `spare`: between two of its claims they are reused
+        key[0] = b.uid
+        key[1] = s.closed[0]
+        key[2] = s.closed[1]
+        key[3] = s.p[seat].routes[0]
+        key[4] = s.p[seat].routes[1]
+        key[5] = s.p[seat].tickets[0]
+        key[6] = s.p[seat].tickets[1]
+        key[7] = s.p[seat].discarded[0] ^ (s.p[seat].discarded[1] * 0x9E3779B97F4A7C15ULL)
+        key[8] = (<uint64_t>seat << 48) | (<uint64_t>(s.p[seat].trains & 0xFFFF) << 32) \
+            | (<uint32_t>spare)
+        key[9] = s.p[seat].discarded[1]
+        if memcmp(key, self.dkey, sizeof(key)) == 0:
+            n, done, done_pts, near, near_pts, completed = (
+                self.dval[0], self.dval[1], self.dval[2], self.dval[3], self.dval[4], self.dval[5])
+        else:
+            self.train_distances(b)
+            self.network_distances(b, s, seat)
+            n, done, done_pts, near, near_pts, completed = self.deck_counts(b, s, seat, spare)
+            memcpy(self.dkey, key, sizeof(key))
+            self.dval[0] = n
+            self.dval[1] = done
+            self.dval[2] = done_pts
+            self.dval[3] = near
+            self.dval[4] = near_pts
+            self.dval[5] = completed
+        for q in range(s.n_players):
+            if q != seat and s.p[q].n_tickets > most:
+                most = s.p[q].n_tickets
+        if n == 0:
+            n = 1
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            x[60] = done / <double>n
+            x[61] = done_pts / <double>n
+            x[62] = near / <double>n
+            x[63] = near_pts / <double>n
+            x[64] = spare
+            x[65] = b.globetrotter_bonus
+            x[66] = completed - most
+
+    @cython.final
+    cdef (int, int, int, int, int, int) deck_counts(self, const BoardC* b, const GameState* s,
+                                                    int seat, int spare) noexcept nogil:
+        """draw_features' counts: the tickets the seat could draw, those of them its
+        network joins and their points, those joinable within `spare` and their points,
+        and its own tickets completed (ndist and comp up to date)."""
+        cdef int t, n = 0, done = 0, near = 0, done_pts = 0, near_pts = 0, completed = 0
+        cdef uint64_t held
         for t in range(b.n_tickets):
             held = (s.p[seat].tickets[t >> 6] | s.p[seat].discarded[t >> 6]) >> (t & 63)
             if held & 1:
@@ -1043,20 +1140,7 @@ cdef class ExpertPolicy(Policy):
             elif self.ticket_cost(b, s, seat, t) <= spare:
                 near += 1
                 near_pts += b.ticket_points[t]
-        for q in range(s.n_players):
-            if q != seat and s.p[q].n_tickets > most:
-                most = s.p[q].n_tickets
-        if n == 0:
-            n = 1
-        for k in range(self.n_cand):
-            x = &self.x[k][0]
-            x[60] = done / <double>n
-            x[61] = done_pts / <double>n
-            x[62] = near / <double>n
-            x[63] = near_pts / <double>n
-            x[64] = spare
-            x[65] = b.globetrotter_bonus
-            x[66] = completed - most
+        return n, done, done_pts, near, near_pts, completed
 
     @cython.final
     cdef void keep_features(self, const BoardC* b, const GameState* s, int seat,

@@ -84,14 +84,13 @@ def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
         and fewest_trains <= model.turns.max_trains else None)
     if sec is None or len(codes) < 2:
         return int(codes[0])
-    scores = sec.predict(X)
-    scores[0] += sec.margin
+    scores = sec.predict(X) + sec.offsets(X)
     return int(codes[int(np.argmax(scores))])
 
 
 def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
                      playouts: int = 400, max_trains: int = 12, model=None,
-                     rollout_model=None, field=None, wide: bool = True,
+                     rollout_model=None, rollout: str | None = None, field=None, wide: bool = True,
                      progress: bool = False) -> Positions:
     """Label end-game turns: in each game one seat (seat ``game % players``) plays
     ``expert`` with ``model`` (a model file; None: the shipped one) against ``tickets``
@@ -170,7 +169,7 @@ KINDS = {"setup_tickets": "setup", "turn": "turns", "keep_tickets": "keep"}
 
 def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0, *,
                    playouts: int = 24, keep_playouts: int | None = None, model=None,
-                   rollout_model=None, field=None,
+                   rollout_model=None, rollout: str | None = None, field=None,
                    teacher: str | None = None, teacher_share: float = 0.0,
                    turn_share: float = 0.5, wide: bool = True,
                    progress: bool = False) -> dict:
@@ -184,7 +183,8 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
     expert's candidates (``ExpertPolicy.candidates``; ``wide``: the search's whole turn
     set) are valued by the search with ``playouts`` playouts each on the same sampled
     worlds (ticket choices: ``keep_playouts``, default ``playouts``; ``value_actions``;
-    rollouts by ``expert`` with ``rollout_model``, None: the search's own rollout
+    rollouts by ``expert`` with ``rollout_model``, or by the built-in policy spec
+    ``rollout`` (e.g. ``"tickets"``: a sixth of the cost), None: the search's own rollout
     policy). ``value``: each candidate's mean value minus the mean
     over the decision's candidates. Returns {"setup", "turns", "keep"}: the labelled
     decisions of each kind. Same seed, same positions and labels."""
@@ -195,7 +195,10 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
     from ttrsim.policies import decide, make_policy
 
     follow = load_model(model)
-    roll = "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}"
+    if rollout is not None and rollout_model is not None:
+        raise ValueError("give rollout_model (a model file) or rollout (a policy spec), not both")
+    roll = (f",rollout={rollout}" if rollout else
+            "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}")
     keep_playouts = int(playouts if keep_playouts is None else keep_playouts)
     field = tuple(field) if field else (expert_spec(rollout_model),)
     if not 0.0 <= float(teacher_share) <= 1.0 or not 0.0 <= float(turn_share) <= 1.0:
