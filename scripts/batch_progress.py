@@ -6,6 +6,7 @@ policies' measured cost; and what choosing it costs for the default policy.
     python scripts/batch_progress.py [GAMES]      # default 12; docs/performance.md: 100
 """
 import argparse
+import sys
 import time
 
 import ttrsim.runner as runner
@@ -63,4 +64,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

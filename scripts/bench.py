@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 import ttrsim
-from ttrsim._batch import game_seeds, play_batch
+from ttrsim.batches import game_seeds, play_batch
 from ttrsim.game import compile_board
 from ttrsim.policies import REGISTRY, make_policy
 from ttrsim.batches import default_batch_size
@@ -337,7 +337,7 @@ def search_rate(board: str = "europe", games: int = 20, seed: int = 1,
     self-play (every 7th decision): from the positions the search plays (the worlds it
     samples; the search's own overhead: sampling the world and the bookkeeping) and from
     the true position (which the search cannot play: it does not see it)."""
-    from ttrsim._search import bench_playouts
+    from ttrsim.search import bench_playouts
     from ttrsim.policies import decide
 
     cb = compile_board(board)
@@ -558,4 +558,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -10,6 +10,7 @@ figures taken in the same conditions.
 """
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -60,4 +61,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -1,5 +1,5 @@
 """Blind spots: tickets a policy keeps and then fails more often than `tickets` does
-(docs/expert.md, "Against the field"; the target of docs/league.md).
+(docs/expert-history.md, "Against the field"; the target of docs/league.md).
 
 For each board, 4-player self-play of each --policy and of `tickets` (--games games each,
 the same seeds); for every ticket the policy kept at least --min-kept times, its
@@ -102,4 +102,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -22,21 +22,17 @@ digits of the file's SHA-256; --expert "expert:model=PATH" measures another mode
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim._counter import BlockerPolicy
-from ttrsim._expert import model_file
-from ttrsim._version import __version__
-from ttrsim.game import compile_board
-from ttrsim.policies import make_policy, parse_spec
+from head_to_head import match_key, play_match
+from ttrsim import __version__
+from ttrsim.batches import SCORE_COLS
+from ttrsim.policies import expert_models, parse_spec
 from ttrsim.results import update_json
 from ttrsim.stats import wilson_interval
 
@@ -51,41 +47,23 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 500) -
     game index); the first policy's win share with its Wilson interval, mean score and
     share of kept tickets completed, the mean game length in turns, and the cuts per
     game of the `blocker` seats."""
-    cb = compile_board(board)
-    key = (seed * 1_000_003 + zlib.crc32(f"{board}|{'/'.join(specs)}".encode())) & (2**64 - 1)
-    wins = shared = 0
-    scores, kept, done, turns, blocks = [], 0, 0, [], 0
-    cpu = 0.0
-    for first in range(0, games, chunk):
-        n = min(chunk, games - first)
-        policies = [make_policy(s, cb.board) for s in specs]
-        t = time.process_time()
-        out = play_batch(cb, len(specs), policies, game_seeds(key, n, first), first, True, True)
-        cpu += time.process_time() - t
-        sc, slot = out["scores"], out["slot"]
-        mine, others = sc[slot == 0], sc[slot != 0].reshape(n, len(specs) - 1, -1)
-        wins += int((mine[:, COL["rank"]] == 1).sum())
-        shared += int(((mine[:, COL["rank"]] == 1) & (others[:, :, COL["rank"]] == 1).any(axis=1)).sum())
-        scores += mine[:, COL["score"]].tolist()
-        kept += int(mine[:, COL["tickets_kept"]].sum())
-        done += int(mine[:, COL["tickets_completed"]].sum())
-        turns += out["turns"].tolist()
-        blocks += sum(p.blocks for p in policies if isinstance(p, BlockerPolicy))
-        print(f"  {board} {specs}: {first + n}/{games} games, {wins} wins", file=sys.stderr,
-              flush=True)
+    m = play_match(board, specs, games, match_key(seed, f"{board}|{'/'.join(specs)}"),
+                   chunk=chunk, count=("blocks",), progress=True)
+    mine, wins = m.of(0), m.wins(0)
+    kept = int(mine[:, COL["tickets_kept"]].sum())
     lo, hi = wilson_interval(wins, games)
     return {"board": board, "players": len(specs), "specs": specs, "games": games, "seed": seed,
-            "wins": wins, "shared": shared, "win_share": wins / games,
-            "low": float(lo), "high": float(hi), "mean_score": float(np.mean(scores)),
-            "completed": done / kept if kept else None, "mean_turns": float(np.mean(turns)),
-            "blocks_per_game": blocks / games, "cpu_seconds": cpu}
+            "wins": wins, "shared": m.shared(0), "win_share": wins / games,
+            "low": float(lo), "high": float(hi),
+            "mean_score": float(np.mean(mine[:, COL["score"]])),
+            "completed": int(mine[:, COL["tickets_completed"]].sum()) / kept if kept else None,
+            "mean_turns": float(np.mean(m.turns)),
+            "blocks_per_game": int(m.counts["blocks"].sum()) / games, "cpu_seconds": m.cpu_seconds}
 
 
 def model_digest(spec: str) -> str:
-    """The first 12 hex digits of the SHA-256 of the model file `spec` plays."""
-    _, params = parse_spec(spec)
-    path = model_file(params.get("model"))     # a path, a shipped model's name, or the default
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
+    """The first 12 hex digits of the SHA-256 of the model file the expert `spec` plays."""
+    return next(iter(expert_models([spec]).values()))
 
 
 def markdown(rows: list) -> str:
@@ -130,7 +108,7 @@ def main(argv=None) -> int:
     if a.markdown:
         print(markdown(json.loads(a.json.read_text()) if a.json.exists() else []))
         return 0
-    if parse_spec(a.expert)[0] != "expert":
+    if parse_spec(a.expert).name != "expert":
         raise SystemExit(f"--expert must be an expert spec (expert or expert:model=PATH), "
                          f"got {a.expert!r}")
     model = model_digest(a.expert)
@@ -159,4 +137,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

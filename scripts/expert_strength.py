@@ -42,26 +42,22 @@ hex digits of the model file's SHA-256) and the date.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim._expert import default_model_path
-from ttrsim._version import __version__
-from ttrsim.stats import wilson_interval
+from head_to_head import RANK, match_key, play_match
+from ttrsim import __version__, maps
+from ttrsim.batches import SCORE_COLS, game_seeds, play_batch
 from ttrsim.game import compile_board
-from ttrsim.policies import make_policy, search_budget
-from ttrsim import maps
+from ttrsim.policies import expert_models, make_policy, search_budget
 from ttrsim.results import update_json
+from ttrsim.stats import wilson_interval
 
 BOARDS = ("usa", "europe", "newyork")
-RANK = SCORE_COLS.index("rank")
 SCORE = SCORE_COLS.index("score")
 DEFAULT_JSON = Path(__file__).with_name("expert_strength.json")
 # --part budget: each search at these multiples of its own budget (the reference's
@@ -74,30 +70,16 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 50) ->
     shared first place counts as a win, and `shared` counts those games), the winners'
     mean score, and the first policy's CPU seconds per decision when it counts them (the
     search)."""
-    cb = compile_board(board)
-    key = (seed * 1_000_003 + zlib.crc32(f"{board}|{'/'.join(specs)}".encode())) & (2**64 - 1)
-    wins, shared, winner_scores, cpu, decisions = 0, 0, [], 0.0, 0
-    for first in range(0, games, chunk):
-        n = min(chunk, games - first)
-        policies = [make_policy(s, cb.board) for s in specs]
-        t = time.process_time()
-        out = play_batch(cb, len(specs), policies, game_seeds(key, n, first), first, True, True)
-        cpu += time.process_time() - t
-        sc, slot = out["scores"], out["slot"]
-        mine, others = sc[slot == 0], sc[slot != 0].reshape(n, len(specs) - 1, -1)
-        wins += int((mine[:, RANK] == 1).sum())
-        shared += int(((mine[:, RANK] == 1) & (others[:, :, RANK] == 1).any(axis=1)).sum())
-        flat = sc.reshape(-1, sc.shape[-1])            # every seat of every game
-        winner_scores += flat[flat[:, RANK] == 1][:, SCORE].tolist()
-        decisions += int(getattr(policies[0], "total_decisions", 0))
-        print(f"  {board} {specs}: {first + n}/{games} games, {wins} wins", file=sys.stderr,
-              flush=True)
+    m = play_match(board, specs, games, match_key(seed, f"{board}|{'/'.join(specs)}"),
+                   chunk=chunk, count=("total_decisions",), progress=True)
+    wins, cpu, decisions = m.wins(0), m.cpu_seconds, int(m.counts["total_decisions"][0])
+    flat = m.scores.reshape(-1, m.scores.shape[-1])     # every seat of every game
     lo, hi = wilson_interval(wins, games)
     return {"board": board, "players": len(specs), "specs": specs, "games": games,
-            "wins": wins, "shared": shared, "win_share": wins / games,
+            "wins": wins, "shared": m.shared(0), "win_share": wins / games,
             "low": float(lo), "high": float(hi),
-            "winner_mean_score": float(np.mean(winner_scores)), "cpu_seconds": cpu,
-            "cpu_per_decision": cpu / decisions if decisions else None}
+            "winner_mean_score": float(np.mean(flat[flat[:, RANK] == 1][:, SCORE])),
+            "cpu_seconds": cpu, "cpu_per_decision": cpu / decisions if decisions else None}
 
 
 def speed(games: int = 4000, rounds: int = 3) -> dict:
@@ -240,7 +222,7 @@ def main(argv=None) -> int:
         budget_figure(data, a.figure)
         return 0
 
-    model = hashlib.sha256(Path(default_model_path()).read_bytes()).hexdigest()[:12]
+    model = next(iter(expert_models(["expert"]).values()))     # the default model's digest
 
     def save(row):
         row = dict(row, model=model, date=time.strftime("%Y-%m-%d"), ttrsim=__version__)
@@ -308,4 +290,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -1,4 +1,4 @@
-"""One step of expert iteration on chosen boards against the field (docs/expert.md,
+"""One step of expert iteration on chosen boards against the field (docs/expert-history.md,
 "Trained against the field" and "USA 1910").
 
 1. label: games on each of --boards where one seat plays `expert` (the model of --model,
@@ -39,14 +39,12 @@ from pathlib import Path
 
 import numpy as np
 
-from ttrsim._expert import load_model, model_file, section_from_dict
+from counter_strength import play
 from ttrsim.results import update_json
 from ttrsim.training import Positions, export, fit, label, make_model
 from ttrsim.training.fitting import centred
+from ttrsim.training.model_file import load_model, model_file, section_from_dict
 from ttrsim.training.positions import join, load_positions, save_positions, subset
-
-sys.path.insert(0, str(Path(__file__).parent))
-from counter_strength import play  # noqa: E402
 
 BOARDS = ("usa", "europe", "newyork")
 
@@ -293,4 +291,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -1,14 +1,14 @@
 """Fuzzing at scale: random-legal and mixed-policy games on every board and player count,
 with the core's invariant check after every action.
 
-Every game is played by the compiled loop ``ttrsim._fuzz.fuzz_batch``: after each action
+Every game is played by the compiled loop ``ttrsim.fuzz.fuzz_batch``: after each action
 it runs the core's ``check_state`` (every card and ticket in exactly one place, pieces
 within bounds, route bitsets, points and double-route rules consistent, turn and end
 counters consistent), checks that the player to act has a legal action until the game is
 over and that every chosen action is legal, and at the end checks each final score
 against its parts (ticket points recomputed from the tickets held and completed), the
 ranks against the totals and the turn limit. It also counts the games that reached each
-rare situation (``ttrsim._fuzz.EDGE_CASES``: deck and discards empty, all players
+rare situation (``ttrsim.fuzz.EDGE_CASES``: deck and discards empty, all players
 passing, final round triggered at 0/1/2 trains, ...).
 
 Games come in chunks: (board, player count, mode, chunk index). Mode ``random``: every
@@ -76,8 +76,8 @@ def chunk_specs(board: str, n: int, mode: str, idx: int) -> list[str]:
 
 def play_chunk(board: str, n: int, mode: str, idx: int, size: int) -> dict:
     """Play chunk ``idx`` (games idx*size .. idx*size+size-1 of its cell)."""
-    from ttrsim._batch import game_seeds
-    from ttrsim._fuzz import HoardPolicy, fuzz_batch
+    from ttrsim.batches import game_seeds
+    from ttrsim.fuzz import HoardPolicy, fuzz_batch
     from ttrsim.policies import make_policy
     b, cb = _board(board)
     specs = chunk_specs(board, n, mode, idx)
@@ -125,7 +125,7 @@ def plan(boards, games: int, size: int, done: set, modes=DEFAULT_MODES) -> list[
 
 def totals(rows: list[dict]) -> dict:
     """Totals per board and per (board, players, mode) from the state rows."""
-    from ttrsim._fuzz import EDGE_CASES
+    from ttrsim.fuzz import EDGE_CASES
 
     def empty():
         return dict(games=0, actions=0, turns=0, violations=0, seconds=0.0, by_code={},
@@ -156,10 +156,10 @@ def totals(rows: list[dict]) -> dict:
 
 
 def markdown(tot: dict, commands: list[str], machine: str) -> str:
-    from ttrsim._fuzz import EDGE_CASES
+    from ttrsim.fuzz import EDGE_CASES
     modes = [m for m in MODES if any(c[2] == m for c in tot["cells"])]
     lines = ["# Fuzzing: invariants over random, mixed-policy and hoarding games", "",
-             "Every game below was played by the compiled loop `ttrsim._fuzz.fuzz_batch`, "
+             "Every game below was played by the compiled loop `ttrsim.fuzz.fuzz_batch`, "
              "which after **every action** runs the core's `check_state` (each train card and "
              "ticket in exactly one place; trains, stations and cards within bounds; route "
              "bitsets, route points and double-route rules consistent; turn, final-round and "
@@ -171,7 +171,7 @@ def markdown(tot: dict, commands: list[str], machine: str) -> str:
              "Modes: `random` — every seat plays a uniformly random legal action; `mixed` — "
              "each seat plays a built-in policy drawn (once per chunk of games) from "
              + ", ".join(f"`{s}`" for s in MIXED_POOL) + "; `hoard` — every seat plays "
-             "`ttrsim._fuzz.HoardPolicy`, which takes a card whenever it can, else draws and "
+             "`ttrsim.fuzz.HoardPolicy`, which takes a card whenever it can, else draws and "
              "keeps tickets, else claims the shortest route it can pay (it empties the deck, "
              "the discards and the ticket deck and drives games to the all-pass ending). "
              "A run's games are split evenly over the board's player counts and the modes "
@@ -229,18 +229,19 @@ def machine_line() -> str:
 def measure(games: int = 3000, repeat: int = 3) -> list[str]:
     """Games/s of ``play_batch`` without and with ``check_state`` after every action and of
     ``fuzz_batch``, all seats ``random``, best of ``repeat`` (one process)."""
-    from ttrsim._batch import game_seeds, play_batch
-    from ttrsim._fuzz import fuzz_batch
-    from ttrsim._policies import RandomPolicy
+    from ttrsim.batches import game_seeds, play_batch
+    from ttrsim.fuzz import fuzz_batch
+    from ttrsim.policies import make_policy
     out = []
     for name, n in (("usa", 2), ("europe", 4)):
         _, cb = _board(name)
-        runs = {"no check": lambda: play_batch(cb, n, [RandomPolicy() for _ in range(n)],
-                                               game_seeds(7, games), summary=True),
-                "check": lambda: play_batch(cb, n, [RandomPolicy() for _ in range(n)],
-                                            game_seeds(7, games), summary=True, check=True),
-                "fuzz_batch": lambda: fuzz_batch(cb, n, [RandomPolicy() for _ in range(n)],
-                                                 game_seeds(7, games))}
+        def seats():
+            return [make_policy("random", None) for _ in range(n)]
+
+        runs = {"no check": lambda: play_batch(cb, n, seats(), game_seeds(7, games), summary=True),
+                "check": lambda: play_batch(cb, n, seats(), game_seeds(7, games), summary=True,
+                                            check=True),
+                "fuzz_batch": lambda: fuzz_batch(cb, n, seats(), game_seeds(7, games))}
         for label, run in runs.items():
             best = 0.0
             for _ in range(repeat):
@@ -344,4 +345,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

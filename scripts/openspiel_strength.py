@@ -35,7 +35,7 @@ DEFAULT_OUT = Path(__file__).with_name("openspiel_strength.jsonl")
 def deal_seed(board: str, d: int) -> int:
     """Seed of deal d on a board: the same for every row (OpenSpiel's int parameter
     is 32-bit, so seeds stay below 2**31)."""
-    from ttrsim._batch import game_seeds
+    from ttrsim.batches import game_seeds
 
     key = zlib.crc32(f"openspiel-strength:{board}".encode())
     return int(game_seeds(key, d + 1)[d]) & 0x7FFFFFFF
@@ -153,4 +153,6 @@ def main(argv=None) -> None:
 
 
 if __name__ == "__main__":
-    main()
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -50,7 +50,7 @@ def play_all(out: str, games: int, h2h_games: int, seed: int,
              record_games: int = 4, env_steps_n: int = 400) -> None:
     """(In the build under test) play every table of `policies` and the other `parts`,
     and save the results to `out`."""
-    from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
+    from ttrsim.batches import SCORE_COLS, game_seeds, play_batch
     from ttrsim.game import compile_board
     from ttrsim.policies import make_policy
 
@@ -268,4 +268,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -34,14 +34,13 @@ import argparse
 import json
 import sys
 import time
-import zlib
 from pathlib import Path
 
 import numpy as np
 
-from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim.game import compile_board
-from ttrsim.policies import expert_models, make_policy
+from head_to_head import match_key, play_match
+from ttrsim.batches import SCORE_COLS
+from ttrsim.policies import expert_models
 
 BOARDS = ("usa", "europe", "newyork")
 CURVE = (12, 25, 50, 100, 200, 400, 800)
@@ -91,25 +90,19 @@ def key_of(t: dict) -> str:
 
 def play_chunk(t: dict, first: int, n: int, seed: int) -> dict:
     """Games first..first+n-1 of table t: the search seat's wins, margins and timing."""
-    cb = compile_board(t["board"])
-    policies = [make_policy(s, cb.board) for s in t["specs"]]
     # a table's own seeds, or those it shares with the other tables of a paired part
-    key = (seed * 1_000_003 + zlib.crc32(t.get("seeds", games_key(t)).encode())) & 0xFFFFFFFFFFFFFFFF
-    tic = time.perf_counter()
-    out = play_batch(cb, t["players"], policies, game_seeds(key, n, first), first, True, True)
-    seconds = time.perf_counter() - tic
-    sc, slot = out["scores"], out["slot"]
-    mine = sc[slot == 0]
-    others = sc[slot != 0].reshape(n, t["players"] - 1, -1)
+    m = play_match(t["board"], t["specs"], n, match_key(seed, t.get("seeds", games_key(t))),
+                   first=first, count=("total_decisions", "total_playouts"))
+    mine, others = m.of(0), m.others(0)
     margin = mine[:, 0].astype(int) - others[:, :, 0].max(axis=1)
-    return dict(key=key_of(t), first=first, games=n, wins=int((mine[:, RANK] == 1).sum()),
+    return dict(key=key_of(t), first=first, games=n, wins=m.wins(0),
                 won="".join("1" if r == 1 else "0" for r in mine[:, RANK]),
                 margin_sum=int(margin.sum()), score_sum=int(mine[:, 0].sum()),
-                seconds=seconds, decisions=int(policies[0].total_decisions),
-                playouts=int(policies[0].total_playouts),
-                kept=[int(sc[slot == k][:, KEPT].sum()) for k in range(len(t["specs"]))],
+                seconds=m.seconds, decisions=int(m.counts["total_decisions"][0]),
+                playouts=int(m.counts["total_playouts"][0]),
+                kept=[int(m.of(k)[:, KEPT].sum()) for k in range(len(t["specs"]))],
                 # games whose first place the search seat shares (counted as its wins)
-                shared=int(((mine[:, RANK] == 1) & ((others[:, :, RANK] == 1).any(axis=1))).sum()))
+                shared=m.shared(0))
 
 
 def load(path: Path) -> dict:
@@ -311,4 +304,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

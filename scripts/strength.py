@@ -32,15 +32,15 @@ import argparse
 import itertools
 import json
 import sys
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ttrsim._batch import SCORE_COLS, game_seeds, play_batch
-from ttrsim.stats import wilson_interval
+from head_to_head import play_match
+from ttrsim.batches import SCORE_COLS
 from ttrsim.game import compile_board
-from ttrsim.policies import make_policy
+from ttrsim.policies import decide, make_policy
+from ttrsim.stats import wilson_interval
 
 BOARDS = ("usa", "europe", "newyork")
 POLICIES = ("tickets", "routes", "greedy", "random")
@@ -50,19 +50,13 @@ COL = {c: i for i, c in enumerate(SCORE_COLS)}
 def table(board: str, specs: list, games: int, seed: int, tune=None) -> list[dict]:
     """Play `games` seat-rotated games of `specs` (one per seat); one row per policy.
     `tune` maps a seat to weights for its policy's ``tune``."""
-    cb = compile_board(board)
-    policies = [make_policy(s, cb.board) for s in specs]
-    for k, weights in (tune or {}).items():
-        policies[k].tune(**weights)
-    t = time.perf_counter()
-    out = play_batch(cb, len(specs), policies, game_seeds(seed, games), 0, True, False)
-    seconds = time.perf_counter() - t
-    sc, slot, n = out["scores"], out["slot"], len(specs)
-    claims, offers = out["claims"], out["offers"]
-    route_len = np.asarray(cb.board.route_len)
+    m = play_match(board, specs, games, seed, summary=False, tune=tune)
+    seconds, slot, n = m.seconds, m.slot, len(specs)
+    claims, offers = m.events["claims"], m.events["offers"]
+    route_len = np.asarray(compile_board(board).board.route_len)
     rows = []
     for k, spec in enumerate(specs):
-        mine = sc[slot == k]                      # (games, score columns)
+        mine = m.of(k)                            # (games, score columns)
         kept = mine[:, COL["tickets_kept"]].sum()
         # events carry (game, seat); slot[game, seat] is the policy's slot
         own_claims = claims[slot[claims[:, 0], claims[:, 1]] == k]
@@ -147,7 +141,6 @@ def self_play_turns(board: str, games: int, seed: int, per_game: int):
     import random
 
     from ttrsim import Game
-    from ttrsim._policies import decide
 
     cb = compile_board(board)
     rng = random.Random(seed)
@@ -188,8 +181,6 @@ def tickets_joined(pos) -> bool:
 def play_on(pos, first: int, seed: int):
     """Play `first`, then `tickets` in every seat from the true position to the end: the
     final scores and the turns played."""
-    from ttrsim._policies import decide
-
     game = pos.clone()
     policies = [make_policy("tickets", game.board) for _ in range(game.n_players)]
     started = [False] * game.n_players
@@ -445,4 +436,6 @@ def main(argv=None) -> int:
     return 0
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -143,7 +143,7 @@ def main(argv=None) -> int:
                     progress=not a.quiet)
     print(json.dumps(records, indent=1))
     if a.install:
-        from ttrsim._expert import default_model_path
+        from ttrsim.training.model_file import default_model_path
 
         target = Path(default_model_path())
         shutil.copyfile(records[-1]["model"], target)
@@ -152,4 +152,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -45,7 +45,7 @@ import ttrsim
 from ttrsim.results import update_json
 from ttrsim.training import FEATURES, export, fit, gain, label, make_model
 from ttrsim.training.labelling import KINDS
-from ttrsim.training.model_file import expert_spec, first_trees, load_model, model_path
+from ttrsim.training.model_file import expert_spec, first_trees, load_model, model_file
 from ttrsim.training.positions import join, load_positions, save_positions, subset
 
 BOARDS = ("usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities")
@@ -114,9 +114,9 @@ def _labels(a, r: int, student: str, boards, players, save) -> dict:
     data = label("games", parts, seed=a.seed * 1009 + r, n_jobs=a.jobs,
                  cache=a.out / f"tasks-r{r}", playouts=a.playouts,
                  keep_playouts=a.keep_playouts,
-                 model=model_path(student),
+                 model=model_file(student),
                  **({"rollout": "tickets"} if a.rollout == "tickets"
-                    else {"rollout_model": model_path(a.rollout)}),
+                    else {"rollout_model": model_file(a.rollout)}),
                  field=[f.strip() for f in a.field.split(";") if f.strip()],
                  teacher=a.teacher or None, teacher_share=a.teacher_share,
                  turn_share=a.turn_share, wide=bool(a.wide))

@@ -7,6 +7,7 @@ on each board with `tickets` in 4 seats (New York: 4, USA and Europe: 4). Median
 """
 import argparse
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -48,4 +49,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))

@@ -25,7 +25,7 @@ def same_colour_doubles(board):
             and board.route_color[i] == board.route_color[board.route_partner[i]]]
 
 
-@pytest.mark.parametrize("name", ["usa", "europe", "newyork"])
+@pytest.mark.parametrize("name", maps.available())
 def test_the_halves_of_a_same_colour_double_route_read_differently(name):
     board = maps.load(name)
     pairs = same_colour_doubles(board)

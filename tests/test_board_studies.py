@@ -3,6 +3,7 @@ importance and fair ticket points."""
 from __future__ import annotations
 
 import json
+import re
 
 import numpy as np
 import pytest
@@ -319,6 +320,47 @@ def test_ticket_fairness_closed_loop():
     # balanceable tickets are the ones completed often enough when kept
     assert (t0.completion[t0.balanceable] >= 0.6).all()
     assert base.ticket_points.tolist() == t0.points.tolist()
+
+
+def test_the_spread_lies_inside_its_interval_across_seeds_and_budgets(capsys):
+    # resampled games spread more than the games do (their noise adds to the games'): a
+    # percentile interval of the resamples lay above the spread it was printed with, e.g.
+    # round 1 at 200 games, seed 0: 0.158 [0.167, 0.351]
+    spreads = []
+    for games in (100, 200):
+        for seed in range(3):
+            s = ticket_fairness("usa", 4, games=games, seed=seed, rounds=1, n_resamples=200).spread
+            for col in ("spread", "change", "spread_all") + ("change_all",) * ("change_all" in s):
+                assert (s[f"{col}_low"] <= s[col]).all() and (s[col] <= s[f"{col}_high"]).all(), \
+                    (games, seed, col, s)
+            spreads.append(s)
+    assert all((s.spread_bias > 0).all() for s in spreads)      # resampling adds spread
+    # as printed, and with the warning that the games are too few for the spread
+    assert main(["ticket-fairness", "--games", "200", "--resamples", "200", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    for line in out.splitlines():
+        if line.startswith("round "):
+            est, low, high = map(float, re.search(
+                r"spread ([\d.]+) \[([\d.]+), ([\d.]+)\]", line).groups())
+            assert low <= est <= high, line
+    note = re.search(r"BIASED: at 200 games per round the spread is biased upwards.*play at "
+                     r"least about ([\d,]+) games per round", out)
+    assert note and int(note.group(1).replace(",", "")) > 2000
+
+
+def test_a_ticket_kept_exactly_the_minimum_times_is_reliable(monkeypatch):
+    from ttrsim.analysis.studies import fairness
+
+    f = ticket_fairness("usa", 4, games=40, seed=0, rounds=0, n_resamples=40)
+    kept = sorted(set(f.table.kept))
+    edge = next(k for k in kept if k - 1 in kept)     # a count with one kept once fewer
+    monkeypatch.setattr(fairness, "MIN_KEPT", edge)
+    g = ticket_fairness("usa", 4, games=40, seed=0, rounds=0, n_resamples=40)
+    t = g.table
+    assert t[t.kept == edge].reliable.all() and not t[t.kept == edge - 1].reliable.any()
+    assert (t.reliable == (t.kept >= edge)).all()
+    assert g.spread.unreliable.iloc[0] == (t.kept < edge).sum()
+    assert g.unreliable_note().startswith(f"UNRELIABLE: {(t.kept < edge).sum()} tickets")
 
 
 def test_variant_cli_and_the_file_base(tmp_path, capsys):

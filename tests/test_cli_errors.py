@@ -150,6 +150,52 @@ def test_closed_pipe_is_quiet(tmp_path):
     assert proc.returncode == 2 and err == ""
 
 
+def closed_pipe_run(argv):
+    """Run ``argv`` with stdout a pipe whose reader has gone (as after ``| head -1``, but
+    always: the first write fails); return (exit code, stderr)."""
+    read, write = os.pipe()
+    os.close(read)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    with os.fdopen(write, "w") as stdout:
+        proc = subprocess.run(argv, stdout=stdout, stderr=subprocess.PIPE, text=True, env=env,
+                              cwd=ROOT, timeout=300)
+    return proc.returncode, proc.stderr
+
+
+def test_run_script_ends_quietly_when_the_reader_has_gone():
+    code = ("import sys\nfrom ttrsim.cli import run_script\n"
+            "def main():\n    print('x' * 100_000)\n    print('never')\n"
+            "sys.exit(run_script(main))\n")
+    assert closed_pipe_run([sys.executable, "-c", code]) == (2, "")
+
+
+@pytest.mark.parametrize("argv", [["search_strength.py", "--markdown"],
+                                  ["bench.py", "--markdown", "--env"]])
+def test_scripts_piped_into_head_exit_quietly(argv):
+    """The documented look at a script's tables, piped into `head`: no traceback."""
+    assert closed_pipe_run([sys.executable, str(ROOT / "scripts" / argv[0]), *argv[1:]]) == (2, "")
+
+
+def test_every_script_ends_through_run_script():
+    """Each script's `__main__` block is `sys.exit(run_script(main))`, the one way a script
+    stays quiet on a closed pipe. Only a module that other scripts import (head_to_head.py,
+    the strength scripts' play loop) has no such block."""
+    import ast
+
+    trees = {path: ast.parse(path.read_text()) for path in sorted((ROOT / "scripts").glob("*.py"))}
+    imported = {node.module for tree in trees.values() for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for tree in trees.values() for node in ast.walk(tree)
+                 if isinstance(node, ast.Import) for alias in node.names}
+    for path, tree in trees.items():
+        block = next((node for node in tree.body if isinstance(node, ast.If)
+                      and "__main__" in ast.unparse(node.test)), None)
+        if block is None:
+            assert path.stem in imported, f"{path.name}: no __main__ block, no script imports it"
+            continue
+        assert ast.unparse(block.body[-1]) == "sys.exit(run_script(main))", path.name
+
+
 def interrupt_after_batches(args, out, batches):
     """Start ``ttrsim simulate``, press Ctrl-C (SIGINT to its process group, as a terminal
     does) once ``batches`` batches are on disk; return (exit code, stderr)."""
@@ -199,17 +245,6 @@ def test_ctrl_c_without_out_says_nothing_was_saved(capsys, monkeypatch):
                    "nothing was saved", "--out DIR", code=130)
 
 
-def test_unreachable_dask_scheduler(capsys, monkeypatch):
-    distributed = pytest.importorskip("distributed")
-
-    def unreachable(address, *args, **kwargs):
-        raise OSError(f"Timed out trying to connect to {address} after 30 s")
-    monkeypatch.setattr(distributed, "Client", unreachable)
-    one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--backend", "dask",
-                            "--scheduler", "tcp://10.255.0.1:8786"],
-                   "cannot reach the dask scheduler at tcp://10.255.0.1:8786", "dask scheduler")
-
-
 def _sigint_disposition():
     return signal.getsignal(signal.SIGINT) == signal.SIG_IGN, os.getpid()
 
@@ -252,3 +287,46 @@ def test_the_command_line_starts_without_the_heavy_libraries():
             "print(' '.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split() == [], f"loaded at start-up: {out.stdout}"
+
+
+# ------------------------------------------------------------------ options that change nothing
+
+SHOW = ["show", "--board", "newyork", "--players", "2", "--seed", "3"]
+
+
+@pytest.mark.parametrize("extra,needles", [
+    (["--rollout", "nosuch"], ["--rollout needs --analyse SEAT"]),
+    (["--playouts", "50"], ["--playouts needs --analyse SEAT"]),
+    (["--analyse", "0", "--rollout", "nosuch"], ["unknown rollout policy 'nosuch'", "tickets"]),
+    (["--analyse", "0", "--rollout", "search"], ["unknown rollout policy 'search'"]),
+    (["--analyse", "0", "--rollout", "tickets:nosuch=1"], ["bad parameter 'nosuch=1'"]),
+    (["--analyse", "0", "--playouts", "0"], ["--playouts must be a positive integer, got 0"]),
+])
+def test_show_refuses_analysis_options_it_would_ignore_or_cannot_use(capsys, tmp_path, extra,
+                                                                      needles):
+    """--playouts and --rollout set the analysis: without --analyse they are refused, not
+    dropped; a rollout the search cannot play is refused before any game is played."""
+    page = tmp_path / "game.html"
+    one_line_error(capsys, SHOW + extra + ["--out", str(page)], *needles)
+    assert not page.exists()
+
+
+def test_a_replay_that_ends_otherwise_says_how_to_give_the_policies(capsys, tmp_path):
+    simulate("newyork", ["tickets", "tickets"], games=2, seed=1, out=tmp_path / "run")
+    line = one_line_error(capsys, ["show", str(tmp_path / "run"), "--game", "0", "--policy",
+                                   "random", "--out", str(tmp_path / "g.html")],
+                          "give policies that do: ttrsim show")
+    assert "give give" not in line
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-inf", "0.5"])
+def test_ticket_fairness_refuses_a_max_factor_that_is_not_a_finite_number_from_1(
+        capsys, value):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")         # no RuntimeWarning with a source path
+        one_line_error(capsys, ["ticket-fairness", "--board", "newyork", "--players", "2",
+                                "--games", "4", "--resamples", "40", "--quiet",
+                                f"--max-factor={value}"],
+                       f"max_factor must be a finite number >= 1, got {float(value)!r}")

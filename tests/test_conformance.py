@@ -1,8 +1,8 @@
 """Random-play conformance: invariants after every action, in the core and in Python.
 
-(i) ``play_batch(check=True)``: thousands of random games on every board and player
-count, the core's ``check_state`` after every action, then the score arrays checked
-against their parts. (ii) A Python loop over the ``Game`` API that re-checks the
+(i) ``play_batch(check=True)``: thousands of random games on every built-in board
+(``maps.available()``, so that a new board joins) and player count, the core's
+``check_state`` after every action, then the score arrays checked against their parts. (ii) A Python loop over the ``Game`` API that re-checks the
 invariants from ``state()`` independently and checks that observations hide what they
 must. (iii) Small custom boards on which the deck, the discards and the ticket deck run
 dry under hoarding policies: the game still ends (all-pass rule) with every invariant.
@@ -22,8 +22,9 @@ from ttrsim._policies import RandomPolicy
 from ttrsim.game import Game, compile_board
 
 WILD = 8
-CONFIGS = [("usa", n) for n in range(2, 6)] + [("europe", n) for n in range(2, 6)] + \
-          [("newyork", n) for n in range(2, 5)]
+BOARDS = {name: maps.load(name) for name in maps.available()}
+CONFIGS = [(name, n) for name, b in BOARDS.items()
+           for n in range(b.min_players, b.max_players + 1)]
 C = {name: i for i, name in enumerate(SCORE_COLS)}
 OBS_KEYS = {"seat", "phase", "current", "turn", "hand", "tickets", "pending", "faceup", "discard",
             "deck_size", "ticket_deck_size", "route_owner", "city_station", "players",
@@ -56,8 +57,15 @@ def check_score_arrays(board, n, out):
     g = s.shape[0]
     assert not out["truncated"].any()
     parts = (s[..., C["route_points"]] + s[..., C["ticket_points"]] + s[..., C["longest_bonus"]]
-             + s[..., C["station_points"]] + s[..., C["attraction_points"]])
+             + s[..., C["station_points"]] + s[..., C["attraction_points"]]
+             + s[..., C["globetrotter"]])
     assert (s[..., C["score"]] == parts).all()
+    # Globetrotter: to every seat tied for the most completed tickets, none when nobody
+    # completed one (0 on boards without it)
+    most = s[..., C["tickets_completed"]].max(axis=1, keepdims=True)
+    want = np.where((s[..., C["tickets_completed"]] == most) & (most > 0),
+                    board.globetrotter_bonus, 0)
+    assert (s[..., C["globetrotter"]] == want).all()
     assert (s[..., C["tickets_kept"]] == s[..., C["tickets_completed"]] + s[..., C["tickets_failed"]]).all()
     assert (s[..., C["tickets_by_station"]] <= s[..., C["tickets_completed"]]).all()
     assert (s[..., C["tickets_kept"]] >= board.initial_keep).all()
@@ -88,10 +96,10 @@ def check_score_arrays(board, n, out):
 @pytest.mark.parametrize("name,n", CONFIGS)
 def test_random_batch_keeps_every_invariant(name, n):
     cb = compile_board(name)
-    games = 2000 if n <= 3 else 1200
+    games = 1000 if n <= 3 else 600        # six boards: about the games of the three before
     out = play_batch(cb, n, [RandomPolicy() for _ in range(n)],
                      game_seeds(1000 * n + len(name), games), check=True)
-    check_score_arrays(maps.load(name), n, out)
+    check_score_arrays(BOARDS[name], n, out)
 
 
 # ---------------------------------------------------------------------------
@@ -204,12 +212,15 @@ def check_legality_agrees(g, board, rnd):
         assert g._core.is_legal(code) == (code in legal), (code, g.phase)
 
 
+@pytest.mark.slow
 def test_python_loop_rechecks_invariants_and_hidden_information():
-    runs = [("newyork", 2, 60), ("newyork", 4, 60), ("usa", 3, 40), ("usa", 5, 20),
-            ("europe", 2, 40), ("europe", 4, 30)]
+    # every board at its fewest and most players, a game about as long everywhere but on
+    # New York (its games are a third as long: three times as many)
+    runs = [(name, n, (3 if name == "newyork" else 1) * (14 if n == b.min_players else 7))
+            for name, b in BOARDS.items() for n in (b.min_players, b.max_players)]
     total = 0
     for name, n, games in runs:
-        board = maps.load(name)
+        board = BOARDS[name]
         for seed in range(games):
             g = Game(name, n, seed=seed)
             rnd = random.Random(seed)
@@ -234,7 +245,8 @@ def test_python_loop_rechecks_invariants_and_hidden_information():
             sc = g.scores()
             for s in sc:
                 assert s["total"] == (s["route_points"] + s["ticket_points"] + s["longest_bonus"]
-                                      + s["station_points"] + s["attraction_points"])
+                                      + s["station_points"] + s["attraction_points"]
+                                      + s["globetrotter"])
     assert total > 10000
 
 

@@ -116,6 +116,125 @@ def test_blocker_cannot_cut_what_it_cannot_pay():
         decide(make_policy("tickets", g.board), g, seed=1)
 
 
+def small_board(routes, tickets, players_max=2, double_min_players=4, points=None):
+    """A board of the cities the routes name: ``routes`` as (a, b, length, colour[, id of
+    the other half of a double]), ``tickets`` as (a, b, points); no stations or tunnels,
+    red, blue and wild cards, one ticket dealt (a few tickets deal every seat)."""
+    cities = sorted({c for r in routes for c in r[:2]} | {c for t in tickets for c in t[:2]})
+    data = {
+        "name": "small", "title": "a hand-made board", "colors": ["red", "blue"],
+        "wild": "locomotive",
+        "cities": [{"name": c, "x": 10 * i, "y": 50} for i, c in enumerate(cities)],
+        "routes": [dict(id=i + 1, a=r[0], b=r[1], length=r[2], color=r[3], tunnel=False, ferry=0,
+                        double=r[4] if len(r) > 4 else None) for i, r in enumerate(routes)],
+        "tickets": [dict(id=i + 1, a=a, b=b, points=p, long=False)
+                    for i, (a, b, p) in enumerate(tickets)],
+        "rules": {
+            "players_min": 2, "players_max": players_max, "trains": 45, "stations": 0,
+            "station_points": 4, "initial_hand": 4, "deal_regular": 1, "deal_long": 0,
+            "initial_keep": 1, "initial_discards_removed": False, "draw_tickets": 3,
+            "draw_keep": 1, "longest_bonus": 10, "double_min_players": double_min_players,
+            "end_trigger": 2, "wild_faceup_limit": 3, "max_redeals": 3,
+            "deck": {"red": 30, "blue": 30, "wild": 10},
+            "route_points": points or {"1": 1, "2": 1, "3": 4, "4": 7, "5": 10, "6": 15},
+            "attraction_points": 0, "tie_breaks": ["tickets", "fewest_stations", "longest"],
+        },
+    }
+    return maps.from_dict(data)
+
+
+def cut_board(double=False, players_max=2, double_min_players=4):
+    """Seat 1 owns P - A and B - Q and is to join A - B (ticket 0, 10 points): by the red
+    bridge A - B (2 trains; with `double`, also a blue half) or round by A - C - B (six
+    trains). Seat 0 holds S - T, which one blue route of 3 joins."""
+    routes = [("A", "B", 2, "red", 7 if double else None), ("A", "C", 3, "gray"),
+              ("C", "B", 3, "gray"), ("P", "A", 1, "gray"), ("B", "Q", 1, "gray"),
+              ("S", "T", 3, "blue")]
+    if double:
+        routes.append(("A", "B", 2, "blue", 1))
+    tickets = [("A", "B", 10), ("S", "T", 5), ("S", "C", 4), ("T", "C", 6)]
+    return small_board(routes, tickets, players_max, double_min_players)
+
+
+def cut_position(board, n=2, taken=()):
+    """Seat 0 (to play: blue 3, red 2) holds S - T; seat 1 owns P - A and B - Q, holds
+    A - B and no cards; seat 2 (if any) owns the routes `taken`."""
+    hands = [{"blue": 3, "red": 2}, {}] + [{}] * (n - 2)
+    routes = [[], [3, 4]] + [list(taken)] + [[]] * (n - 3)
+    return Game.from_position(board, n, hands=hands[:n], tickets=[[1], [0]] + [[]] * (n - 2),
+                              routes=routes[:n], faceup=["blue", "blue", "red", "red", "blue"],
+                              seed=5)
+
+
+def test_blocker_weighs_a_cuts_cost_against_its_value_by_the_margin():
+    """Cutting the bridge is worth 0.75 x 6 = 4.5 points to blocker (seat 1 holds one
+    ticket: weight 0.5 + 0.25; a route costs seat 1 a point a train and two a claim, so
+    its detour A - C - B costs 10 - 4 = 6 more) and costs it 2 + 2 / 2 - 1 = 2 (its two
+    trains, half the two cards it pays, which its plan does not want, less the route's
+    point): the cut is claimed when 4.5 - 2 >= margin, never at the default margin (8)."""
+    board = cut_board()
+    g = cut_position(board)
+    bridge, plan = 0, 5
+    assert act(g, decide(make_policy("tickets", g.board), g, seed=1)).route == plan
+    p = make_policy("blocker", g.board)
+    assert act(g, decide(p, g, seed=1)).route == plan
+    route, value, cost = p.last_block()
+    assert route == bridge and value == pytest.approx(4.5) and cost == pytest.approx(2.0)
+    for margin, cut in ((2.4, True), (2.5, True), (2.6, False), (4.0, False), (-1.0, True)):
+        p = BlockerPolicy(margin=margin)
+        a = act(g, decide(p, g, seed=1))
+        assert (a.kind == "claim" and a.route == bridge) == cut, margin
+        assert a.kind == "claim" and a.route in (bridge, plan)
+    # a bridge of 3 is worth less (the detour saves more) and costs less (it scores 4)
+    board = small_board([("A", "B", 3, "red"), ("A", "C", 3, "gray"), ("C", "B", 3, "gray"),
+                         ("P", "A", 1, "gray"), ("B", "Q", 1, "gray"), ("S", "T", 3, "blue")],
+                        [("A", "B", 10), ("S", "T", 5), ("S", "C", 4), ("T", "C", 6)])
+    g = Game.from_position(board, 2, hands=[{"blue": 3, "red": 3}, {}], tickets=[[1], [0]],
+                           routes=[[], [3, 4]], faceup=["blue", "blue", "red", "red", "blue"],
+                           seed=5)
+    p = BlockerPolicy(margin=0)
+    assert act(g, decide(p, g, seed=1)).route == 0
+    # the detour costs 10 - 5 = 5 more, worth 0.75 x 5 = 3.75; the cut 3 + 3 / 2 - 4 = 0.5
+    assert p.last_block()[1:] == (pytest.approx(3.75), pytest.approx(0.5))
+
+
+def test_blocker_leaves_a_double_whose_other_half_stays_open():
+    """With three players on a board whose doubles open both halves from three, cutting
+    one half of the bridge does not cut it (seat 1 takes the other): no cut, even at
+    margin 0; at two players the claim closes the other half, and at three with the
+    other half taken, the one left is a cut."""
+    board = cut_board(double=True, players_max=3, double_min_players=3)
+    red, blue, plan = 0, 6, 5
+    g = cut_position(board, n=3)
+    p = make_policy("blocker:margin=0", g.board)
+    a = act(g, decide(p, g, seed=1))
+    assert a.route == plan and p.last_block() is None
+    g = cut_position(board, n=2)
+    assert act(g, decide(make_policy("blocker:margin=0", g.board), g, seed=1)).route in (red, blue)
+    g = cut_position(board, n=3, taken=[blue])
+    assert act(g, decide(make_policy("blocker:margin=0", g.board), g, seed=1)).route == red
+
+
+def test_rush_takes_its_plans_claim_when_it_is_as_long_as_any_it_can_pay():
+    """Rush holds A - B, which its plan joins by the red route of 3 its hand pays; the
+    blue C - D is as long and cheaper to pay (the plan keeps the red cards): the plan's
+    claim goes first. A longer route its hand pays goes before it."""
+    routes = [("C", "D", 3, "blue"), ("A", "B", 3, "red"), ("E", "F", 2, "gray"),
+              ("B", "E", 2, "gray")]
+    tickets = [("A", "B", 8), ("E", "F", 3), ("C", "E", 4), ("D", "F", 5)]
+    board = small_board(routes, tickets)
+    g = Game.from_position(board, 2, hands=[{"red": 3, "blue": 3}, {}], tickets=[[0], [1]],
+                           faceup=["blue", "blue", "red", "red", "blue"], seed=2)
+    for seed in range(3):
+        a = act(g, decide(make_policy("rush", g.board), g, seed=seed))
+        assert a.kind == "claim" and a.route == 1
+    board = small_board(routes + [("G", "H", 4, "blue")], tickets)
+    g = Game.from_position(board, 2, hands=[{"red": 3, "blue": 4}, {}], tickets=[[0], [1]],
+                           faceup=["blue", "blue", "red", "red", "blue"], seed=2)
+    a = act(g, decide(make_policy("rush", g.board), g, seed=0))
+    assert a.kind == "claim" and a.route == 4
+
+
 def longest_affordable(g):
     """The greatest length among the claims legal now."""
     return max((int(g.board.route_len[a.route]) for a in g.legal_actions() if a.kind == "claim"),

@@ -1,4 +1,4 @@
-"""The compiled core's shared pieces: one decision step (`decide`, _policy.pxd) reported
+"""The compiled core's shared pieces: one decision step (`play_step`, _policy.pxd) reported
 the same way by every loop that plays games, one game path for batches and recorded
 games, one turn limit, and one listing of a turn's candidate moves for the search and
 `expert`."""

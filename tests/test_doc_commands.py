@@ -1,19 +1,29 @@
-"""Every shell command fenced in README.md and docs/*.md runs and exits 0.
+"""Every shell command fenced in README.md and docs/*.md runs and exits 0, and every
+fenced Python block runs (below).
 
 Commands run in order, block after block, in one scratch folder per page (so a `report`
 finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scripts/` of the
 checkout copied beside them (a script writes its results there, never into the checkout). `ttrsim` is this interpreter's `python -m ttrsim` and `python` this
 interpreter. Substitutions, so that the whole page runs in seconds:
 
-- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 100), or 10
-  for a command that plays `search` (about 0.1 s of CPU a game);
+- `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 40, a multiple
+  of the 2 and 4 seats that a league's games are shared among), or 10 for a command that
+  plays `search` (about 0.1 s of CPU a game): `--policy search` or a script that measures it;
   `--jobs -1` becomes `--jobs 1`; `--playouts N` becomes at most 20;
 - `tcp://HOST:8786` becomes the address of a local dask cluster the test starts;
+- `ttrsim play`, a server, runs with `--no-browser` until it prints its address; the page
+  is fetched from that address, then the server is stopped with Ctrl-C (SIGINT);
 - commands that only install (`pip`, `python3 -m venv`, building a wheel) are not run:
   `.ci/run` runs the README's install-and-test line and tests/test_wheel.py builds and
   installs a wheel; `scripts/train_expert.py ... --install` (hours of CPU, and it replaces
   the shipped model) runs with `--help` only, its pipeline being tested on small budgets
   by the training tests.
+
+Every fenced Python block runs on its own, after ``import ttrsim`` (which each page
+does first), in the page's scratch folder, with ``games=N`` at most G (but for the game
+it replays: ``game(123)`` keeps 124 games), ``n_jobs=-1`` as 1 and ``playouts=N`` at most
+20; but for the few FRAGMENTS, which continue with the reader's own runs or files or
+start a cluster on a batch system or Kubernetes.
 """
 from __future__ import annotations
 
@@ -30,7 +40,9 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 SHELL = {"bash", "sh", "shell", "console"}
-GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "100"))
+GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "40"))
+#: scripts whose tables play the `search` policy
+SEARCH_SCRIPTS = ("search_strength.py", "expert_strength.py")
 INSTALL = ("pip ", "python3 -m venv", "python -m venv", "build-env/", "pipx ")
 
 
@@ -62,11 +74,60 @@ def fenced_commands(text: str) -> list:
     return cmds
 
 
+#: Python blocks that are not run, by page and first line, and why (each must still be
+#: on its page, so that this list follows the pages)
+FRAGMENTS = {
+    ("docs/analysis.md", "p = an.profile(run)"): "continues with runs the reader made",
+    ("docs/analysis.md", 'c = an.compare_profiles([run_a, run_b], labels=["tickets", "expert"], '
+                         'group="all")'): "continues with runs the reader made",
+    ("docs/performance.md", "from dask_jobqueue import SLURMCluster"): "needs a batch system",
+    ("docs/performance.md", "from dask_kubernetes.operator import KubeCluster"):
+        "needs a Kubernetes cluster",
+    ("docs/policies.md", "# setup.py next to my_policy.pyx; build with: python setup.py "
+                         "build_ext --inplace"): "builds the reader's own .pyx",
+    ("docs/policies.md", "from my_policy import MyPolicy"): "plays the reader's own build",
+}
+
+
+def python_blocks(text: str) -> list:
+    """The fenced Python blocks of a page, in order, as (line of the opening fence,
+    code)."""
+    out, code, start = [], None, 0
+    for k, line in enumerate(text.splitlines(), 1):
+        if code is None and re.match(r"^\s*```python\s*$", line):
+            code, start = [], k
+        elif code is not None and re.match(r"^\s*```\s*$", line):
+            out.append((start, "\n".join(code) + "\n"))
+            code = None
+        elif code is not None:
+            code.append(line)
+    return out
+
+
+def python_programs(page: str) -> list:
+    """The Python blocks of ``page`` (relative to the checkout) that run: all but its
+    FRAGMENTS."""
+    return [(line, code) for line, code in python_blocks((ROOT / page).read_text())
+            if (page, code.splitlines()[0] if code.strip() else "") not in FRAGMENTS]
+
+
+def substitute_python(code: str) -> str:
+    """A block as run: after ``import ttrsim`` (every page imports it first), with fewer
+    games (as many as the game it replays needs), one worker and at most 20 playouts."""
+    replayed = [int(k) for k in re.findall(r"(?:\.game|replay)\((?:\w+,\s*)?(\d+)\)", code)]
+    games = max([GAMES] + [k + 1 for k in replayed])
+    code = re.sub(r"\bgames=([\d_]+)",
+                  lambda m: f"games={min(int(m.group(1).replace('_', '')), games)}", code)
+    code = re.sub(r"\bplayouts=(\d+)", lambda m: f"playouts={min(int(m.group(1)), 20)}", code)
+    return "import ttrsim\n" + code.replace("n_jobs=-1", "n_jobs=1")
+
+
 def substitute(cmd: str, scheduler: str | None) -> list | None:
     """The command as run (an argv list), or None for an install command."""
     if re.sub(r"^(\w+=\S*\s+)+", "", cmd).startswith(INSTALL):
         return None
-    games = min(GAMES, 10) if re.search(r"--policy\s+search", cmd) else GAMES
+    plays_search = re.search(r"--policy\s+search", cmd) or any(n in cmd for n in SEARCH_SCRIPTS)
+    games = min(GAMES, 10) if plays_search else GAMES
     cmd = re.sub(r"--games\s+([\d_]+)",
                  lambda m: f"--games {min(int(m.group(1).replace('_', '')), games)}", cmd)
     cmd = re.sub(r"--playouts\s+(\d+)", lambda m: f"--playouts {min(int(m.group(1)), 20)}", cmd)
@@ -92,6 +153,25 @@ def test_fenced_commands_are_found():
     assert substitute("ttrsim simulate --games 1000000 --jobs -1", None)[3:] == [
         "simulate", "--games", str(min(GAMES, 1_000_000)), "--jobs", "1"]
     assert substitute("pip install -e .", None) is None
+    searching = substitute("python scripts/expert_strength.py --part default --games 2000", None)
+    assert searching[1:] == ["scripts/expert_strength.py", "--part", "default", "--games",
+                             str(min(GAMES, 10))]
+
+
+def test_python_blocks_are_found_and_made_small():
+    text = ("```python\nimport ttrsim\nrun = ttrsim.simulate('usa', games=50_000, n_jobs=-1)\n"
+            "ttrsim.replay(run, 123)\n```\ntext\n```python\nan.x(playouts=500)\n```\n")
+    (line, first), (_, second) = python_blocks(text)
+    assert line == 1 and second == "an.x(playouts=500)\n"
+    assert substitute_python(first).splitlines()[:3] == [
+        "import ttrsim", "import ttrsim",
+        f"run = ttrsim.simulate('usa', games={max(GAMES, 124)}, n_jobs=1)"]
+    assert "playouts=20" in substitute_python(second)
+
+
+def test_every_python_block_not_run_is_still_on_its_page():
+    for page, first in FRAGMENTS:
+        assert first in [c.splitlines()[0] for _, c in python_blocks((ROOT / page).read_text())]
 
 
 @pytest.fixture(scope="module")
@@ -116,7 +196,50 @@ def test_every_fenced_command_runs(page, tmp_path, scheduler):
             continue
         settings = dict(a.split("=", 1) for a in argv if re.match(r"^[A-Z_]+=", a))
         argv = [a for a in argv if not re.match(r"^[A-Z_]+=", a)]
+        if argv[1:4] == ["-m", "ttrsim", "play"]:
+            serve_once(page, cmd, argv + ["--no-browser"], tmp_path, dict(env, **settings))
+            continue
         out = subprocess.run(argv, cwd=tmp_path, env=dict(env, **settings), capture_output=True, text=True,
                              timeout=600)
         assert out.returncode == 0, (f"{page}: `{cmd}` exited {out.returncode}:\n"
+                                     f"{out.stderr[-2000:]}")
+
+
+def serve_once(page: str, cmd: str, argv: list, cwd, env: dict) -> None:
+    """Run a server command (``ttrsim play``) until it prints its address, fetch the page
+    there, stop it with SIGINT and check that it stopped cleanly (exit code 0)."""
+    import signal
+    import urllib.request
+
+    p = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    try:
+        lines = []
+        while not any(line.startswith("open ") for line in lines):
+            line = p.stdout.readline()
+            assert line, f"{page}: `{cmd}` ended before printing an address: {p.stderr.read()}"
+            lines.append(line)
+        url = next(line for line in lines if line.startswith("open ")).split()[1]
+        with urllib.request.urlopen(url, timeout=30) as r:
+            assert r.status == 200, f"{page}: `{cmd}` served {url} with status {r.status}"
+    finally:
+        p.send_signal(signal.SIGINT)
+        _, err = p.communicate(timeout=60)
+    assert p.returncode == 0, f"{page}: `{cmd}` exited {p.returncode}:\n{err[-2000:]}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES
+                                  if python_programs(p.relative_to(ROOT).as_posix())])
+def test_every_python_block_runs(page, tmp_path):
+    """Each Python block of the page runs on its own without an error (a missing import,
+    a renamed function or argument fails here), but for the FRAGMENTS."""
+    for name in ("docs", "examples", "scripts"):
+        shutil.copytree(ROOT / name, tmp_path / name)
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""),
+               MPLBACKEND="Agg")
+    for line, code in python_programs(page):
+        out = subprocess.run([sys.executable, "-c", substitute_python(code)], cwd=tmp_path,
+                             env=env, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, (f"{page}, the block at line {line}, failed:\n"
                                      f"{out.stderr[-2000:]}")

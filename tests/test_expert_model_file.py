@@ -59,7 +59,7 @@ def test_shipped_model_loads_and_is_trained():
     m = load_model()
     assert m.setup.n_trees_ >= 10 and m.path.endswith(DEFAULT_MODEL)
     assert m.meta["round"] >= 2 and "rollout=expert" in m.meta["labels"]
-    # docs/expert.md: the shipped turn trees were refitted on whole-game labels (a
+    # docs/expert-history.md: the shipped turn trees were refitted on whole-game labels (a
     # second pass: games of the first pass's model) and decide every turn (no board
     # starts with more than 45 trains)
     assert m.meta["midgame_trains"] == 30 and m.turns.max_trains >= 45
@@ -313,3 +313,51 @@ def test_the_default_is_the_field_model_and_v4_plays_by_name():
     assert v4.equals(scores(f"expert:model={default_model_path('v4')}"))
     assert not v4.equals(scores("expert"))
     assert load_model("v4").turns.n_trees_ < load_model().turns.n_trees_   # 40 trees more
+
+
+def test_an_interrupted_export_leaves_the_previous_model_file_intact(tmp_path, monkeypatch):
+    """`export` writes a model file atomically: a write that fails halfway (the disk full,
+    the process stopped) leaves the previous file as it was, and nothing beside it."""
+    import builtins
+    import io
+
+    from ttrsim.training.model_file import export
+
+    path = tmp_path / "models" / "model.json"
+    export(model_file(tmp_path, "claim")[1], path)
+    before = path.read_bytes()
+    new = model_file(tmp_path, "blind", name="new.json")[1]
+    real_open = io.open
+
+    class HalfWrite:
+        """A file whose first write stores half its text, then fails."""
+        def __init__(self, f):
+            self.f = f
+
+        def write(self, text):
+            self.f.write(text[:len(text) // 2])
+            self.f.flush()
+            raise OSError(28, "No space left on device")
+
+        def __getattr__(self, name):
+            return getattr(self.f, name)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
+    def failing_open(file, mode="r", *args, **kwargs):
+        f = real_open(file, mode, *args, **kwargs)
+        return HalfWrite(f) if "w" in mode and str(path.parent) in str(file) else f
+
+    monkeypatch.setattr(io, "open", failing_open)
+    monkeypatch.setattr(builtins, "open", failing_open)
+    with pytest.raises(OSError, match="No space left"):
+        export(new, path)
+    monkeypatch.undo()
+    assert path.read_bytes() == before
+    assert [p.name for p in path.parent.iterdir()] == ["model.json"]
+    export(new, path)
+    assert json.loads(path.read_text()) == new

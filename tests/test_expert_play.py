@@ -348,7 +348,7 @@ def test_end_game_candidates_are_the_searchs_turn_candidates():
                 assert set(longest) <= {a.route for a in acts if a.kind == "claim"}
                 # the plan features are those of the plan tickets follows, its own
                 # decision of this turn (the first candidate) having brought it up to date
-                plan = e.tickets_policy.current_plan()
+                plan = e.planner.current_plan()
                 assert plan["trains"] == sum(int(g.board.route_len[r]) for r in plan["routes"])
                 assert plan["claims"] == len(plan["routes"])
                 assert (X[:, F["left_trains"]] == plan["trains"]).all()
@@ -427,6 +427,7 @@ def test_expert_ignores_hidden_information(board, n, seed):
 
 # --- reproducibility ------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_same_seed_same_games_whatever_the_workers():
     kw = dict(games=16, seed=4, batch_size=4)
     specs = ["expert", "tickets", "search:playouts=4,rollout=expert", "search:playouts=4,lead=expert"]

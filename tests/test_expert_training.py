@@ -58,6 +58,7 @@ def test_endgame_labels_of_the_wide_or_the_played_candidate_set():
     assert (wide.X[:, FEATURES.index("longest_claim")] > 0).any()
 
 
+@pytest.mark.slow
 def test_training_end_to_end_on_a_tiny_budget(tmp_path):
     pytest.importorskip("sklearn")
     from ttrsim.training import strength, train

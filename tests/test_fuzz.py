@@ -98,3 +98,27 @@ def test_script_resumes_and_adds_games(tmp_path, capsys):
     first = next(r for r in rows if (r["players"], r["mode"], r["chunk"]) == (3, "mixed", 0))
     assert {k: again[k] for k in ("actions", "turns", "edges", "policies")} == \
            {k: first[k] for k in ("actions", "turns", "edges", "policies")}
+
+
+@pytest.mark.parametrize("vouch", [False, True])
+def test_checking_catches_an_illegal_action_of_a_policy_that_vouches_for_its_actions(vouch):
+    """With checking on, `decide` checks every action, also those of a policy that vouches
+    for its own (as the built-in ones do, so that play without checking skips a second
+    check): the fuzzer counts the illegal action as one, and the checked batch loop
+    refuses it naming the policy, whether it vouches or not."""
+    from ttrsim import PolicyError
+    from ttrsim._batch import play_batch
+    from ttrsim._fuzz import ILLEGAL_CODE, FaultyPolicy
+
+    board = maps.load("usa")
+    cb = compile_board(board)
+
+    def seats():
+        return [FaultyPolicy(9, vouch=vouch), make_policy("tickets", board)]
+
+    assert seats()[0].vouch == vouch
+    out = fuzz_batch(cb, 2, seats(), game_seeds(3, 4))
+    assert out["violations"] == 4
+    assert out["by_code"] == {VIOLATION_MESSAGES[16]: 4}     # chose an illegal action
+    with pytest.raises(PolicyError, match=f"chose action {ILLEGAL_CODE}, which is not legal"):
+        play_batch(cb, 2, seats(), game_seeds(3, 1), check=True)

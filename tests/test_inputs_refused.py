@@ -4,8 +4,10 @@ directory says what it holds; model files missing a part are refused."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import json
 import math
+import re
 import warnings
 
 import numpy as np
@@ -146,9 +148,10 @@ FIELDS = {
 
 
 def random_position(board, n, rng, ids):
-    """A valid position: a few cards, single routes, tickets and stations per seat."""
+    """A valid position: a few cards, single routes, tickets and stations per seat (regular
+    tickets: a seat holds no more long tickets than setup deals it)."""
     singles = rng.permutation([r for r in range(board.n_routes) if board.route_partner[r] < 0])
-    tickets = rng.permutation(board.n_tickets)
+    tickets = rng.permutation([t for t in range(board.n_tickets) if not board.ticket_long[t]])
     cities = rng.permutation(board.n_cities)
     pos = {"hands": [], "routes": [], "tickets": [], "stations": []}
     for q in range(n):
@@ -233,26 +236,35 @@ def test_a_damaged_state_is_called_damaged_not_another_version(saved):
     flipped = base64.b64encode(bytes(raw)).decode()
     load_refused(dict(d, state=flipped), "state is damaged", "SHA-256")
     load_refused(dict(d, state=d["state"][:-12] + "!" * 12), "state is damaged", "base64")
-    short = base64.b64encode(bytes(raw[:-8])).decode()
-    old = {k: v for k, v in d.items() if k not in ("state_sha256", "ttrsim_version")}
-    load_refused(dict(old, state=short), "state is damaged")
-    load_refused(dict(d, state=short, state_sha256=None, ttrsim_version="0.0.1"),
-                 "saved by ttrsim 0.0.1")
-    # a file without a checksum: the state's own invariants find the damage (here the
-    # halves of two positions' states put together, cards and routes no longer adding up)
+    # a state of another size, with its own checksum: another version's, or damaged
+    short = bytes(raw[:-8])
+    resized = dict(d, state=base64.b64encode(short).decode(),
+                   state_sha256=hashlib.sha256(short).hexdigest())
+    unversioned = {k: v for k, v in resized.items() if k != "ttrsim_version"}
+    load_refused(unversioned, "state is damaged", "another ttrsim version")
+    load_refused(dict(resized, ttrsim_version="0.0.1"), "saved by ttrsim 0.0.1")
+
+
+def test_a_position_without_its_checksum_is_refused(saved):
+    """Without the state's SHA-256 a damaged state cannot be told from a sound one: a file
+    whose checksum was deleted (or emptied) is refused, damaged or not."""
+    g, d = saved
+    for cut in ({k: v for k, v in d.items() if k != "state_sha256"}, dict(d, state_sha256=None)):
+        load_refused(cut, "no 'state_sha256' field")
+    # the halves of two positions' states put together, cards and routes no longer adding
+    # up: refused as well, the checksum deleted to hide it
     other = Game.from_position("usa", 2, hands=[{"green": 5}, {}], routes=[[], [30]], ids=True)
     mine, theirs = base64.b64decode(d["state"]), other._core.state_bytes()
-    spliced = mine[:len(mine) // 2] + theirs[len(mine) // 2:]
-    load_refused(dict(old, state=base64.b64encode(spliced).decode()), "state is damaged")
+    spliced = base64.b64encode(mine[:len(mine) // 2] + theirs[len(mine) // 2:]).decode()
+    load_refused({k: v for k, v in dict(d, state=spliced).items() if k != "state_sha256"},
+                 "no 'state_sha256' field")
+    assert Game.from_json(json.dumps(d)).state() == g.state()
 
 
 def test_hand_made_train_counts_save_and_load(tmp_path):
     g = Game.from_position("usa", 2, trains=[12, None], hands=[{"red": 2}, {}])
     g.save(tmp_path / "p.json")
     assert Game.load(tmp_path / "p.json").state() == g.state()
-    d = json.loads((tmp_path / "p.json").read_text())
-    del d["state_sha256"]           # as a file saved before the checksum
-    assert Game.from_json(json.dumps(d)).state() == g.state()
 
 
 def test_cli_analyse_names_the_damage_in_one_line(saved, tmp_path, capsys):
@@ -490,3 +502,44 @@ def test_a_study_stronger_than_itself_is_refused(capsys):
                  "--policy", "expert", "--stronger", "expert", "--quiet"]) == 2
     err = capsys.readouterr().err
     assert "--stronger expert: every seat plays expert already" in err
+
+
+# ------------------------------------------------------------------ positions the rules rule out
+
+LONG = [int(EU.ticket_id[t]) for t in np.flatnonzero(EU.ticket_long)]        # map ids
+REGULAR = [int(EU.ticket_id[t]) for t in np.flatnonzero(~EU.ticket_long)]
+
+
+@pytest.mark.parametrize("kw,words", [
+    (lambda: {"offer": [LONG[0]] + REGULAR[:2]}, [f"offer: ticket {LONG[0]} ", "long ticket"]),
+    (lambda: {"ticket_deck_top": REGULAR[:1] + [LONG[1]]},
+     [f"ticket_deck_top: ticket {LONG[1]} ", "long ticket"]),
+    (lambda: {"tickets": [[], LONG[:2]]}, ["tickets[1]: 2 long tickets", "1 to each seat"]),
+])
+def test_europe_s_long_tickets_are_dealt_only_at_setup(kw, words):
+    """RULES.md: Europe deals each seat one long ticket at setup and the others are removed;
+    none is offered or on the ticket deck later, and no seat holds two."""
+    refused(words + ["dealt only at setup"], ids=True, **kw())
+    g = Game.from_position("europe", 2, ids=True, tickets=[[LONG[0], REGULAR[0]], [LONG[1]]],
+                           offer=REGULAR[1:4])
+    assert g.phase == "keep_tickets"
+
+
+TUNNEL = {"route": 5, "color": "wild", "revealed": ["red", "wild", "blue"]}   # 2 gray
+
+
+@pytest.mark.parametrize("kw,words", [
+    ({"trains": [1, None]}, "takes 2 trains and seat 0 has 1 left"),
+    ({"routes": [[], [5]]}, "is owned by seat 1 (routes[1])"),
+    ({"routes": [[70], []], "tunnel": dict(TUNNEL, route=71)},
+     "seat 0 owns route 70 (Madrid - Pamplona (3 black, tunnel)), the other half of route 71"),
+    ({"routes": [[], [70]], "tunnel": dict(TUNNEL, route=71)},
+     "is closed: seat 1 owns its other half"),
+    ({"tunnel": dict(TUNNEL, route=70, color="red")}, "is black: pay it with black cards"),
+    ({"tunnel": dict(TUNNEL, color="red", wild=2)}, "give 'color': 'wild'"),
+])
+def test_an_impossible_tunnel_claim_is_refused_in_plain_words(kw, words):
+    """The reason a tunnel's claim is impossible, in words (not an action code and the
+    list of legal actions)."""
+    text = refused(["tunnel: ", words], ids=True, **dict({"tunnel": TUNNEL}, **kw))
+    assert len(text) < 200 and "legal" not in text and not re.search(r"\d{6}", text), text

@@ -176,7 +176,8 @@ COMPILED_LEVELS = [
 #: The Python modules (or packages) through which the rest of ttrsim reaches each
 #: compiled module; none: only other compiled modules (or scripts/) use it.
 OWNERS = {
-    "_structs": (), "_bits": (), "_rng": (), "_planning": (), "_fuzz": (),
+    "_structs": (), "_bits": (), "_rng": (), "_planning": (),
+    "_fuzz": ("ttrsim.fuzz",),
     "_engine": ("ttrsim.game",),
     "_policy": ("ttrsim.policies",),
     "_policies": ("ttrsim.policies",),
@@ -254,6 +255,41 @@ def test_the_compiled_checks_see_planted_imports(tmp_path):
                                                        ("ttrsim._engine", ["GameCore"])]
 
 
+def compiled_imported_names(path: Path):
+    """(line number, module, names) of every ``from ttrsim.<module> cimport/import names``
+    in a .pyx or .pxd file, names in parentheses over several lines included."""
+    text = path.read_text()
+    pattern = re.compile(r"^[ \t]*from\s+ttrsim\.(\w+)\s+c?import\s+(\([^)]*\)|[^\n]*)", re.M)
+    for m in pattern.finditer(text):
+        body = re.sub(r"#[^\n]*", "", m.group(2)).strip("()")
+        names = [n.split(" as ")[0].strip() for n in body.replace("\n", " ").split(",")]
+        yield text.count("\n", 0, m.start()) + 1, m.group(1), [n for n in names if n]
+
+
+def test_no_compiled_module_imports_private_names_of_another():
+    """A compiled module takes only public names from another (a helper two modules share
+    is public in the lower one, declared in its .pxd when cimported)."""
+    bad = []
+    for path in sorted(EXT.glob("*.p[yx][xd]")):
+        for n, module, names in compiled_imported_names(path):
+            if module == path.stem:
+                continue
+            for name in names:
+                if name.startswith("_") and not (name.startswith("__") and name.endswith("__")):
+                    bad.append(f"{path.name}:{n}: {name} from {module}")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_compiled_name_check_sees_planted_private_names(tmp_path):
+    pyx = tmp_path / "x.pyx"
+    pyx.write_text("from ttrsim._policies import _rebuild\n"
+                   "    from ttrsim._planning cimport (Plan,  # a plan\n"
+                   "        _helper as h, UNIT)\nfrom ttrsim._bits cimport *\n")
+    assert list(compiled_imported_names(pyx)) == [(1, "_policies", ["_rebuild"]),
+                                                  (2, "_planning", ["Plan", "_helper", "UNIT"]),
+                                                  (4, "_bits", ["*"])]
+
+
 def test_the_map_names_every_compiled_module_with_its_level_and_owners():
     """docs/architecture.md's table of the compiled modules agrees with COMPILED_LEVELS and
     OWNERS: a row ``| `_x` | level | owners | ...``."""
@@ -267,16 +303,52 @@ def test_the_map_names_every_compiled_module_with_its_level_and_owners():
     assert rows == want
 
 
-def test_scripts_import_no_private_name():
-    """scripts/ may import any module of ttrsim, the compiled ones included (benchmarks,
-    fuzzing and the strength scripts drive the core), but no private name (``_x``)."""
+def script_problems(path: Path) -> list[str]:
+    """What a script does that scripts/ may not: import a private module or name of ttrsim
+    (a compiled module, ``ttrsim._version``, a ``_name``), or use ``sys.path`` (to import
+    another script: a module of scripts/ is imported as it is)."""
     bad = []
-    for path in sorted((ROOT / "scripts").glob("*.py")):
-        for module, names in imports(f"scripts.{path.stem}", path):
-            if not module.startswith("ttrsim"):
-                continue
-            for n in names:
-                if n.startswith("_") and not (n.startswith("__") and n.endswith("__")) \
-                        and n not in ALL_COMPILED:
-                    bad.append(f"{path.name} imports {n} from {module}")
+    for module, names in imports(f"scripts.{path.stem}", path):
+        if not module.startswith("ttrsim"):
+            continue
+        hidden = [p for p in module.split(".") if p.startswith("_")]
+        if hidden:
+            bad.append(f"{path.name} imports {module}")
+        for n in names:
+            if n.startswith("_") and not (n.startswith("__") and n.endswith("__")):
+                bad.append(f"{path.name} imports {n} from {module}")
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if (isinstance(node, ast.Attribute) and node.attr == "path"
+                and isinstance(node.value, ast.Name) and node.value.id == "sys"):
+            bad.append(f"{path.name}:{node.lineno} uses sys.path")
+    return bad
+
+
+def test_the_test_map_names_every_test_file():
+    """docs/architecture.md's "Which test guards which module" names every tests/test_*.py."""
+    doc = (ROOT / "docs" / "architecture.md").read_text()
+    section = doc.split("## Which test guards which module")[1].split("\n## ")[0]
+    named = set(re.findall(r"`(test_\w+\.py)`", section))
+    files = {p.name for p in (ROOT / "tests").glob("test_*.py")}
+    assert files <= named, f"not in docs/architecture.md's test map: {sorted(files - named)}"
+    assert named <= files, f"the test map names files that do not exist: {sorted(named - files)}"
+
+
+def test_scripts_use_the_public_api_only():
+    """scripts/ import public modules and names of ttrsim only (the core they drive is
+    public through its owners: docs/architecture.md) and never change sys.path."""
+    bad = [b for path in sorted((ROOT / "scripts").glob("*.py")) for b in script_problems(path)]
     assert not bad, "\n".join(bad)
+
+
+def test_the_script_check_sees_planted_imports(tmp_path):
+    planted = tmp_path / "x.py"
+    planted.write_text("import sys\nfrom ttrsim._batch import play_batch\nimport ttrsim._fuzz\n"
+                       "from ttrsim import _expert, __version__\n"
+                       "from ttrsim._version import __version__\n"
+                       "from ttrsim.runner import _run_batch\n"
+                       "sys.path.insert(0, 'scripts')\nfrom ttrsim.batches import play_batch\n")
+    assert script_problems(planted) == [
+        "x.py imports ttrsim._batch", "x.py imports ttrsim._fuzz", "x.py imports _expert from ttrsim",
+        "x.py imports ttrsim._version", "x.py imports _run_batch from ttrsim.runner",
+        "x.py:7 uses sys.path"]

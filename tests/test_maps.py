@@ -192,7 +192,7 @@ DTYPES = {
 }
 
 
-@pytest.mark.parametrize("name", ["usa", "europe", "newyork"])
+@pytest.mark.parametrize("name", maps.available())
 def test_board_arrays(name):
     b = maps.load(name)
     for attr, dtype in DTYPES.items():

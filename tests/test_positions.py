@@ -157,8 +157,9 @@ def test_cli_analyses_a_position_of_a_saved_game(tmp_path, capsys):
                  "--playouts", "20"]) == 0
     out = capsys.readouterr().out
     want = ttrsim.analyse(run.game(3).at(4), playouts=20)
-    assert out.splitlines()[0].startswith(repr(run.game(3).at(4)))
-    assert want.action.iloc[0] in out.splitlines()[2]
+    position, _, table = out.partition("\n\n")
+    assert position.startswith("Position: newyork, 2 players, turn 4;")
+    assert want.action.iloc[0] in table.splitlines()[1]
     assert main(["analyse", str(tmp_path / "run"), "--playouts", "20"]) == 2
     assert "--game N --turn T" in capsys.readouterr().err
     assert main(["analyse", str(tmp_path / "run"), "--game", "3", "--turn", "999"]) == 2

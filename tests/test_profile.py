@@ -12,34 +12,7 @@ from ttrsim.cli import main
 from ttrsim.results import load_run
 from ttrsim.tables import length_column, route_lengths
 
-
-def _first(kind, legal):
-    return next(a for a in legal if a.kind == kind)
-
-
-def _keep_all(legal):
-    return max((a for a in legal if a.kind == "keep"), key=lambda a: bin(a.mask).count("1"))
-
-
-def hoarder(observation, legal):
-    """Keeps every ticket offered; draws blind on its first three turns (game turns 0, 2,
-    4), claims on its fourth (6: a gray route of length 1 makes a claim legal with any ten
-    cards), then draws tickets (8)."""
-    if observation["phase"] in ("setup_tickets", "keep_tickets"):
-        return _keep_all(legal)
-    turn = observation["turn"]
-    if turn < 6:
-        return _first("draw_blind", legal)
-    if turn == 6:
-        return _first("claim", legal)
-    return _first("draw_tickets", legal)
-
-
-def ticket_drawer(observation, legal):
-    """Keeps every ticket offered and draws tickets on every turn (game turns 1, 3, 5, 7)."""
-    if observation["phase"] in ("setup_tickets", "keep_tickets"):
-        return _keep_all(legal)
-    return _first("draw_tickets", legal)
+from helpers import hoarder, ticket_drawer
 
 
 @pytest.fixture(scope="module")
@@ -92,15 +65,14 @@ def _hand_sizes(record):
     return best
 
 
-@pytest.fixture(scope="module")
-def event_run():
-    return ttrsim.simulate("europe", ["tickets", "routes", "random"], games=300, seed=11)
+@pytest.fixture
+def event_run(europe3):
+    return europe3          # Europe: tickets, routes, random; 300 games (conftest.py)
 
 
-@pytest.fixture(scope="module")
-def summary_run():
-    return ttrsim.simulate("europe", ["tickets", "routes", "random"], games=300, seed=11,
-                           summary=True)
+@pytest.fixture
+def summary_run(europe3_summary):
+    return europe3_summary
 
 
 def test_largest_hand_matches_a_replay(event_run):
@@ -199,29 +171,26 @@ def test_a_run_without_the_statistics_is_refused_clearly(event_run):
         profile(old)
 
 
-def test_every_run_report_has_the_game_profile(tmp_path, summary_run):
-    from ttrsim.report import write_report
-
-    page = write_report(summary_run, tmp_path / "r").read_text()
+def test_every_run_report_has_the_game_profile(europe3_summary_report):
+    out, page = europe3_summary_report          # a summary run's: its tables keep no events
     section = page[page.index("<section id=\"profile\">"):]
     section = section[:section.index("</section>")]
     assert "Game profile" in section and "Skipped" not in section and "<img" in section
-    csv = pd.read_csv(tmp_path / "r" / "profile.csv")
+    csv = pd.read_csv(out / "profile.csv")
     assert set(csv.group) == {"tickets", "routes", "random", "winners"}
-    assert (tmp_path / "r" / "profile.png").stat().st_size > 0
+    assert (out / "profile.png").stat().st_size > 0
 
 
 def test_runs_pooled(event_run):
     """A list of runs (a league's cells) pools their seat-games: a run given twice doubles
     every count and keeps every mean; runs of two boards are refused."""
-    first = ttrsim.simulate("europe", ["tickets", "routes", "random"], games=150, seed=11)
-    whole = profile(first).table
-    pooled = profile([first, first]).table
+    whole = profile(event_run).table
+    pooled = profile([event_run, event_run]).table
     assert (pooled.n == 2 * whole.n).all()
     assert pooled.estimate.to_numpy() == pytest.approx(whole.estimate.to_numpy(), nan_ok=True)
     other = ttrsim.simulate("usa", 3, games=5, seed=1)
     with pytest.raises(ValueError, match="one board"):
-        profile([first, other])
+        profile([event_run, other])
 
 
 def test_league_style_profile_is_the_game_profile_of_its_games():

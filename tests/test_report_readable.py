@@ -34,6 +34,28 @@ def test_numbers_at_their_precision():
     assert readable(pd.DataFrame({"rate": [3.0]})).rate.tolist() == ["3"]
 
 
+def test_no_number_in_scientific_notation_and_named_intervals_folded():
+    # rows of the routes table under stronger play (reports/europe-4p), whose columns are
+    # named for reading ("tickets low", a bare "low"/"high" beside "difference"): it showed
+    # 9.33e-05 and -5.7e-06 beside "< 0.001"
+    df = pd.DataFrame({"label": ["34 Kyiv - Sochi (8)", "33 Bucuresti - Kyiv (4 gray)"],
+                       "tickets": [0.965, 0.99592], "tickets low": [0.964, 0.99571],
+                       "tickets high": [0.966, 0.99612], "difference": [9.33e-05, -0.000183],
+                       "low": [-0.00126, -0.00036], "high": [0.00144, -5.7e-06],
+                       "q_value": [0.89, 1e-9], "score": [1e-5, 106.52]})
+    out = readable(df)
+    cells = out.to_numpy().ravel().tolist()
+    assert not [c for c in cells if re.search(r"\de[-+]\d", c)], cells
+    assert list(out.columns) == ["label", "tickets [95%]", "difference [95%]", "q_value", "score"]
+    assert out["difference [95%]"].tolist() == ["0.0000933 [-0.00126, 0.00144]",
+                                                "-0.000183 [-0.00036, -0.0000057]"]
+    assert out["tickets [95%]"].tolist()[0] == "0.965 [0.964, 0.966]"
+    # an interval narrower than three significant digits shows the decimals it needs
+    assert out["tickets [95%]"].tolist()[1] == "0.99592 [0.99571, 0.99612]"
+    assert out.q_value.tolist() == ["0.89", "< 0.001"]
+    assert out.score.tolist() == ["0.00001", "106.5"]
+
+
 @pytest.fixture(scope="module")
 def reports(tmp_path_factory):
     out = tmp_path_factory.mktemp("readable")

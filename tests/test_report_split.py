@@ -17,26 +17,26 @@ from ttrsim import cli, plots
 from ttrsim.report import write_report
 
 sys.path.insert(0, str(Path(__file__).parent))
+from helpers import EUROPE3  # noqa: E402
 from test_analysis import fake_run, station_pair  # noqa: E402
 
-SPECS = ["tickets", "random", "routes"]
+SPECS = EUROPE3["players"]          # tickets, routes, random: a policy builds no station
 POOLED = "Pooled over all policies"
 
 
-@pytest.fixture(scope="module")
-def event_run():
-    return ttrsim.simulate("europe", SPECS, games=120, seed=3)
+@pytest.fixture
+def event_run(europe3):
+    return europe3
 
 
-@pytest.fixture(scope="module")
-def summary_run():
-    return ttrsim.simulate("europe", SPECS, games=120, seed=3, summary=True)
+@pytest.fixture
+def summary_run(europe3_summary):
+    return europe3_summary
 
 
-@pytest.fixture(scope="module")
-def event_report(event_run, tmp_path_factory):
-    out = tmp_path_factory.mktemp("event")
-    return out, write_report(event_run, out).read_text()
+@pytest.fixture
+def event_report(europe3_report):
+    return europe3_report
 
 
 def seats_of(run, policy) -> pd.DataFrame:
@@ -96,15 +96,15 @@ def test_event_report_splits_every_table_by_policy(event_run, event_report):
     assert not (out / "route_contention.png").exists() and not (out / "tunnel_odds.png").exists()
 
 
-def test_summary_report_splits_tickets_and_says_what_is_pooled(summary_run, event_run, tmp_path):
-    page = write_report(summary_run, tmp_path).read_text()
-    tickets = pd.read_csv(tmp_path / "ticket_completion.csv")
+def test_summary_report_splits_tickets_and_says_what_is_pooled(europe3_summary_report, event_run):
+    out, page = europe3_summary_report
+    tickets = pd.read_csv(out / "ticket_completion.csv")
     # same seed, same games: the per-policy ticket counts equal the per-event run's
     for p in sorted(set(SPECS)):
         assert tickets[tickets.policy == p].offered.sum() == len(own(event_run, "tickets", p))
-    assert "policy" in pd.read_csv(tmp_path / "ticket_balance.csv").columns
+    assert "policy" in pd.read_csv(out / "ticket_balance.csv").columns
     for name in ("route_claims", "tunnel_outcomes", "station_usage"):
-        assert "policy" not in pd.read_csv(tmp_path / f"{name}.csv").columns
+        assert "policy" not in pd.read_csv(out / f"{name}.csv").columns
     for what in ("route claims", "tunnel attempts", "stations"):
         assert f"summary mode counts {what} without the policy" in page
     assert page.count(POOLED) == 3

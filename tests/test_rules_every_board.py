@@ -12,7 +12,7 @@ import pytest
 from ttrsim import maps
 from ttrsim.game import Game
 
-BOARDS = ("usa", "europe", "newyork")
+BOARDS = tuple(maps.available())            # every built-in board: a new one joins
 LOADED = {b: maps.load(b) for b in BOARDS}
 CONFIGS = [(b, n) for b in BOARDS for n in range(LOADED[b].min_players, LOADED[b].max_players + 1)]
 

@@ -367,14 +367,26 @@ def test_final_round_not_extended_by_a_second_player_at_two_trains():
     assert g.is_over() and g.turn == 3
 
 
-def test_any_action_ending_a_turn_at_two_trains_triggers():
-    # a player already at 2 trains (hand-made) triggers it by drawing cards
-    g = Game.from_position("newyork", 2, faceup=ROW[:2] + ["red", "blue", "green"], trains=[2, 10])
-    play(g, "draw_blind", check=False)
-    assert not g.state()["last_round"]                     # turn not over yet
-    play(g, "draw_blind", check=False)
-    assert g.state()["last_round"] and g.state()["turns_left"] == 2
-    for _ in range(2):
+@pytest.mark.parametrize("name,trains,current,turns", [
+    ("newyork", [10, 2], 0, 2),      # the seat before the one to move ended at 2: a round
+    ("usa", [0, 0], 0, 1),           # the seat to move is at 0: its turn is the game's last
+    ("usa", [30, 2, 30], 0, 2),      # seat 1 ended at 2, seat 2 has had its last turn since
+    ("usa", [30, 2, 30], 2, 3),      # seat 1 has just ended at 2: seats 2, 0 and 1 play
+    ("usa", [30, 2, 1], 2, 1),       # seat 2 ended at 1 before seat 1 at 2: seat 2's is last
+    ("usa", [30, 3, 30], 0, 0),      # 3 trains: no final round
+])
+def test_a_hand_made_seat_at_two_trains_is_in_the_final_round_the_rules_make(
+        name, trains, current, turns):
+    """Trains change only in a seat's own turn, so a seat at 2 trains or fewer ended its
+    last turn there, which began the final round, and every seat after it has had its one
+    more turn since: the seats from `current` up to the first such seat play once more."""
+    g = Game.from_position(name, len(trains), trains=trains, current=current)
+    st = g.state()
+    assert st["last_round"] == (turns > 0) and st["turns_left"] == turns
+    for k in range(turns):
+        assert not g.is_over() and g.current_player == (current + k) % len(trains)
         play(g, "draw_blind", check=False)
         play(g, "draw_blind", check=False)
-    assert g.is_over()
+    assert g.is_over() == (turns > 0)
+
+

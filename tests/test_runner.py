@@ -166,9 +166,10 @@ def test_policy_summary_is_the_same_from_memory_disk_and_summary_mode(tmp_path):
     assert "games" not in on_disk._tables           # summed without loading the table
 
 
+@pytest.mark.slow
 def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
-    args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "60000",
-            "--batch-size", "1000", "--seed", "4", "--quiet"]
+    args = ["--board", "usa", "--players", "2", "--policy", "random", "--games", "24000",
+            "--batch-size", "400", "--seed", "4", "--quiet"]
     out = tmp_path / "killed"
     proc = subprocess.Popen([sys.executable, "-m", "ttrsim", "simulate", *args, "--out", str(out)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
@@ -187,7 +188,7 @@ def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
         load_run(out)
     assert main(["simulate", *args, "--out", str(out)]) == 0
     resumed = load_run(out)
-    fresh = simulate("usa", ["random", "random"], games=60000, seed=4, batch_size=1000)
+    fresh = simulate("usa", ["random", "random"], games=24000, seed=4, batch_size=400)
     assert_runs_equal(fresh, resumed)
 
 

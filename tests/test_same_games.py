@@ -36,7 +36,8 @@ def test_a_planted_difference_is_found_in_recorded_games_and_env_steps(tmp_path,
 
     planted = _copy(tmp_path, "planted")
     # the recorder seats the policies as the next game of a run would (mixed tables differ)
-    _plant(planted / "ttrsim/record.py", "np.uint64(seed), int(game)", "np.uint64(seed), int(game) + 1")
+    _plant(planted / "ttrsim/record.py", "len(specs), policies, np.uint64(seed), int(game)",
+           "len(specs), policies, np.uint64(seed), int(game) + 1")
     _plant(planted / "ttrsim/env/vector.py", "np.random.SeedSequence(int(seed),",
            "np.random.SeedSequence(int(seed) + 1,")
     assert same_games.main([str(ROOT), str(planted), *SMALL]) == 1

@@ -207,3 +207,25 @@ def test_cards_shown_at_a_declined_tunnel_stay_in_the_hand_in_every_sampled_worl
     for seed in range(40):
         hands = _sampled_hands(g, 1, seed, 5.0)
         assert hands[0][c] >= 2 and sum(hands[0]) == 6
+
+
+def test_the_row_marked_best_never_wins_less_often_than_another():
+    """`ttrsim.analyse` ranks by win rate, its utility (the value the search maximises,
+    here the margin alone) only breaking ties: the row marked best has the highest win
+    rate, and every row above another wins at least as often. Checked where the two
+    orders disagree (the row of highest utility wins less often than another), which a
+    ranking by utility, or `best` taken before sorting, would get wrong."""
+    disagree = 0
+    for seed in (0, 1, 4, 5):
+        g = Game("newyork", 2, seed=seed)
+        players = [make_policy("tickets", None) for _ in range(2)]
+        for k in range(30):
+            if g.phase == "turn" and k % 3 == 0:
+                df = ttrsim.analyse(g, playouts=12, seed=1, rollout="tickets", utility=1.0)
+                best = df[df["best"]]
+                assert len(best) == 1 and best["win_rate"].iloc[0] == df["win_rate"].max()
+                assert (df["win_rate"].diff().dropna() <= 0).all()
+                assert (df["tied"] == (df["win_rate"] == df["win_rate"].max())).all()
+                disagree += df.loc[df["utility"].idxmax(), "win_rate"] < df["win_rate"].max()
+            g.apply(decide(players[g.current_player], g, seed=k))
+    assert disagree >= 2, disagree

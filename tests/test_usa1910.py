@@ -390,6 +390,30 @@ def test_variant_can_add_the_globetrotter():
     assert variant("usa", trains=40).globetrotter_bonus == 0
 
 
+def test_the_globetrotter_is_kept_when_a_board_is_written_back(tmp_path, capsys):
+    """Every way a board goes back to a file keeps the bonus, and the game read back
+    scores it: a variant saved as a map file (`ttrsim variant --save`), a position on a
+    variant (rebuilt from its recipe), on that map file and on a board made in memory (the
+    whole map saved in the position)."""
+    from ttrsim import variant
+    from ttrsim.cli import main
+
+    spec = tmp_path / "v.json"
+    spec.write_text(json.dumps({"base": "usa-1910", "trains": 40}))
+    assert main(["variant", str(spec), "--save", str(tmp_path / "map.json")]) == 0
+    boards = [maps.load(str(tmp_path / "map.json")), variant("usa-1910", trains=40),
+              maps.from_dict(dict(maps.board_to_dict(B1910), name="my-1910"), "in memory")]
+    r = lambda *p: rt(B1910, *p)    # noqa: E731
+    routes = [[r("Chicago", "Pittsburgh"), r("Pittsburgh", "New York")], []]
+    tickets = [tix(B1910, ("Chicago", "New York")), []]
+    for board in boards:
+        assert board.globetrotter_bonus == B1910.globetrotter_bonus == 15, board.name
+        Game.from_position(board, 2, routes=routes, tickets=tickets).save(tmp_path / "p.json")
+        back = Game.load(tmp_path / "p.json")
+        assert back.board.globetrotter_bonus == 15, board.name
+        assert [s["globetrotter"] for s in back.scores()] == [15, 0], board.name
+
+
 # ---------------------------------------------------------------------------
 # results
 

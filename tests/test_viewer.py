@@ -14,7 +14,9 @@ import pytest
 
 import ttrsim
 from ttrsim.cli import main
+from ttrsim.policies import SEARCH_ROLLOUT
 from ttrsim.record import record_game
+from ttrsim.search import flag_meaning
 from ttrsim.viewer import render_html, write_html
 
 HERE = Path(__file__).parent
@@ -452,8 +454,9 @@ def test_show_says_how_many_moves_it_flagged(tmp_path, capsys):
     flagged = sum(d["flag"] for d in a["decisions"].values())
     assert flagged > 0                              # random's moves: some are found out
     assert (f"seat 0: {len(a['decisions'])} decisions analysed (16 playouts a candidate, "
-            f"rollout expert:model=v4), {flagged} move{'' if flagged == 1 else 's'} flagged "
-            "(false discovery rate 0.05)" in printed), printed
+            f"rollout {a['rollout']}), {flagged} move{'' if flagged == 1 else 's'} flagged "
+            f"(false discovery rate {a['level']:g}). {a['meaning']}" in printed), printed
+    assert a["rollout"] == SEARCH_ROLLOUT and a["meaning"] == flag_meaning(a["rollout"])
     assert out.exists()
 
 
@@ -499,7 +502,8 @@ def test_the_analysis_says_why_a_decision_is_or_is_not_flagged(browser, tmp_path
     path = write_html(data, tmp_path / "a.html")
     _open(browser, path, f"#decision={ks[0]}")
     text = _text(browser, "#verdict")
-    assert text.startswith(f"Decision {ks[0]}: ") and "another move is better" in text
+    assert text.startswith(f"Decision {ks[0]}: ")
+    assert f"{data['analysis']['rollout']} wins more often from another move" in text
     assert "(q < 0.001; flagged at q \u2264 0.05)" in text
     assert "+50.0" in _text(browser, "#analysis")
     _open(browser, path, f"#decision={ks[1]}")
@@ -530,4 +534,55 @@ def test_a_negative_final_score_stays_on_the_chart(browser, tmp_path):
         ".find(e => e.textContent === '0'); return parseFloat(t.getAttribute('y')) - 2")
     assert len(dots) == 2 and all(10 <= y <= 110 for y in dots)
     assert dots[1] > zero                                 # below the 0 line, above the axis
+    assert _errors(browser) == []
+
+
+# ------------------------------------------------------------------ what a flag says
+
+@pytest.fixture(scope="module")
+def tickets_analysis():
+    """A random seat's game analysed with `tickets` rollouts (the spec given with spaces
+    round it: the data names the spec the analysis used)."""
+    rec = record_game("newyork", ["random", "tickets"], seed=3)
+    return rec, rec.view_data(analyse=0, playouts=4, rollout=" tickets ")
+
+
+def test_the_data_says_what_a_flag_means_naming_the_rollout_used(tickets_analysis):
+    _, data = tickets_analysis
+    a = data["analysis"]
+    assert a["rollout"] == "tickets"
+    meaning = a["meaning"]
+    assert meaning == flag_meaning(a["rollout"])
+    assert f"rollout policy, {a['rollout']}, playing every seat on" in meaning
+    assert "wins more often from another move than from the one played" in meaning
+    assert "A decided game shows no flags" in meaning and "not praise" in meaning
+
+
+def test_a_decided_game_flags_no_move_of_the_seat_that_loses():
+    """What the meaning warns of: seat 0's last turn, 45 points behind, every move loses;
+    its worst move (drawing a card) is not flagged, since no move wins more often."""
+    g = ttrsim.Game.from_position("usa", 2, routes=[[], [14, 39, 43]],    # three 6-routes
+                                  hands=[{"red": 2}, {"blue": 2}], trains=[30, 4], current=1)
+    g.apply(g.action("claim", route=59, color=g.board.colors.index("blue")))
+    assert g.state()["last_round"] and g.current_player == 0
+    df = ttrsim.analyse(g, playouts=8, seed=1, rollout="tickets",
+                        played=g.action("draw_blind").code)
+    assert len(df) > 3 and (df["win_rate"] == 0).all() and not df.attrs["flag"]
+
+
+def test_the_page_says_what_a_flag_means(browser, tickets_analysis, tmp_path):
+    rec, data = tickets_analysis
+    data = json.loads(json.dumps(data))
+    a = data["analysis"]
+    k = next(key for key, d in a["decisions"].items() if d["measured"])
+    a["decisions"][k]["flag"] = True           # one flagged move, whatever the playouts said
+    path = write_html(data, tmp_path / "a.html")
+    _open(browser, path, "#turn=0")            # no decision shown: the legend
+    assert a["meaning"] in _text(browser, "#analysis")
+    _open(browser, path, f"#decision={k}")
+    assert f"{a['rollout']} wins more often from another move" in _text(browser, "#verdict")
+    assert a["meaning"] in _text(browser, "#analysis")
+    title = browser.execute_script(
+        "return document.querySelector('#movelist .flag').getAttribute('title')")
+    assert title.startswith(f"{a['rollout']} wins more often from another move")
     assert _errors(browser) == []

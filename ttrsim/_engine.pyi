@@ -44,4 +44,5 @@ class GameCore:
     def set_position(self, *, hands: list[list[int]], faceup: list[int], deck_top: list[int],
                      discard: list[int], tickets: list[list[int]], ticket_deck_top: list[int],
                      routes: list[list[int]], stations: list[list[int]],
-                     trains: list[int | None] | None, current: int, seed: int) -> None: ...
+                     trains: list[int | None] | None, current: int, seed: int,
+                     turns_left: int = 0) -> None: ...

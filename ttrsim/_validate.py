@@ -5,6 +5,7 @@ the command line can print it as one line.
 """
 from __future__ import annotations
 
+import math
 import numbers
 
 
@@ -40,6 +41,21 @@ def check_n_jobs(value, name: str = "n_jobs") -> int:
                      f"(-2: all but one, ...), got {value!r}")
 
 
+def check_number(name: str, value, low: float | None = None, high: float | None = None) -> float:
+    """A finite real number within [low, high] (either end may be None: unbounded); NaN
+    and the infinities are refused, whatever the bounds."""
+    import math
+
+    ok = (isinstance(value, numbers.Real) and not isinstance(value, bool)
+          and math.isfinite(value) and (low is None or value >= low)
+          and (high is None or value <= high))
+    if ok:
+        return float(value)
+    ends = (f" from {low:g} to {high:g}" if low is not None and high is not None else
+            f" >= {low:g}" if low is not None else f" <= {high:g}" if high is not None else "")
+    raise ValueError(f"{name} must be a finite number{ends}, got {value!r}")
+
+
 def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0,
                    open_ends: bool = True) -> float:
     """A number within (low, high) (``open_ends``) or [low, high]."""
@@ -50,3 +66,24 @@ def check_fraction(name: str, value, low: float = 0.0, high: float = 1.0,
         return float(value)
     ends = f"between {low:g} and {high:g}" if open_ends else f"within {low:g}..{high:g}"
     raise ValueError(f"{name} must be {ends}, got {value!r}")
+
+
+def check_resamples(n_resamples, confidence: float, name: str = "n_resamples (--resamples)") -> int:
+    """Bootstrap resamples enough for a percentile interval at ``confidence``: at least
+    ``2 / (1 - confidence)`` (40 at 95%), so that a resample lies beyond each end."""
+    fewest = int(math.ceil(round(2 / (1 - confidence), 9)))
+    return check_int(name, n_resamples, fewest,
+                     hint=f" (a {confidence:.0%} bootstrap interval needs at least {fewest} resamples)")
+
+
+def check_out_dir(out, name: str = "out (--out)"):
+    """An output directory as a ``Path`` (None stays None); an empty or blank name, which
+    would silently mean the current directory, is refused."""
+    from pathlib import Path
+
+    if out is None:
+        return None
+    if not str(out).strip():
+        raise ValueError(f"{name} is empty; give a directory name (it is created if missing), "
+                         "or leave the option out to keep the results in memory")
+    return Path(out)

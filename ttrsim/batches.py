@@ -22,10 +22,12 @@ from ttrsim._validate import check_int
 from ttrsim._version import __version__
 from ttrsim.game import compile_board
 from ttrsim.maps import resolve_board
-from ttrsim.policies import expert_models, make_policy, policy_name, seat_specs
+from ttrsim.policies import check_policy, expert_models, make_policy, seat_specs
 
+# game_seeds and play_batch (the core's batch loop: a call plays many games and returns
+# their arrays, columns SCORE_COLS) are public for the scripts that drive the core
 __all__ = ["RunConfig", "make_config", "config_from_manifest", "play", "default_batch_size",
-           "versions", "DEFAULT_MAX_TURNS", "IDENTITY"]
+           "versions", "DEFAULT_MAX_TURNS", "IDENTITY", "SCORE_COLS", "game_seeds", "play_batch"]
 
 # Manifest keys that define a run: a resumed run must match them all.
 IDENTITY = ("ttrsim_version", "board", "board_checksum", "players", "policies", "seed", "games",
@@ -165,15 +167,14 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
     """
     board = resolve_board(board)
     specs = seat_specs(board, players)
-    for spec in specs:           # fail early on unknown names / bad parameters
-        make_policy(spec, board)
+    # fail early on unknown names / bad parameters; the names the results give them
+    names = tuple(check_policy(s, board) for s in specs)
     games = check_int("games", games, 1)
     seed = check_int("seed", seed, 0)
     measure = batch_size is None
     batch_size = default_batch_size(games) if batch_size is None else batch_size
     batch_size = check_int("batch_size", batch_size, 1)
     max_turns = check_int("max_turns", max_turns, 1)
-    names = tuple(policy_name(s, board) for s in specs)
     cfg = RunConfig(board, specs, games, seed, min(batch_size, games), bool(rotate),
                     bool(summary), max_turns, names)
     if measure and cfg.batch_size > 1:

@@ -88,9 +88,7 @@ def _cmd_report(sub):
         from ttrsim.report import write_report
         from ttrsim.results import load_run
 
-        if args.out is not None and Path(args.out).exists() and not Path(args.out).is_dir():
-            raise ValueError(f"--out {args.out} is a file; give a directory for the report "
-                             "(it is created if missing)")
+        check_output_dir(args.out, "--out")
         if args.stronger_baseline is not None and (args.stronger is None or args.baseline is None):
             raise ValueError("--stronger-baseline is the station baseline of the --stronger "
                              "run: give --baseline and --stronger too")
@@ -156,9 +154,7 @@ def _cmd_simulate(sub):
     p.add_argument("--no-rotate", action="store_true",
                    help="keep each policy in its seat instead of rotating seats between games")
     p.add_argument("--out", metavar="DIR", help="write Parquet parts and manifest.json here")
-    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
-                   help="loky: local processes; dask: a dask.distributed cluster (--scheduler)")
-    p.add_argument("--scheduler", metavar="ADDRESS", help="dask scheduler address, e.g. tcp://host:8786")
+    _backend_options(p)
     p.add_argument("--max-turns", type=int, default=None,
                    help=f"stop and score a game after this many turns (default {DEFAULT_MAX_TURNS})")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -169,12 +165,13 @@ def _cmd_simulate(sub):
     def run(args):
         from ttrsim.runner import simulate
 
+        check_not_empty(args.out, "--out")
         players = seat_policies(args.policy, args.players)
         kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
                           batch_size=args.batch_size, rotate=not args.no_rotate,
-                          summary=args.summary, out=args.out, backend=args.backend,
-                          scheduler=args.scheduler, progress=not args.quiet, **kwargs)
+                          summary=args.summary, out=args.out, progress=not args.quiet,
+                          **_backend(args), **kwargs)
         from ttrsim.summary import summary_text
 
         print(summary_text(result, by=args.by, command_line=True))
@@ -234,7 +231,8 @@ def _cmd_analyse(sub):
         df = analyse(g, playouts=args.playouts, seed=args.seed, rollout=args.rollout,
                      claims=args.claims, infer=args.infer, progress=sys.stderr.isatty(),
                      played=None if played is None else played[1])
-        print(f"{g!r}: seat {g.current_player} to move")
+        print(_position_text(g))
+        print()
         print(df.drop(columns=["code"]).to_string(index=False, float_format=lambda x: f"{x:.3f}"))
         if played is not None:
             p = df.attrs["p"]
@@ -249,6 +247,63 @@ def _cmd_analyse(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+# what the seat to move is doing, by phase of the turn
+_PHASE_TEXT = {"setup_tickets": "choosing its initial tickets", "turn": "at the start of its turn",
+               "second_draw": "drawing its second card", "keep_tickets":
+               "choosing which drawn tickets to keep", "tunnel": "paying for a tunnel",
+               "over": "the game is over"}
+
+
+def _position_text(game) -> str:
+    """The position as the seat to move sees it (what the analysis may use), in the words
+    the other commands print moves in: board, turn and seat, its hand and tickets (and
+    the tickets offered or the tunnel it pays for), the face-up row, and every seat's
+    trains, route points, cards and tickets."""
+    from ttrsim.actions import WILD, card_name, route_text, ticket_text
+
+    board, seat = game.board, game.current_player
+    view = game.observation(seat)
+
+    def cards(counts):
+        parts = [f"{n} {card_name(board, t)}" for t, n in enumerate(counts) if n and t != WILD]
+        if len(counts) > WILD and counts[WILD]:
+            parts.append(f"{counts[WILD]} wild")
+        return " + ".join(parts) or "none"
+
+    def tickets(ids):
+        return "; ".join(ticket_text(board, t) for t in ids) or "none"
+
+    def count(n, word):
+        return f"{n} {word}" + ("" if n == 1 else "s")
+
+    hand = view["hand"]
+    lines = [f"Position: {board.name}, {game.n_players} players, turn {view['turn']}; seat "
+             f"{seat} to move, {_PHASE_TEXT.get(view['phase'], view['phase'])}"
+             + (" (the last round)" if view["last_round"] else ""),
+             f"  seat {seat}'s hand ({count(sum(hand), 'card')}): {cards(hand)}",
+             f"  seat {seat}'s tickets: {tickets(view['tickets'])}"]
+    if view["pending"]:
+        lines.append(f"  tickets offered: {tickets(view['pending'])}")
+    tunnel = view.get("tunnel")
+    if tunnel:
+        r, color, wild = int(tunnel["route"]), int(tunnel["color"]), int(tunnel["wild"])
+        n = int(board.route_len[r])
+        played = (f"{n} wild" if color == WILD else f"{n - wild} {card_name(board, color)}"
+                  + (f" + {wild} wild" if wild else ""))
+        lines.append(f"  tunnel: {route_text(board, r)} played with {played}; revealed "
+                     f"{', '.join(card_name(board, c) for c in tunnel['revealed']) or 'nothing'}: "
+                     f"{count(int(tunnel['extra']), 'more card')} to pay")
+    lines.append("  face-up cards: " + ", ".join(
+        "(empty)" if c < 0 else card_name(board, c) for c in view["faceup"]))
+    stations = bool(board.stations)
+    for q, p in enumerate(view["players"]):
+        lines.append(f"  seat {q}: {count(p['trains'], 'train')}, "
+                     f"{count(p['route_points'], 'route point')}, {count(p['hand_size'], 'card')}, "
+                     f"{count(p['tickets'], 'ticket')}"
+                     + (f", {count(p['stations_left'], 'station')} left" if stations else ""))
+    return "\n".join(lines)
 
 
 def _cmd_show(sub):
@@ -273,9 +328,11 @@ def _cmd_show(sub):
     p.add_argument("--out", default="game.html", help="the HTML file (default game.html)")
     p.add_argument("--analyse", type=int, default=None, metavar="SEAT",
                    help="analyse every decision of this seat (ttrsim.analyse) and flag the "
-                        "moves another move beats on the same worlds, at a false discovery "
-                        "rate of 5%% over the game (docs/viewer.md)")
-    p.add_argument("--playouts", type=int, default=200,
+                        "moves from which the rollout policy, playing on, wins less often "
+                        "than from another move on the same worlds, at a false discovery "
+                        "rate of 5%% over the game; a decided game shows no flags "
+                        "(docs/viewer.md)")
+    p.add_argument("--playouts", type=int, default=None,
                    help="with --analyse: playouts per candidate (default 200)")
     p.add_argument("--rollout", default=None,
                    help="with --analyse: the policy that plays the playouts on (default: the "
@@ -287,6 +344,7 @@ def _cmd_show(sub):
         from ttrsim.results import load_run
         from ttrsim.runner import simulate
 
+        _check_analysis_options(args)
         if args.run_dir is not None:
             given = [k for k in ("board", "players", "seed") if getattr(args, k) is not None]
             if given:
@@ -309,11 +367,10 @@ def _cmd_show(sub):
             record = run_.game(0)
         if args.analyse is not None and not 0 <= args.analyse < record.n_players:
             raise ValueError(f"--analyse {args.analyse}: seats are 0..{record.n_players - 1}")
-        check_int("--playouts", args.playouts, 1)
         progress = not args.quiet and args.analyse is not None
         try:
-            data = record.view_data(args.analyse, args.playouts, progress=progress,
-                                    rollout=args.rollout)
+            data = record.view_data(args.analyse, 200 if args.playouts is None else args.playouts,
+                                    progress=progress, rollout=args.rollout)
         except KeyboardInterrupt:
             if progress:            # the message goes below the progress bar, not after it
                 print(file=sys.stderr)
@@ -324,6 +381,24 @@ def _cmd_show(sub):
         return 0
 
     p.set_defaults(func=run)
+
+
+def _check_analysis_options(args) -> None:
+    """``show``'s analysis options, before any game is played: --playouts and --rollout
+    only with --analyse (alone they would change nothing), the rollout a spec the search
+    can play its playouts with."""
+    from ttrsim._validate import check_int
+    from ttrsim.policies import make_search_policy
+
+    given = [o for o, v in (("--playouts", args.playouts), ("--rollout", args.rollout))
+             if v is not None]
+    if given and args.analyse is None:
+        raise ValueError(f"{given[0]} needs --analyse SEAT: it sets the analysis of a seat's "
+                         "moves, which runs only with --analyse")
+    if args.playouts is not None:
+        check_int("--playouts", args.playouts, 1)
+    if args.rollout is not None:
+        make_search_policy(rollout=args.rollout)       # refuses a spec it cannot roll out with
 
 
 def _print_shown(record, data, path) -> None:
@@ -337,7 +412,8 @@ def _print_shown(record, data, path) -> None:
         flagged = sum(d["flag"] for d in a["decisions"].values())
         print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
               f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
-              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g})")
+              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g}). "
+              f"{a['meaning']}")
     print(f"written to {path} (open it in a browser)")
 
 
@@ -387,6 +463,7 @@ def _cmd_compare(sub):
     p.add_argument("--games", type=int, default=10_000, help="paired games (default 10000)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    _backend_options(p)
     p.add_argument("--alpha", type=float, default=0.05, help="q-value threshold (default 0.05)")
     p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
     p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
@@ -412,11 +489,12 @@ def _cmd_compare(sub):
         base, other = comparison_boards(args.variant, args.board, "europe")
         players = seat_policies(args.policy, args.players)
         strong_players = _stronger_players(args)
+        backend = _backend(args)
 
         def study(players):
             return compare(base, other, players, games=args.games, seed=args.seed,
                            n_jobs=args.jobs, alpha=args.alpha, progress=not args.quiet,
-                           allow_unrelated=args.allow_unrelated)
+                           allow_unrelated=args.allow_unrelated, **backend)
 
         result = study(players)
         print(result.summary(args.rows))
@@ -443,6 +521,7 @@ def _study_options(p, games: int, board: str) -> None:
     p.add_argument("--games", type=int, default=games, help=f"games (default {games})")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    _backend_options(p)
     p.add_argument("--batch-size", type=int, default=None,
                    help="games per batch (default: from the policies' measured cost)")
     p.add_argument("--out", metavar="DIR",
@@ -454,6 +533,7 @@ def _study_options(p, games: int, board: str) -> None:
 
 def _study_outputs(args) -> None:
     check_output_file(args.csv, "--csv")
+    check_output_dir(args.out, "--out")
     check_output_dir(args.report, "--report")
     if args.out is not None and args.report is not None and \
             Path(args.out).absolute() == Path(args.report).absolute():
@@ -512,6 +592,7 @@ def _cmd_route_importance(sub):
         _study_outputs(args)
         strong_players = _stronger_players(args)
         _check_rows(args.rows)
+        backend = _backend(args)
         routes = None
         if args.routes is not None:       # --routes '' selects nothing: refused, not every route
             try:
@@ -527,7 +608,7 @@ def _cmd_route_importance(sub):
             return route_importance(args.board, players, args.games, args.seed, args.jobs,
                                     routes=routes, batch_size=args.batch_size,
                                     group_size=args.group_size, out=out,
-                                    progress=not args.quiet, confirm=args.confirm)
+                                    progress=not args.quiet, confirm=args.confirm, **backend)
 
         result = study(seat_policies(args.policy, args.players), args.out)
         t = result.table
@@ -583,13 +664,14 @@ def _cmd_ticket_fairness(sub):
 
         _study_outputs(args)
         strong_players = _stronger_players(args)
+        backend = _backend(args)
 
         def study(players, out):
             return ticket_fairness(args.board, players, args.games, args.seed, args.jobs,
                                    rounds=args.rounds, min_completion=args.min_completion,
                                    max_factor=args.max_factor, batch_size=args.batch_size,
                                    n_resamples=args.resamples, out=out,
-                                   progress=not args.quiet)
+                                   progress=not args.quiet, **backend)
 
         f = study(seat_policies(args.policy, args.players), args.out)
         m = f.manifest
@@ -606,8 +688,9 @@ def _cmd_ticket_fairness(sub):
             ["ticket", "name", "printed", "points", "completion", "value", "suggested",
              "balanceable", "reliable"]]
         print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        if f.unreliable_note():
-            print(f.unreliable_note())
+        for note in (f.bias_note(), f.unreliable_note()):
+            if note:
+                print(note)
         stronger = None
         if strong_players is not None:
             stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
@@ -641,12 +724,40 @@ def seat_policies(specs, players: int):
     return list(specs) * (players // len(specs))
 
 
+def _backend_options(p) -> None:
+    """``--backend`` and ``--scheduler`` of every command that plays many games."""
+    p.add_argument("--backend", choices=("loky", "dask"), default="loky",
+                   help="loky: processes of this machine (--jobs); dask: every worker of a "
+                        "dask.distributed cluster (--scheduler; --jobs unused; see "
+                        "docs/performance.md)")
+    p.add_argument("--scheduler", metavar="ADDRESS",
+                   help="with --backend dask: the scheduler's address, e.g. tcp://host:8786")
+
+
+def _backend(args) -> dict:
+    """The backend options as keyword arguments, checked (dask installed, the scheduler
+    answering) before any game is played or anything written."""
+    from ttrsim.dispatch import check_backend, check_scheduler
+
+    if args.scheduler is not None and args.backend != "dask":
+        raise ValueError("--scheduler is the address of a dask scheduler: add --backend dask "
+                         "to play on its cluster (or leave --scheduler out to play here)")
+    if args.backend == "dask" and not args.scheduler:
+        raise ValueError("--backend dask needs --scheduler ADDRESS, the address 'dask "
+                         "scheduler' prints, e.g. tcp://10.0.0.5:8786")
+    check_backend(args.backend, args.scheduler)
+    if args.backend == "dask":
+        check_scheduler(args.scheduler)
+    return {"backend": args.backend, "scheduler": args.scheduler}
+
+
 def _cmd_league(sub):
     p = sub.add_parser(
         "league", help="every policy against every other: win-share matrix and ratings",
         description="Play a league: at 2 players every pair of policies, seat-rotated; at 3-5 "
         "players seat-balanced mixtures. Prints a rating per policy (Bradley-Terry / "
-        "Plackett-Luce, bootstrap interval) and its worst opponent. See docs/league.md.")
+        "Plackett-Luce, profile-likelihood interval; * marks an end only the prior bounds, "
+        "after a one-sided pairing) and its worst opponent. See docs/league.md.")
     p.add_argument("--board", default="usa", help="usa, europe, newyork or a map file (default usa)")
     p.add_argument("--players", type=int, default=2, help="player count, 2-5 (default 2)")
     p.add_argument("--policy", action="append", metavar="SPEC",
@@ -658,6 +769,7 @@ def _cmd_league(sub):
                    help="games per pairing or mixture, a multiple of --players (default 200)")
     p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
     p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
+    _backend_options(p)
     p.add_argument("--batch-size", type=int, default=None,
                    help="games per batch (default: from the policies' measured cost)")
     p.add_argument("--out", metavar="DIR",
@@ -665,20 +777,22 @@ def _cmd_league(sub):
                    "--policy extend it")
     p.add_argument("--report", metavar="DIR", help="write an HTML report here")
     p.add_argument("--resamples", type=int, default=1000,
-                   help="bootstrap resamples of the rating intervals (default 1000)")
+                   help="bootstrap resamples over games, which widen a rating interval where "
+                   "the games vary more than the likelihood says (default 1000, at least 40)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     def run(args):
         from ttrsim.analysis.studies.league import league
         from ttrsim.report import write_league_report
 
+        check_output_dir(args.out, "--out")
         check_output_dir(args.report, "--report")
         if args.out is not None and args.report is not None and \
                 Path(args.out).absolute() == Path(args.report).absolute():
             raise ValueError("--out and --report name the same directory; give the report its own")
         result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
                         out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet)
+                        progress=not args.quiet, **_backend(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")
@@ -697,22 +811,51 @@ def _check_rows(rows) -> None:
 
 def _cmd_profile(sub):
     p = sub.add_parser(
-        "profile", help="the game profile of a saved run: how its seats play and score",
+        "profile", help="the game profile of saved runs: how their seats play and score, "
+        "side by side and beside people's figures",
         description="Per policy and for the winners, with 95% intervals: the score and its "
-        "parts, tickets kept at setup and from draws, completed and failed, turns a player, "
-        "the game turn of a seat's first claim, its largest hand, routes claimed by length "
-        "and the share of seat-games each bonus went to (docs/analysis.md). Works on "
-        "per-event and summary-mode runs.")
-    p.add_argument("run_dir", metavar="RUN_DIR", help="directory of a saved run (simulate --out)")
+        "parts, tickets kept at setup and from draws, completed (and their points) and "
+        "failed, turns a player, the game turn of a seat's first claim, its largest hand, "
+        "routes claimed (by length, and their average length) and the share of seat-games "
+        "each bonus went to (docs/analysis.md). Works on per-event and summary-mode runs. "
+        "With several runs (or --people, or --group), one group of seat-games of each run "
+        "side by side, each column's difference from the first with its interval (games "
+        "as the units), people's figures beside them without one.")
+    p.add_argument("run_dirs", nargs="+", metavar="RUN_DIR",
+                   help="directory of a saved run (simulate --out); several: side by side, "
+                   "each against the first (one board, player count and turn limit)")
+    p.add_argument("--group", default=None, metavar="GROUP",
+                   help="the seat-games each run's column holds side by side: all (default), "
+                   "winners (ranked first) or a policy every run has")
+    p.add_argument("--label", action="append", default=None, metavar="NAME",
+                   help="a run's column label, once per run in order (default: its directory name)")
+    p.add_argument("--people", default=None, metavar="FILE",
+                   help="CSV of people's per-player averages: a row per profile measure "
+                   "(column 'measure'), a column per group of people, optional columns "
+                   "source, n, board (docs/examples/people-bga-europe.csv)")
     p.add_argument("--csv", default=None, metavar="FILE",
-                   help="also write the profile as a tidy CSV file (one row per group and measure)")
+                   help="also write the table as a tidy CSV file (one row per group, or "
+                   "column, and measure)")
 
     def run(args):
-        from ttrsim.analysis import profile
+        from ttrsim.analysis import compare_profiles, profile, read_people
         from ttrsim.results import load_run
 
         check_output_file(args.csv, "--csv")
-        result = profile(load_run(args.run_dir))
+        _probe_output_file(args.csv, "--csv")
+        side_by_side = (len(args.run_dirs) > 1 or args.people is not None
+                        or args.group is not None or args.label is not None)
+        if args.label is not None and len(args.label) != len(args.run_dirs):
+            raise ValueError(f"give --label once per run: {len(args.label)} label(s) for "
+                             f"{len(args.run_dirs)} run(s)")
+        if args.people is not None:
+            read_people(args.people)          # refused before any run is read
+        runs = [load_run(d) for d in args.run_dirs]
+        if side_by_side:
+            result = compare_profiles(runs, labels=args.label, group=args.group or "all",
+                                      people=args.people)
+        else:
+            result = profile(runs[0])
         print(result.text())
         if args.csv is not None:
             result.table.to_csv(args.csv, index=False)
@@ -722,10 +865,77 @@ def _cmd_profile(sub):
     p.set_defaults(func=run)
 
 
+def _probe_output_file(path, option: str) -> None:
+    """Open the file for appending (and remove it again if it did not exist): the one sure
+    test that it can be written, which ``os.access`` is not (it says yes to root
+    everywhere, and knows nothing of /proc)."""
+    import os
+
+    if path is None:
+        return
+    existed = os.path.exists(path)
+    try:
+        with open(path, "a"):
+            pass
+    except OSError as exc:
+        raise ValueError(f"{option} {path}: cannot be written ({exc.strerror})") from None
+    if not existed:
+        os.remove(path)
+
+
+def _cmd_play(sub):
+    p = sub.add_parser(
+        "play", help="play one seat against ttrsim policies in the browser",
+        description="Serve a page on 127.0.0.1 where you play one seat against ttrsim "
+        "policies: the board, your hand and tickets, the face-up row, every seat's public "
+        "counts, only legal moves offered. Each finished game is added to the --out run "
+        "(your seat labelled --name), which show, profile and report read as any run; "
+        "the game is saved after every move and the same command resumes it. Needs "
+        "pip install \"ttrsim[play]\". See docs/play.md.")
+    p.add_argument("--board", default="europe",
+                   help="a built-in board (ttrsim maps lists them) or a map file (default europe)")
+    p.add_argument("--players", type=int, default=4, help="player count, you included (default 4)")
+    p.add_argument("--opponent", action="append", metavar="SPEC",
+                   help="the policy of the other seats: once for all, or once per other seat in "
+                        "seat order (default tickets); see 'ttrsim policies'")
+    p.add_argument("--seat", type=int, default=0, help="your seat, 0 moves first (default 0)")
+    p.add_argument("--seed", type=int, default=None,
+                   help="the run's seed (default: the saved run's, else drawn at random)")
+    p.add_argument("--out", metavar="DIR", default=None,
+                   help="the run your games are saved in (default play-BOARD-Np)")
+    p.add_argument("--name", default=None,
+                   help="your label in the results (default person)")
+    p.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
+    p.add_argument("--no-browser", action="store_true", help="print the address, open no browser")
+
+    def run(args):
+        from ttrsim._validate import check_int
+        from ttrsim.play import DEFAULT_NAME, PlaySession, check_server, default_out, serve
+
+        check_server()
+        check_int("--port", args.port, 0, 65535, " (0: a free one)")
+        out = args.out or default_out(args.board, args.players)
+        check_output_dir(out, "--out")
+        session = PlaySession(args.board, args.players, args.opponent, out=out, seat=args.seat,
+                              seed=args.seed, name=args.name or DEFAULT_NAME)
+        return serve(session, args.port, open_browser=not args.no_browser)
+
+    p.set_defaults(func=run)
+
+
+
 #: Every command, in the order ``ttrsim --help`` lists them.
 COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_report, _cmd_analyse,
             _cmd_show, _cmd_variant, _cmd_compare, _cmd_route_importance, _cmd_ticket_fairness,
-            _cmd_league, _cmd_profile]
+            _cmd_league, _cmd_profile, _cmd_play]
+
+
+def check_not_empty(path, option: str, what: str = "a directory") -> None:
+    """Refuse an empty (or blank) path, which would silently mean the current directory."""
+    if path is not None and not str(path).strip():
+        raise ValueError(f"{option} is empty, which would mean the current directory; give "
+                         f"{what} name" + (" (it is created if missing)" if what == "a directory"
+                                           else ""))
 
 
 def check_output_dir(path, option: str) -> None:
@@ -734,6 +944,7 @@ def check_output_dir(path, option: str) -> None:
 
     if path is None:
         return
+    check_not_empty(path, option)
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
@@ -749,6 +960,7 @@ def check_output_file(path, option: str) -> None:
 
     if path is None:
         return
+    check_not_empty(path, option, "a file")
     p = Path(path)
     if p.is_dir():
         raise ValueError(f"{option} {path} is a directory; give a file name")
@@ -783,19 +995,27 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
-        code = int(args.func(args) or 0)
-        sys.stdout.flush()              # a closed pipe shows here for short outputs
-        return code
-    except BrokenPipeError:
-        # the reader went away (``| head``): nothing left to say, and no one to say it to
-        _silence_stdout()
-        return 2
+        return run_script(args.func, args)
     except KeyboardInterrupt:
         _error(args, "interrupted" + _saved_note(args))
         return 130
     except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
         # Bad input: one clear line, no traceback.
         _error(args, _one_line(exc))
+        return 2
+
+
+def run_script(main, *args) -> int:
+    """Run ``main(*args)`` (a command, or a script's ``main``) and return its exit code (None:
+    0). When the reader of stdout has gone away (``| head -1``) it ends quietly with code
+    2, with no traceback and no error at exit: nothing is left to say, and no one to say
+    it to. Every script ends with ``sys.exit(run_script(main))``."""
+    try:
+        code = int(main(*args) or 0)
+        sys.stdout.flush()              # a closed pipe shows here for short outputs
+        return code
+    except BrokenPipeError:
+        _silence_stdout()
         return 2
 
 

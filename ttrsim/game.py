@@ -12,7 +12,7 @@ from functools import lru_cache
 import numpy as np
 
 from ttrsim import maps
-from ttrsim._engine import CHECK_MESSAGES, CompiledBoard, GameCore
+from ttrsim._engine import CompiledBoard, GameCore
 from ttrsim._validate import check_int, is_int
 from ttrsim.actions import WILD, Action, IllegalActionError, card_type, encode
 from ttrsim.maps import resolve_board
@@ -21,9 +21,6 @@ __all__ = ["Game", "compile_board", "resolve_board"]
 
 #: The format version of a saved position (``Game.to_json``).
 POSITION_VERSION = 1
-# the core's invariant "trains left = board trains - own route lengths", which a hand-made
-# position (``from_position(trains=...)``) breaks on purpose
-_TRAINS_INVARIANT = next(i for i, m in enumerate(CHECK_MESSAGES) if m.startswith("trains left"))
 
 
 @lru_cache(maxsize=32)
@@ -224,7 +221,9 @@ class Game:
     def from_json(cls, text: str) -> "Game":
         """A game from ``to_json()`` text (same ttrsim version: the state is stored in the
         core's binary layout). A file that is not a whole saved position of this format
-        (a field missing or out of range, the state damaged) is refused naming the field."""
+        (a field missing or out of range, the state damaged) is refused naming the field;
+        the state's SHA-256 saved with it (``state_sha256``) is required, since without
+        it a damaged state could not be told from a sound one."""
         import base64
         import binascii
         import hashlib
@@ -243,7 +242,8 @@ class Game:
             raise ValueError(f"saved position of format version {d.get('version')!r}; this "
                              f"ttrsim reads version {POSITION_VERSION} only: load it with the "
                              "ttrsim that saved it")
-        missing = [k for k in ("board", "n_players", "state") if k not in d]
+        missing = [k for k in ("board", "n_players", "state", "state_sha256")
+                   if d.get(k) is None]
         if missing:
             raise ValueError(f"the saved position has no {', '.join(map(repr, missing))} field; "
                              "the file is cut short or edited: save the position again")
@@ -259,8 +259,7 @@ class Game:
             raw = base64.b64decode(d["state"], validate=True)
         except (binascii.Error, TypeError, ValueError):
             raise ValueError(f"{damaged} (not base64 text); save the position again") from None
-        digest = d.get("state_sha256")
-        if digest is not None and hashlib.sha256(raw).hexdigest() != digest:
+        if hashlib.sha256(raw).hexdigest() != d["state_sha256"]:
             raise ValueError(f"{damaged} (its SHA-256 differs from the one saved with it); "
                              "save the position again")
         core = GameCore(compile_board(board), int(n), 0, False)
@@ -279,15 +278,6 @@ class Game:
             raise ValueError(f"the saved position's n_players is {n} but its state is a "
                              f"{core.n_players}-player game; the file is edited or damaged: "
                              "save the position again")
-        if digest is None:
-            # no checksum saved with it: the state's own invariants are all there is to go
-            # by (but for the train counts, which a hand-made position may set freely)
-            try:
-                core.check()
-            except AssertionError as exc:
-                if not str(exc).startswith(f"invariant {_TRAINS_INVARIANT} "):
-                    raise ValueError(f"{damaged} ({str(exc).split(': ', 1)[-1]}); save the "
-                                     "position again") from None
         return cls(board, _core=core)
 
     @classmethod
@@ -324,10 +314,19 @@ class Game:
         tickets : per seat, ticket indices held
         ticket_deck_top : ticket indices on top of the ticket deck, top first; tickets not
             held are shuffled below them (on boards that deal long tickets separately,
-            as Europe, long tickets not held are out of the game, as after setup)
+            as Europe, long tickets are dealt only at setup: those not held are out of the
+            game, and one in ``ticket_deck_top`` or ``offer``, or more in one seat's
+            ``tickets`` than setup deals it, is refused)
         routes : per seat, route indices owned (trains and route points follow)
         stations : per seat, cities (names or indices) with that seat's stations, in build order
-        trains : per seat, trains left (``None`` keeps 45 minus the routes' lengths)
+        trains : per seat, trains left (``None`` keeps 45 minus the routes' lengths). A seat
+            with the board's end trigger or fewer (2) puts the game in its final round, as
+            the rules make it: trains change only in a seat's own turn, so that seat ended
+            its last turn with them, which started the final round, and the seats after it
+            have had their one more turn since. Every seat from ``current`` on, up to the
+            first such seat in play order (itself included), takes one more turn; then the
+            game is scored. ``trains=[0, 0]`` with seat 0 to move: seat 0's turn is the
+            game's last.
 
         ids : True: ``tickets``, ``ticket_deck_top``, ``routes``, ``offer`` and the tunnel's
             route are the map's ids (the numbering of every result table and of the map
@@ -345,10 +344,12 @@ class Game:
         Every field is checked first: an impossible one (a negative or fractional card
         count, more cards of a colour than the deck has, a route, ticket or station in two
         places, both halves of a double route where the rules close one, more than one entry
-        per seat, a seat, train count or tunnel payment out of range) raises one ValueError
-        line naming the field and the value as given (map ids with ``ids=True``, colour
-        names). The per-seat lists other than ``hands`` may stop early: the seats not
-        listed own nothing.
+        per seat, a seat, train count or tunnel payment out of range, a long ticket where
+        setup alone deals it, a tunnel claim the seat could not make: owned or closed, too
+        few trains, the wrong colour) raises one ValueError line naming the field and the
+        value as given (map ids with ``ids=True``, colour names), and why in words. The
+        per-seat lists other than ``hands`` may stop early: the seats not listed own
+        nothing.
         """
         board = resolve_board(board)
         n = board.check_players(n_players)
@@ -370,6 +371,7 @@ class Game:
         tickets = [pos.tickets(f"tickets[{q}]", t) for q, t in
                    enumerate(pos.seats("tickets", tickets))]
         ticket_deck_top = pos.tickets("ticket_deck_top", ticket_deck_top)
+        pos.check_long_tickets(tickets, ticket_deck_top)
         routes = [pos.routes(f"routes[{q}]", r) for q, r in enumerate(pos.seats("routes", routes))]
         stations = [pos.cities(f"stations[{q}]", x) for q, x in
                     enumerate(pos.seats("stations", stations))]
@@ -385,6 +387,7 @@ class Game:
         if offer is not None:
             offer = pos.tickets("offer", offer)
             pos.check_tickets(tickets, offer, "offer")
+            pos.check_long_tickets(tickets, offer, "offer")
             for t in ticket_deck_top:
                 if t in offer:
                     raise ValueError(f"ticket_deck_top: {pos.ticket_label(t)} is also in offer "
@@ -413,6 +416,7 @@ class Game:
             length = int(board.route_len[r])
             wild = length if col == WILD else check_int("tunnel['wild']", tunnel.get("wild", 0),
                                                         0, length, f" (route length {length})")
+            pos.check_tunnel_claim(current, r, col, wild, routes, trains)
             # the cards played are set aside: back in the hand until the claim is made
             played = [0] * 9
             played[WILD] += wild
@@ -426,7 +430,8 @@ class Game:
         kwargs = dict(hands=hands, deck_top=deck_top, discard=discard, tickets=tickets,
                       ticket_deck_top=ticket_deck_top, routes=routes, stations=stations,
                       trains=None if all(t is None for t in trains) else trains,
-                      current=current, seed=seed)
+                      current=current, seed=seed,
+                      turns_left=pos.final_round_turns(routes, trains, current))
         if faceup_ is None:
             # Deal the row from the top of the shuffled rest of the deck.
             core.set_position(faceup=[-1] * 5, **kwargs)
@@ -447,8 +452,9 @@ class Game:
             try:
                 game.apply(game.action("claim", route=tunnel["route"], color=tunnel["color"],
                                        wild=tunnel["wild"]))
-            except IllegalActionError as exc:
-                raise ValueError(f"tunnel: the claim is not legal in this position ({exc})") from None
+            except IllegalActionError:         # every reason is checked above: a bug if reached
+                raise ValueError(f"tunnel: claiming {pos.route_label(tunnel['route'])} with "
+                                 "these cards is not legal in this position") from None
             if game.phase != "tunnel":
                 raise ValueError(f"tunnel: the cards revealed, {tunnel['revealed']}, ask no extra "
                                  "card, so the claim completes at once and there is no tunnel "
@@ -584,6 +590,75 @@ class _Position:
                     raise ValueError(f"{field}: {self.ticket_label(t)} is {again}; a ticket "
                                      "is in one place")
                 where[t] = field
+
+    def check_long_tickets(self, tickets, deck_top, deck_field: str = "ticket_deck_top") -> None:
+        """On a board that deals long tickets apart (Europe), long tickets are dealt only at
+        setup: none is offered or in the ticket deck later, and no seat holds more than
+        setup deals it."""
+        b = self.board
+        if not b.deal_long:
+            return
+        setup = (f"on {b.name} long tickets are dealt only at setup, {b.deal_long} to each "
+                 "seat")
+        for t in deck_top:
+            if b.ticket_long[t]:
+                raise ValueError(f"{deck_field}: {self.ticket_label(t)} is a long ticket; "
+                                 f"{setup}, so none is drawn later (the long tickets not "
+                                 "held are out of the game)")
+        for q, ts in enumerate(tickets):
+            held = [t for t in ts if b.ticket_long[t]]
+            if len(held) > b.deal_long:
+                raise ValueError(f"tickets[{q}]: {len(held)} long tickets "
+                                 f"({', '.join(self.ticket_label(t) for t in held)}); {setup}")
+
+    def trains_left(self, routes, trains) -> list:
+        """Each seat's trains: as given, or the board's less its routes' lengths."""
+        b = self.board
+        return [left if left is not None else b.trains - int(sum(int(b.route_len[r]) for r in rs))
+                for rs, left in zip(routes, trains)]
+
+    def final_round_turns(self, routes, trains, current: int) -> int:
+        """The turns left in the final round, ``current``'s included (0: not begun). A seat
+        at the end trigger or below ended its last turn there (trains change only in a
+        seat's own turn), which began the final round; the first such seat from ``current``
+        on in play order is the one whose last turn was the earliest, and the seats after
+        it have had their one more turn since."""
+        low = [q for q, left in enumerate(self.trains_left(routes, trains))
+               if left <= self.board.end_trigger]
+        return min((q - current) % self.n for q in low) + 1 if low else 0
+
+    def check_tunnel_claim(self, current: int, r: int, col: int, wild: int, routes,
+                           trains) -> None:
+        """The tunnel's claim is one the seat may make: the route open to it, the trains,
+        the colour and the wild cards as the rules ask (said in words, before the claim)."""
+        b, label = self.board, self.route_label(r)
+        owner = {x: q for q, rs in enumerate(routes) for x in rs}
+        length, partner = int(b.route_len[r]), int(b.route_partner[r])
+        if r in owner:
+            raise ValueError(f"tunnel: {label} is owned by seat {owner[r]} (routes[{owner[r]}]); "
+                             "only an unclaimed route can be claimed")
+        if partner >= 0 and partner in owner:
+            if owner[partner] == current:
+                raise ValueError(f"tunnel: seat {current} owns {self.route_label(partner)}, the "
+                                 f"other half of {label}; one seat may claim only one half")
+            if self.n < b.double_min_players:
+                raise ValueError(f"tunnel: {label} is closed: seat {owner[partner]} owns its "
+                                 f"other half, {self.route_label(partner)}, and with {self.n} "
+                                 f"players only one half may be claimed")
+        left = self.trains_left(routes, trains)[current]
+        if left < length:
+            raise ValueError(f"tunnel: {label} takes {length} trains and seat {current} has "
+                             f"{left} left")
+        colour = int(b.route_color[r])
+        if col != WILD and 0 <= colour < len(b.colors) and col != colour:
+            raise ValueError(f"tunnel: {label} is {b.colors[colour]}: pay it with "
+                             f"{b.colors[colour]} cards and wild ones, not {b.colors[col]}")
+        if col != WILD and wild == length:
+            raise ValueError(f"tunnel: {wild} wild cards pay all of {label}: give 'color': "
+                             "'wild' for a claim paid with wild cards only")
+        if wild < int(b.route_ferry[r]):
+            raise ValueError(f"tunnel: {label} needs at least {int(b.route_ferry[r])} wild "
+                             f"cards (a ferry), got {wild}")
 
     def check_routes(self, routes, trains) -> None:
         b, owner = self.board, {}

@@ -17,6 +17,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.collections import LineCollection
 from matplotlib.colors import Normalize, TwoSlopeNorm
 from matplotlib.figure import Figure
+from matplotlib.patheffects import withStroke
 from matplotlib.text import Text
 
 #: Columns by which analysis tables may be grouped; each group becomes one series.
@@ -210,13 +211,96 @@ def _route_segments(board) -> np.ndarray:
     return np.stack([start + normal * shift[:, None], end + normal * shift[:, None]], axis=1)
 
 
-def _cities(ax, board, size: float) -> None:
-    """The board's cities as named dots."""
+# Where a city's name may go: offsets from its dot in points with their cost, the
+# preferred first (up and to the right, the other corners, the sides; then farther out,
+# each ring costing more than crossing a couple of route lines: a name far from its dot
+# misleads more than one drawn over a line, on its white halo).
+_LABEL_OFFSETS = [((dx * r, dy * r), 10 * ring + k) for ring, r in enumerate((3.0, 6.5, 11.0))
+                  for k, (dx, dy) in enumerate(((1, 1), (1, -1), (-1, 1), (-1, -1), (1.4, 0),
+                                                (-1.4, 0), (0, 1.4), (0, -1.4)))]
+# the cost of a label's place beside its offset's: overlapped area (px², with other names
+# and dots, and outside the axes) and route lines crossed
+_COST_OVERLAP, _COST_OUTSIDE, _COST_CROSSING = 1000.0, 100.0, 4.0
+
+
+def _cities(fig, ax, board, size: float, segments) -> None:
+    """The board's cities as named dots, each name placed where it overlaps no other
+    name and no dot. Call it once the figure is otherwise complete: the places are
+    found in the figure's final layout, which the names are kept out of."""
     coords = np.asarray(board.coords, dtype=float)
     ax.scatter(coords[:, 0], coords[:, 1], s=size, color="black", zorder=2)
-    for name, (x, y) in zip(board.cities, coords):
-        ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3), fontsize=7,
-                    zorder=3)
+    fig.draw_without_rendering()    # the final layout and aspect: display coordinates hold
+    labels = [ax.annotate(str(name), (x, y), textcoords="offset points", xytext=(3, 3),
+                          fontsize=7, zorder=3, ha="left", va="bottom",
+                          path_effects=[withStroke(linewidth=2, foreground="white")])
+              for name, (x, y) in zip(board.cities, coords)]
+    for label in labels:            # the layout must not move when the names do
+        label.set_in_layout(False)
+    _place_labels(fig, ax, labels, coords, size, segments)
+
+
+def _place_labels(fig, ax, labels, xy, size: float, segments) -> None:
+    """Greedy label placement (matplotlib has none): the names of crowded cities first,
+    each at the offset of ``_LABEL_OFFSETS`` whose box overlaps least with the names
+    placed so far, the dots and the outside of the axes, then crosses fewest route
+    ``segments`` (data coordinates) and lies nearest its dot. A name's box is measured
+    once and moved arithmetically (display pixels, padded by one)."""
+    renderer = fig.canvas.get_renderer()
+    px = fig.dpi / 72                                   # pixels per point
+    pts = ax.transData.transform(xy)
+    lines = ax.transData.transform(np.asarray(segments, float).reshape(-1, 2)).reshape(-1, 2, 2)
+    r = np.sqrt(size) / 2 * px + 1
+    dots = np.column_stack([pts - r, pts + r])         # x0, y0, x1, y1
+    frame = np.array([ax.bbox.x0, ax.bbox.y0, ax.bbox.x1, ax.bbox.y1])
+    offsets = np.array([o for o, _ in _LABEL_OFFSETS]) * px
+    ranks = np.array([k for _, k in _LABEL_OFFSETS], dtype=float)
+    # where each offset puts the box's lower left corner, per unit of width and height
+    shift = -1.0 * (offsets < 0) - 0.5 * (offsets == 0)
+    near = np.hypot(*(pts[:, None, :] - pts[None, :, :]).transpose(2, 0, 1)) < 40 * px
+    placed = np.empty((0, 4))
+    for i in np.argsort(-near.sum(axis=1), kind="stable"):
+        extent = Text.get_window_extent(labels[i], renderer)
+        wh = np.array([extent.width, extent.height])
+        low = pts[i] + offsets + shift * wh - 1
+        boxes = np.column_stack([low, low + wh + 2])
+        area = (wh[0] + 2) * (wh[1] + 2)
+        cost = (_COST_OVERLAP * (_overlaps(boxes, placed) + _overlaps(boxes, dots))
+                + _COST_OUTSIDE * (area - _overlaps(boxes, frame[None, :]))
+                + _COST_CROSSING * np.array([_crossings(b, lines) for b in boxes]) + ranks)
+        k = int(np.argmin(cost))                        # the first of equals: the nearest
+        dx, dy = _LABEL_OFFSETS[k][0]
+        labels[i].set_position((dx, dy))
+        labels[i].set_ha("left" if dx > 0 else "right" if dx < 0 else "center")
+        labels[i].set_va("bottom" if dy > 0 else "top" if dy < 0 else "center")
+        placed = np.vstack([placed, boxes[k]])
+
+
+def _overlaps(boxes: np.ndarray, others: np.ndarray) -> np.ndarray:
+    """The area each of ``boxes`` (x0, y0, x1, y1 rows) shares with ``others``, summed."""
+    if not len(others):
+        return np.zeros(len(boxes))
+    w = (np.minimum(boxes[:, None, 2], others[None, :, 2])
+         - np.maximum(boxes[:, None, 0], others[None, :, 0]))
+    h = (np.minimum(boxes[:, None, 3], others[None, :, 3])
+         - np.maximum(boxes[:, None, 1], others[None, :, 1]))
+    return (np.clip(w, 0, None) * np.clip(h, 0, None)).sum(axis=1)
+
+
+def _crossings(box: np.ndarray, segments: np.ndarray) -> int:
+    """How many ``segments`` (n, 2 ends, xy) pass through ``box`` (Liang-Barsky clipping)."""
+    if not len(segments):
+        return 0
+    start, d = segments[:, 0], segments[:, 1] - segments[:, 0]
+    t0, t1 = np.zeros(len(d)), np.ones(len(d))
+    missed = np.zeros(len(d), dtype=bool)
+    for p, q in ((-d[:, 0], start[:, 0] - box[0]), (d[:, 0], box[2] - start[:, 0]),
+                 (-d[:, 1], start[:, 1] - box[1]), (d[:, 1], box[3] - start[:, 1])):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = q / p
+        missed |= (p == 0) & (q < 0)
+        t0 = np.where(p < 0, np.maximum(t0, ratio), t0)
+        t1 = np.where(p > 0, np.minimum(t1, ratio), t1)
+    return int(((t0 <= t1) & ~missed).sum())
 
 
 def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
@@ -243,7 +327,6 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     lines = LineCollection(segments, cmap=colormaps[cmap], norm=norm, linewidths=3, zorder=1)
     lines.set_array(np.nan_to_num(rate, nan=0.0))
     ax.add_collection(lines)
-    _cities(ax, board, 18)
     fig.colorbar(lines, ax=ax, shrink=0.8, label="claim rate (share of games)")
     ax.set_aspect("equal")
     ax.autoscale_view()
@@ -252,6 +335,7 @@ def plot_route_contention(claims: pd.DataFrame, board, title: str | None = None,
     ax.set_xlabel("x (map units)")
     ax.set_ylabel("y (map units)")
     ax.set_title(title or f"Route contention on {getattr(board, 'name', 'the board')}")
+    _cities(fig, ax, board, 18, segments)
     return fig
 
 
@@ -416,12 +500,12 @@ def plot_route_map(board, values: dict, label: str, title: str | None = None,
         lines.set_array(vals[finite])
         ax.add_collection(lines)
         fig.colorbar(lines, ax=ax, shrink=0.8, label=label)
-    _cities(ax, board, 16)
     ax.set_aspect("equal")
     ax.autoscale_view()
     ax.set_xlabel("x (map units)")
     ax.set_ylabel("y (map units)")
     ax.set_title(title or label)
+    _cities(fig, ax, board, 16, seg)
     return fig
 
 
@@ -556,19 +640,26 @@ def plot_league_matrix(league, title: str | None = None) -> Figure:
 
 
 def plot_league_ratings(league, title: str | None = None) -> Figure:
-    """Each policy's rating in a league (Elo scale, mean 0) with its bootstrap interval,
-    best at the top."""
+    """Each policy's rating in a league (Elo scale, mean 0) with its interval, best at the
+    top; an end only the prior bounds (``ratings.set_by_prior``) is drawn open (an arrow
+    instead of a cap) and the policy marked *."""
     r = league.ratings.iloc[::-1]
     fig, ax = new_figure(width=7.0, height=max(2.5, 0.45 * len(r) + 1.2))
     y = np.arange(len(r))
-    ax.errorbar(r.rating, y, xerr=_errors(r.rating, r.rating_low, r.rating_high), fmt="o",
-                capsize=3)
+    ax.errorbar(r.rating, y, xerr=_errors(r.rating, r.rating_low, r.rating_high), fmt="o")
+    ends = r.set_by_prior.to_numpy()
+    for end, bound, arrow in (("upper", r.rating_high, ">"), ("lower", r.rating_low, "<")):
+        open_end = np.array([e in (f"{end} end", "both ends") for e in ends])
+        bound = bound.to_numpy()
+        ax.plot(bound[open_end], y[open_end], arrow, color="C0", ms=7)
+        ax.plot(bound[~open_end], y[~open_end], "|", color="C0", ms=8)
     ax.axvline(0, color="grey", lw=0.8, ls=":")
-    ax.set_yticks(y, list(r.policy))
+    ax.set_yticks(y, [p + (" *" if e else "") for p, e in zip(r.policy, ends)])
     ax.set_xlabel("rating (Elo scale, league mean 0; 400 = 10:1 odds)")
     m = league.manifest
     ax.set_title(title or f"League ratings, {m['board']} {m['players']} players, "
-                          f"{m['games']:,} games per {'pairing' if m['players'] == 2 else 'mixture'}")
+                          f"{league.games_label()} games per "
+                          f"{'pairing' if m['players'] == 2 else 'mixture'}")
     return fig
 
 

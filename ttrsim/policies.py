@@ -20,13 +20,13 @@ from dataclasses import dataclass, field
 
 from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
 from ttrsim._policy import Policy, PolicyError, PyPolicy
-from ttrsim._search import SearchPolicy
+from ttrsim._search import SearchPolicy, search_params
 from ttrsim._expert import ExpertPolicy
 from ttrsim._counter import BlockerPolicy, RushPolicy
 from ttrsim._validate import is_int
 
-__all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "REGISTRY", "decide", "load_python_policy",
-           "seat_specs", "expert_models", "replace_policy",
+__all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "PolicySpec", "REGISTRY", "check_policy",
+           "decide", "load_python_policy", "seat_specs", "expert_models", "replace_policy",
            "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
 
 
@@ -65,16 +65,15 @@ def search_budget(rollout: str, playouts: int = 0) -> int:
     return _EXPERT_BUDGET if str(rollout).partition(":")[0].strip() == "expert" else _BUDGET
 
 
-def _builtin_spec(role: str, spec: str) -> str:
-    """`spec` stripped, checked to name a built-in policy other than ``search``."""
+def _builtin_spec(role: str, spec: str) -> PolicySpec:
+    """`spec` parsed, checked to name a built-in policy other than ``search``."""
     spec = str(spec).strip()
     name = spec.partition(":")[0].strip()
     if name not in REGISTRY or name == "search":
         known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
         raise ValueError(f"search: unknown {role} policy {spec!r}; use one of the "
                          f"built-in policies: {known}")
-    parse_spec(spec)
-    return spec
+    return parse_spec(spec)
 
 
 def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: int = 0,
@@ -89,14 +88,27 @@ def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: 
     proposers: of the rollout followed by tickets, greedy and routes (without the
     rollout), the first three less any that plays at random, less the first when it is
     the default candidate (no `lead`)."""
-    rollout = _builtin_spec("rollout", rollout)
-    lead = _builtin_spec("lead", lead) if str(lead or "").strip() else ""
-    rollouts = [make_policy(rollout, None) for _ in range(5)]
-    rollouts.append(make_policy(lead or rollout, None))
-    names = ([rollout] + [p for p in _PROPOSERS if p != rollout and p in REGISTRY])[:3]
-    proposers = [p for p in (make_policy(n, None) for n in names) if not isinstance(p, RandomPolicy)]
+    rollout, lead = str(rollout).strip(), str(lead or "").strip()
+    roll = _builtin_spec("rollout", rollout)
+    first = _builtin_spec("lead", lead) if lead else roll
+    rollouts = [roll.build() for _ in range(5)] + [first.build()]
+    others = [p for p in _PROPOSERS if p != rollout and p in REGISTRY][:2]
+    proposers = [p for p in [roll.build()] + [parse_spec(n).build() for n in others]
+                 if not isinstance(p, RandomPolicy)]
     return SearchPolicy(rollouts, proposers if lead else proposers[1:], rollout=rollout,
                         lead=lead, playouts=search_budget(rollout, playouts), **params)
+
+
+def _check_search(values: dict) -> None:
+    """A search spec's parameters checked as ``make_search_policy`` would take them, building
+    one instance of its rollout policy and one of its lead (not the search's nine)."""
+    own = dict(values)
+    rollout, lead = str(own.pop("rollout")).strip(), str(own.pop("lead") or "").strip()
+    _builtin_spec("rollout", rollout).build()
+    if lead:
+        _builtin_spec("lead", lead).build()
+    own["playouts"] = search_budget(rollout, own["playouts"])
+    search_params(**own)
 
 
 REGISTRY: dict[str, PolicyInfo] = {
@@ -271,7 +283,16 @@ def load_python_policy(ref: str):
     if parsed is None:
         raise ValueError(f"{ref!r} does not name a Python policy: give path/to/file.py:function "
                          "or module:callable")
-    source, attr = parsed
+    return _load_ref(body, *parsed)
+
+
+def _ref_name(ref: tuple, label: str) -> str:
+    """The name a Python policy named by ``(source, attribute)`` goes by in results."""
+    return f"{ref[0]}:{ref[1]}" + (f"#{label}" if label else "")
+
+
+def _load_ref(body: str, source: str, attr: str):
+    """The object ``attr`` of the file or module ``source`` (``body``: the spec, in errors)."""
     if source.endswith(".py") or "/" in source or "\\" in source:
         module = _load_file(source)
         where = f"policy file {source}"
@@ -319,10 +340,49 @@ def _load_file(source: str):
     return module
 
 
-def parse_spec(spec: str) -> tuple[str, dict]:
-    """Split ``"name:a=1,b=x"`` into ``("name", {"a": 1.0, "b": "x"})`` after checking the
-    name and the parameters against the registry. A label (``"#a"``) is ignored."""
-    name, _, rest = split_label(spec)[0].partition(":")
+@dataclass(frozen=True)
+class PolicySpec:
+    """A built-in policy spec parsed once (:func:`parse_spec`): the policy's ``name``, the
+    ``params`` given (typed as their defaults; the others take their default) and the
+    seat's ``label`` ("" : none). ``text`` is the name it goes by in results,
+    ``build()`` makes a fresh instance."""
+
+    name: str
+    params: dict = field(default_factory=dict)
+    label: str = ""
+
+    def values(self) -> dict:
+        """Every parameter of the policy: its defaults, updated by those given."""
+        return {k: v[0] for k, v in REGISTRY[self.name].params.items()} | self.params
+
+    @property
+    def text(self) -> str:
+        """``"name:a=1,b=2#label"``, parameters sorted (``policy_name``)."""
+        return canonical_spec(self.name, self.params) + (f"#{self.label}" if self.label else "")
+
+    def build(self) -> Policy:
+        """A fresh instance for one seat, named ``text``."""
+        info = REGISTRY[self.name]
+        values = self.values()
+        make = info.build or info.cls
+        policy = make(**values) if values else make()
+        policy.spec = self.text
+        return policy
+
+
+def parse_spec(spec) -> PolicySpec:
+    """Parse ``"name:a=1,b=x#label"`` into ``PolicySpec("name", {"a": 1.0, "b": "x"},
+    "label")`` after checking the name and the parameters against the registry (a
+    ``PolicySpec`` is returned as it is)."""
+    if isinstance(spec, PolicySpec):
+        return spec
+    body, label = split_label(str(spec))
+    return _parse_body(body, label)
+
+
+def _parse_body(body: str, label: str) -> PolicySpec:
+    """The work of :func:`parse_spec` once the label is split off."""
+    name, _, rest = body.partition(":")
     name = name.strip()
     if name not in REGISTRY:
         if name.endswith(".py") and not rest:
@@ -351,38 +411,59 @@ def parse_spec(spec: str) -> tuple[str, dict]:
             raise ValueError(f"policy {name!r}: parameter {key} needs a number, got {value!r}") from None
         if isinstance(default, int) and params[key] != float(value):
             raise ValueError(f"policy {name!r}: parameter {key} needs a whole number, got {value!r}")
-    return name, params
+    return PolicySpec(name, params, label)
 
 
 def make_policy(spec, board) -> Policy:
-    """A fresh ``Policy`` instance for one seat from a spec (see module docstring)."""
+    """A fresh ``Policy`` instance for one seat from a spec (see module docstring), or a
+    ``PolicySpec``."""
     if isinstance(spec, Policy):
         return copy.copy(spec) if not isinstance(spec, PyPolicy) else spec
+    if isinstance(spec, PolicySpec):
+        return spec.build()
     if isinstance(spec, str):
-        if _python_ref(split_label(spec)[0]):
-            target = load_python_policy(spec)
-            if isinstance(target, type):
-                try:
-                    target = target()
-                except Exception as exc:
-                    raise ValueError(f"policy {spec!r}: {target.__name__}() failed: "
-                                     f"{type(exc).__name__}: {exc}") from None
+        body, label = split_label(spec)
+        ref = _python_ref(body)
+        if ref is None:
+            return _parse_body(body, label).build()
+        target = _load_ref(body, *ref)
+        if isinstance(target, type):
             try:
-                guarded = _Guarded(target)
-            except TypeError:
-                raise ValueError(f"policy {spec!r} is not a policy: name a function "
-                                 "f(observation, legal_actions), or a class or object with a "
-                                 "choose(observation, legal_actions) method") from None
-            guarded.name = policy_name(spec)           # errors name it as it was given
-            return PyPolicy(guarded, board, spec=guarded.name)
-        name, params = parse_spec(spec)
-        info = REGISTRY[name]
-        values = {k: v[0] for k, v in info.params.items()} | params
-        make = info.build or info.cls
-        policy = make(**values) if values else make()
-        policy.spec = policy_name(spec)
-        return policy
+                target = target()
+            except Exception as exc:
+                raise ValueError(f"policy {spec!r}: {target.__name__}() failed: "
+                                 f"{type(exc).__name__}: {exc}") from None
+        try:
+            guarded = _Guarded(target)
+        except TypeError:
+            raise ValueError(f"policy {spec!r} is not a policy: name a function "
+                             "f(observation, legal_actions), or a class or object with a "
+                             "choose(observation, legal_actions) method") from None
+        guarded.name = _ref_name(ref, label)           # errors name it as it was given
+        return PyPolicy(guarded, board, spec=guarded.name)
     return PyPolicy(_Guarded(spec), board, spec=_python_name(spec))
+
+
+def check_policy(spec, board=None) -> str:
+    """Refuse an unknown policy or a bad parameter before any game (ValueError saying what
+    is wrong) and return the name the spec goes by in results (:func:`policy_name`). It
+    builds as little as it can: one instance of a built-in policy, for a search one of its
+    rollout policy and one of its lead (not the nine it plays with); a Python policy is
+    loaded and made as ``make_policy`` makes it."""
+    if isinstance(spec, Policy):
+        return spec.spec
+    parsed = spec if isinstance(spec, PolicySpec) else None
+    if isinstance(spec, str):
+        body, label = split_label(spec)
+        if _python_ref(body) is None:
+            parsed = _parse_body(body, label)
+    if parsed is None:
+        return make_policy(spec, board).spec
+    if parsed.name == "search":
+        _check_search(parsed.values())
+    else:
+        parsed.build()
+    return parsed.text
 
 
 def _python_name(target) -> str:
@@ -446,11 +527,11 @@ def expert_models(specs) -> dict:
 
     def visit(spec: str) -> None:
         try:
-            name, params = parse_spec(spec)
+            parsed = parse_spec(spec)
         except ValueError:             # a Python policy, or a parameter that is no spec
             return
-        if name == "expert":
-            model = params.get("model")
+        if parsed.name == "expert":
+            model = parsed.params.get("model")
             path = model_file(model)
             # a shipped model by its place in the package, the same on every machine
             key = (f"ttrsim/data/{Path(path).name}" if not model or model in SHIPPED_MODELS
@@ -459,8 +540,7 @@ def expert_models(specs) -> dict:
                 out[key] = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:12]
             except OSError:
                 out[key] = "missing"
-        defaults = {k: v[0] for k, v in REGISTRY[name].params.items()}
-        for value in (defaults | params).values():   # nested specs: a search's rollout
+        for value in parsed.values().values():     # nested specs: a search's rollout
             if isinstance(value, str) and value:
                 visit(value)
 
@@ -473,13 +553,12 @@ def expert_models(specs) -> dict:
 def policy_name(spec, board=None) -> str:
     """The name a spec goes by in results: ``"tickets:risk=0.2"``, or a Python policy's
     name (its ``name`` attribute or its qualified name)."""
+    if isinstance(spec, PolicySpec):
+        return spec.text
     if isinstance(spec, str):
         body, label = split_label(spec)
-        tail = f"#{label}" if label else ""
-        if _python_ref(body):
-            source, attr = _python_ref(body)
-            return f"{source}:{attr}{tail}"
-        return canonical_spec(*parse_spec(body)) + tail
+        ref = _python_ref(body)
+        return _ref_name(ref, label) if ref else _parse_body(body, label).text
     if isinstance(spec, Policy):
         return spec.spec
     from ttrsim.actions import describe_policy

@@ -17,13 +17,13 @@ import pandas as pd
 
 from ttrsim._batch import DEFAULT_MAX_TURNS, play_recorded
 from ttrsim._validate import check_int
-from ttrsim.actions import WILD, Action, card_name, route_text, ticket_text
+from ttrsim.actions import WILD, Action, PolicyError, card_name, route_text, ticket_text
 from ttrsim.game import Game, GameCore, compile_board
 from ttrsim.maps import resolve_board
 from ttrsim.policies import make_policy, policy_name, seat_specs
 from ttrsim.search import FLAG_LEVEL
 
-__all__ = ["GameRecord", "record_game"]
+__all__ = ["GameRecord", "record_game", "record_decisions", "recorded_policies", "board_view"]
 
 TUNNEL_OUTCOMES = ("free", "paid", "declined")
 TABLES = ("games", "tickets", "routes", "tunnels", "stations")
@@ -48,6 +48,69 @@ def record_game(board="europe", players=2, seed: int = 0, *, game: int = 0, rota
                         bool(rotate), int(max_turns))
     names = tuple(names) if names is not None else tuple(policy_name(s, board) for s in specs)
     return GameRecord(board, seed, res, names, game=game, tables=tables)
+
+
+def recorded_policies(actions, seats, n_players: int) -> list:
+    """One Python policy per seat that together play recorded decisions in order:
+    decision k is ``actions[k]``, asked of seat ``seats[k]``. For a game whose decisions
+    came from elsewhere (a person's, ``ttrsim play``), played again by the batch loop:
+    its tables and its record come from the same code as a simulated game's. A seat asked
+    out of turn, or a game that goes on after the last decision, raises ``PolicyError``."""
+    tape = _Tape([int(a) for a in actions], [int(s) for s in seats])
+    return [_TapeSeat(tape, q) for q in range(n_players)]
+
+
+class _Tape:
+    def __init__(self, actions: list, seats: list):
+        if len(actions) != len(seats):
+            raise ValueError(f"{len(actions)} actions and {len(seats)} seats recorded; one "
+                             "seat per decision")
+        self.actions, self.seats, self.next = actions, seats, 0
+
+
+class _TapeSeat:
+    """Seat ``seat``'s end of a shared tape of recorded decisions."""
+
+    name = "recorded"
+
+    def __init__(self, tape: _Tape, seat: int):
+        self.tape, self.seat = tape, seat
+
+    def choose(self, observation, legal_actions):
+        tape, k = self.tape, self.tape.next
+        if k >= len(tape.actions):
+            raise PolicyError(f"the recorded decisions end after decision {k - 1}, but the "
+                              f"game goes on (seat {observation['seat']} to move)")
+        if tape.seats[k] != observation["seat"]:
+            raise PolicyError(f"decision {k} was recorded for seat {tape.seats[k]}, but seat "
+                              f"{observation['seat']} is to move")
+        tape.next += 1
+        return tape.actions[k]
+
+
+def record_decisions(board, seed: int, actions, seats, *, names, game: int = 0,
+                     max_turns: int = DEFAULT_MAX_TURNS, tables=None) -> "GameRecord":
+    """The ``GameRecord`` of a game dealt from ``seed`` whose decisions are given
+    (``actions[k]`` chosen by seat ``seats[k]``; ``recorded_policies``), played again by
+    the batch loop; ``names`` by seat. Decisions that are not legal where they were
+    recorded, that stop before the game ends or that go past its end raise ValueError."""
+    board = resolve_board(board)
+    n = len(names)
+    actions = np.asarray(actions, dtype=np.int64)
+    seats = np.asarray(seats, dtype=np.int64)
+    if len(seats) and not (0 <= seats.min() and seats.max() < n):
+        raise ValueError(f"the recorded decisions name seats {sorted(set(seats.tolist()))}, "
+                         f"the game has seats 0..{n - 1}")
+    policies = [make_policy(p, board) for p in recorded_policies(actions, seats, n)]
+    try:
+        res = play_recorded(compile_board(board), n, policies, np.uint64(seed), int(game),
+                            False, int(max_turns))
+    except PolicyError as exc:
+        raise ValueError(f"game {game}'s recorded decisions do not replay: {exc}") from None
+    if len(res["actions"]) != len(actions):
+        raise ValueError(f"game {game} ends after {len(res['actions'])} of its "
+                         f"{len(actions)} recorded decisions")
+    return GameRecord(board, seed, res, tuple(names), game=game, tables=tables)
 
 
 class GameRecord:
@@ -249,28 +312,17 @@ class GameRecord:
         """The plain data the viewer draws (board geometry, positions, moves, scores;
         JSON-serialisable). ``analyse``: a seat whose every decision is analysed with
         ``ttrsim.analyse`` (``playouts`` per candidate, played on by ``rollout``: default
-        the search's, ``expert:model=v4``); a decision is flagged when another move beats the one
-        played on the same worlds, with the false discovery rate over the seat's analysed
-        decisions at most ``level`` (docs/viewer.md)."""
+        the search's, ``expert:model=v4``); a decision is flagged when the rollout policy
+        wins more often from another move than from the one played, on the same worlds,
+        with the false discovery rate over the seat's analysed decisions at most ``level``
+        (docs/viewer.md). ``data["analysis"]`` then holds ``seat``, ``playouts``,
+        ``rollout`` (the spec used), ``level``, ``meaning`` (what a flag says, and what
+        no flag does not: ``ttrsim.search.flag_meaning``) and ``decisions``."""
         board = self.board
-        routes = []
-        for r in range(board.n_routes):
-            routes.append({"id": int(board.route_id[r]), "a": int(board.route_a[r]),
-                           "b": int(board.route_b[r]), "len": int(board.route_len[r]),
-                           "color": board.color_name(int(board.route_color[r])),
-                           "tunnel": bool(board.route_tunnel[r]),
-                           "ferry": int(board.route_ferry[r]),
-                           "partner": int(board.route_partner[r]),
-                           "name": _route_label(board, r)})
         positions = self.positions()
         data = {
             "title": f"{board.title or board.name}, {self.n_players} players, game {self.game}",
-            "board": {"name": board.name, "cities": list(board.cities),
-                      "coords": [[float(x), float(y)] for x, y in board.coords],
-                      "cards": [board.colors[t] if t < len(board.colors) else
-                                ("wild" if t == WILD else None) for t in range(WILD + 1)],
-                      "routes": routes,
-                      "stations": int(board.stations)},
+            "board": board_view(board),
             "players": [{"seat": q, "policy": self.policies[q]} for q in range(self.n_players)],
             "positions": positions,
             "final": [int(x) for x in self.final["total"]],
@@ -286,7 +338,7 @@ class GameRecord:
                   rollout: str | None, level: float) -> dict:
         from ttrsim.policies import SEARCH_ROLLOUT
         from ttrsim.search import analyse as run_analysis
-        from ttrsim.search import flag_decisions
+        from ttrsim.search import flag_decisions, flag_meaning
 
         if not 0 <= seat < self.n_players:
             raise ValueError(f"seat {seat} outside 0..{self.n_players - 1}")
@@ -309,6 +361,7 @@ class GameRecord:
                         played = int(code)
                         df = run_analysis(g, playouts=playouts, seed=seed + k, rollout=rollout,
                                           played=played, level=level)
+                        out["rollout"] = df.attrs["rollout"]          # the spec as used
                         rows = [{"action": r.action, "code": int(r.code),
                                  "win": _num(r.win_rate), "low": _num(r.win_low),
                                  "high": _num(r.win_high), "margin": _num(r.mean_margin),
@@ -339,6 +392,7 @@ class GameRecord:
         for key, qk, fk in zip(keys, q, flags):
             out["decisions"][key]["q"] = _num(qk)
             out["decisions"][key]["flag"] = bool(fk)
+        out["meaning"] = flag_meaning(out["rollout"])
         return out
 
     def html(self, path, *, analyse: int | None = None, playouts: int = 200, seed: int = 0,
@@ -356,6 +410,23 @@ class GameRecord:
     def __repr__(self) -> str:
         return (f"<GameRecord {self.board.name} {self.n_players}p game {self.game}: "
                 f"{len(self.actions)} decisions, policies {list(self.policies)}>")
+
+
+def board_view(board) -> dict:
+    """The board as the viewer draws it (plain data: cities and their coordinates, the
+    card names by card type, routes with their ends, length, colour, tunnel, ferry and
+    double partner, the stations a seat has); the play page draws it the same way."""
+    routes = [{"id": int(board.route_id[r]), "a": int(board.route_a[r]),
+               "b": int(board.route_b[r]), "len": int(board.route_len[r]),
+               "color": board.color_name(int(board.route_color[r])),
+               "tunnel": bool(board.route_tunnel[r]), "ferry": int(board.route_ferry[r]),
+               "partner": int(board.route_partner[r]), "name": _route_label(board, r)}
+              for r in range(board.n_routes)]
+    return {"name": board.name, "cities": list(board.cities),
+            "coords": [[float(x), float(y)] for x, y in board.coords],
+            "cards": [board.colors[t] if t < len(board.colors) else
+                      ("wild" if t == WILD else None) for t in range(WILD + 1)],
+            "routes": routes, "stations": int(board.stations)}
 
 
 # the parts of a final score, in the order the page lists them (a part a board does not

@@ -96,12 +96,14 @@ class Run:
         from ttrsim.batches import game_seeds
         from ttrsim._validate import check_int
         from ttrsim.batches import play
-        from ttrsim.policies import make_policy
+        from ttrsim.policies import check_policy
         from ttrsim.record import record_game
         from ttrsim.tables import batch_tables
 
         m = self.manifest
         i = check_int("game", i, 0, m["games"] - 1)
+        if m.get("people"):
+            return self._people_game(i, policies)
         how = how or f"run.game({i}, policies=[...]), one spec per slot"
         specs = tuple(policies) if policies is not None else self._policies
         if specs is None:
@@ -110,7 +112,7 @@ class Run:
             raise ValueError(f"policies: the run has {m['players']} policy slots, got {len(specs)}")
         for spec in specs:
             try:
-                make_policy(spec, self.board)
+                check_policy(spec, self.board)
             except (ValueError, KeyError) as exc:
                 raise ValueError(f"policy {spec!r} of this run cannot be rebuilt from its name "
                                  f"({exc}); give the run's policies again: "
@@ -122,6 +124,48 @@ class Run:
                           max_turns=cfg.max_turns, names=cfg.names,
                           tables=lambda: batch_tables(cfg, play(cfg, i, i + 1), i))
         self._check_replay(rec, i, specs, how)
+        return rec
+
+    def _people_game(self, i: int, policies):
+        """Game ``i`` of a run of people's games (``ttrsim play``): the decisions a person
+        made cannot be played again by a policy, so the game replays from the decisions
+        recorded with it (every seat's), checked against the run's scores."""
+        from ttrsim.batches import game_seeds
+        from ttrsim.record import record_decisions
+
+        m = self.manifest
+        people = ", ".join(f"seat {q} ({m['policies'][q]})" for q in m["people"])
+        if policies is not None:
+            raise ValueError(f"this run holds people's games ({people} played by a person, "
+                             f"ttrsim play): game {i} replays from its recorded decisions, "
+                             "no policies can be given to play it again")
+        if self.path is None:
+            raise ValueError("a run of people's games replays from its directory; load it "
+                             "with load_run")
+        b = i // m["batch_size"]
+        dec = _read_part(part_path(self.path, "decisions", b))
+        dec = dec[dec["game"] == i].sort_values("decision")
+        cfg = config_from_manifest(m, self.board, summary=False)
+        seed = int(game_seeds(cfg.key, 1, i)[0])
+
+        def rows():
+            cats = categories(cfg)
+            out = {}
+            for name in EVENT_TABLES:
+                df = _read_part(part_path(self.path, name, b))
+                df = df[df["game"] == i].reset_index(drop=True)
+                for col in df.columns.intersection(list(cats)):
+                    df[col] = df[col].astype(object).astype(cats[col])
+                out[name] = df
+            return out
+
+        rec = record_decisions(self.board, seed, dec["code"].to_numpy(), dec["seat"].to_numpy(),
+                               names=tuple(m["policies"]), game=i, max_turns=m["max_turns"],
+                               tables=rows)
+        got = {int(q): int(t) for q, t in zip(rec.final.index, rec.final["total"])}
+        if got != self._saved_scores(i):
+            raise ValueError(f"game {i}'s recorded decisions end with scores {got}, the run's "
+                             f"game with {self._saved_scores(i)}: {self.path} is damaged")
         return rec
 
     def _check_replay(self, rec, i: int, specs, how: str) -> None:
@@ -155,7 +199,7 @@ class Run:
             raise ValueError(
                 f"game {i} played again ends with scores {got}, the run's game with {saved}: "
                 f"{cause}. Replay it with the version and models that played it, or give "
-                f"give policies that do: {how}")
+                f"policies that do: {how}")
 
     def _saved_scores(self, i: int) -> dict | None:
         """The run's final score of game ``i`` by seat, or None for a summary run."""
@@ -193,11 +237,16 @@ def _done_marker(path: Path, name: str) -> Path:
 
 def atomic_write(target: Path, write) -> None:
     """Write ``target`` through ``write(tmp_path)`` and a rename, so that a reader (or a
-    resumed job) sees the whole file or none of it."""
+    resumed job) sees the whole file or none of it; a write that fails (the disk full,
+    Ctrl-C) leaves ``target`` as it was and no half-written file beside it."""
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = target.with_name(target.name + ".tmp")
-    write(tmp)
-    os.replace(tmp, target)
+    try:
+        write(tmp)
+        os.replace(tmp, target)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
 
 
 def update_json(path, update, *, default, indent: int = 1) -> None:
@@ -239,14 +288,15 @@ def read_manifest(path) -> dict:
     return manifest
 
 
-def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
+def prepare_out(path, manifest: dict, identity, what: str = "run", models: bool = True) -> set:
     """Open ``path`` for a job described by ``manifest`` and return the names of the tasks
     already done there.
 
     The directory must be missing, empty, or hold the same job: the ``identity`` keys of
-    its manifest must equal ours and its ``expert`` model files have the same contents
-    (else a ValueError names each difference). The manifest is (re)written atomically
-    with ``complete: false`` until :func:`finish_out`.
+    its manifest must equal ours and (``models``) its ``expert`` model files have the same
+    contents (else a ValueError names each difference; a league, whose runs check their
+    own models, passes ``models=False``). The manifest is (re)written atomically with
+    ``complete: false`` until :func:`finish_out`.
     """
     path = Path(path)
     if path.exists() and not path.is_dir():
@@ -259,10 +309,11 @@ def prepare_out(path, manifest: dict, identity, what: str = "run") -> set:
         details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
         # the same spec plays other games with another model file: compared by content,
         # wherever the file lies
-        models = [model_digests(m.get("expert_models")) for m in (old, manifest)]
-        if models[0] != models[1]:
-            details.append(f"expert models (SHA-256 prefixes): {models[0] or 'none'} there, "
-                           f"{models[1] or 'none'} here")
+        digests = [model_digests(m.get("expert_models")) if models else []
+                   for m in (old, manifest)]
+        if digests[0] != digests[1]:
+            details.append(f"expert models (SHA-256 prefixes): {digests[0] or 'none'} there, "
+                           f"{digests[1] or 'none'} here")
         if details:
             detail = ", ".join(details)
             raise ValueError(f"{path} holds a different {what} ({detail}); choose another --out "
@@ -286,7 +337,7 @@ def job_kind(manifest: dict) -> str:
     ticket-fairness study" (a study's manifest names its ``kind``)."""
     kind = manifest.get("kind")
     if kind is None:
-        return "a simulate run"
+        return "people's games (ttrsim play)" if manifest.get("people") else "a simulate run"
     words = {"league": "a league", "expert_training": "an expert training"}
     return words.get(kind, f"a {str(kind).replace('_', '-')} study")
 
@@ -294,7 +345,8 @@ def job_kind(manifest: dict) -> str:
 def check_kind(path, old: dict, manifest: dict) -> None:
     """Refuse a directory that holds another kind of job (a study's results where a
     simulate run is asked for, or the reverse), saying what it holds."""
-    if old.get("kind") != manifest.get("kind"):
+    if (old.get("kind"), bool(old.get("people"))) != (manifest.get("kind"),
+                                                      bool(manifest.get("people"))):
         raise ValueError(f"{path} holds {job_kind(old)}, not {job_kind(manifest)}; choose "
                          "another --out directory (or delete this one)")
 
@@ -422,6 +474,9 @@ def load_run(path) -> Run:
         raise ValueError(f"{path / 'manifest.json'} is not the manifest of a simulate run (no "
                          f"{', '.join(lacking)}); point to the directory simulate --out wrote, or "
                          "run that command again into a new directory")
+    if manifest["games"] == 0:        # people's games: the first one still being played
+        raise ValueError(f"{path} holds no finished game yet; finish one with the ttrsim play "
+                         "command that saves there (the same command resumes it)")
     missing = [b for b in range(manifest["batches"])
                if not _done_marker(path, batch_name(b)).exists()]
     if missing:

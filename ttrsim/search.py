@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from ttrsim._search import bench_playouts     # what a search playout costs (scripts/bench.py)
 from ttrsim._validate import check_int
 
-__all__ = ["analyse", "FLAG_LEVEL", "better_p_values", "decision_p_value", "flag_decisions"]
+__all__ = ["analyse", "FLAG_LEVEL", "bench_playouts", "better_p_values", "decision_p_value",
+           "flag_decisions", "flag_meaning"]
 
 #: the false discovery rate at which a played move is flagged (docs/viewer.md)
 FLAG_LEVEL = 0.05
@@ -79,6 +81,19 @@ def flag_decisions(p, level: float = FLAG_LEVEL):
     if ok.any():
         q[ok] = false_discovery_control(p[ok], method="bh")
     return q, np.where(ok, q <= level, False)
+
+
+def flag_meaning(rollout: str) -> str:
+    """What a move flag says, and what no flag does not say, in words naming ``rollout``,
+    the spec of the policy the analysis played its playouts with (the viewer's page and
+    ``ttrsim show`` print it). A flag measures moves against each other under that policy's
+    play, not the move against perfect play: where the game is decided, every move ends
+    alike and none is flagged, however bad."""
+    return (f"A flag means that the analysis' rollout policy, {rollout}, playing every seat "
+            "on from the same sampled worlds, wins more often from another move than from "
+            "the one played. A decided game shows no flags: when every move loses (or every "
+            "move wins), none wins more often, so the absence of flags is not praise.")
+
 
 def _same_faceup_colour(codes, code: int, game) -> np.ndarray:
     """Rows that take the same face-up colour as `code`, a face-up draw from another slot
@@ -147,7 +162,8 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
     win rate as the best row), and with ``played``: ``played`` (True on its row),
     ``vs_played`` (win rate minus the played move's, on the same worlds) and
     ``p_better`` (one-sided paired p-value that the row beats the move played:
-    ``better_p_values``). ``df.attrs`` holds ``played`` (its code, or None), ``p`` (the
+    ``better_p_values``). ``df.attrs`` holds ``rollout`` (the spec of the rollout policy
+    used), ``played`` (its code, or None), ``p`` (the
     decision's p-value that another move is better: ``decision_p_value``; NaN when the
     move played is not among the rows, which is then not measured), ``level`` and
     ``flag`` (p at most level). With ``outcomes=True``: (DataFrame, outcomes).
@@ -224,6 +240,6 @@ def analyse(game, seat: int | None = None, playouts: int = 1000, seed: int = 0, 
                                for w, m in zip(wins, both)]
             df["p_better"] = better_p_values(wins, row)
             p_dec = decision_p_value(df["p_better"])
-    df.attrs.update(played=code, p=p_dec, level=float(level),
+    df.attrs.update(rollout=policy.rollout, played=code, p=p_dec, level=float(level),
                     flag=bool(np.isfinite(p_dec) and p_dec <= level))
     return (df, wins) if outcomes else df

@@ -9,6 +9,11 @@ One helper per statistic:
   paired means, from a seeded numpy ``Generator``.
 - :func:`normal_mean_interval`: normal interval of a mean known only from the count, the
   sum and the sum of squares (summary-mode tables).
+- :func:`cluster_ratio`: a ratio of sums over clusters (seat-games grouped by game) with its
+  cluster-robust variance; :func:`welch_interval`: the interval of a difference of two
+  independent estimates with Welch–Satterthwaite degrees of freedom.
+- :func:`centred_percentile`: a bootstrap percentile interval centred on its estimate,
+  for a statistic the resampling itself biases (the spread between ticket values).
 
 Interval functions return :class:`Estimate` ``(estimate, low, high)``; the Wilson interval
 returns ``(low, high)`` since its estimate is simply ``successes / trials``.
@@ -190,6 +195,22 @@ def bootstrap_ratio(
     return _percentile(data[:, 0].sum() / data[:, 1].sum(), ratios, confidence)
 
 
+def centred_percentile(estimate: float, replicates, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
+    """``estimate`` with the percentile interval of its bootstrap ``replicates`` moved by
+    their median's distance from it: the resamples' spread around their own median, placed
+    around the estimate. For a statistic that resampling itself biases (a spread between
+    noisy values gains the resamples' noise on top of the sample's), the plain percentile
+    interval sits beside the estimate and can leave it outside; this one always holds it.
+    NaN replicates (no value in that resample) are left out."""
+    r = np.asarray(replicates, dtype=float)
+    r = r[np.isfinite(r)]
+    if not len(r) or not np.isfinite(estimate):
+        return Estimate(float(estimate), float("nan"), float("nan"))
+    alpha = 1 - confidence
+    low, mid, high = np.quantile(r, [alpha / 2, 0.5, 1 - alpha / 2])
+    return Estimate(float(estimate), float(estimate + low - mid), float(estimate + high - mid))
+
+
 def normal_mean_interval(total, total_sq, n, confidence: float = DEFAULT_CONFIDENCE) -> Estimate:
     """Mean from ``n`` values known by their sum and sum of squares, with a normal interval.
 
@@ -226,3 +247,46 @@ def bh_q(p) -> np.ndarray:
     if ok.any():
         q[ok] = sps.false_discovery_control(p[ok], method="bh")
     return q
+
+
+def cluster_ratio(a, b, aa, ab, bb, clusters):
+    """A ratio ``r = sum(A_i) / sum(B_i)`` over ``clusters`` independent clusters and its
+    cluster-robust variance, from five sums over the clusters: ``a = sum(A_i)``, ``b =
+    sum(B_i)``, ``aa = sum(A_i**2)``, ``ab = sum(A_i * B_i)``, ``bb = sum(B_i**2)``.
+
+    A mean over the seat-games of a group is such a ratio (A_i: the sum of the values of
+    game i's seat-games in the group, B_i: their count), and the games are the clusters:
+    the seat-games of one game are not independent (one game's length sets every seat's
+    turns), so they count as one observation. The variance is the linearised (sandwich)
+    one, ``G / (G - 1) * sum((A_i - r B_i)**2) / b**2`` with ``G = clusters``; for clusters
+    of equal size it is the variance of the mean of the cluster means. Vectorised; NaN
+    where ``b == 0`` or ``clusters < 2``. Returns ``(ratio, variance)``."""
+    a, b, aa, ab, bb, g = (np.asarray(v, dtype=float) for v in (a, b, aa, ab, bb, clusters))
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.where(b > 0, a / b, np.nan)
+        spread = np.clip(aa - 2 * r * ab + r * r * bb, 0.0, None)
+        var = np.where((b > 0) & (g >= 2), g / (g - 1) * spread / (b * b), np.nan)
+    return r, var
+
+
+def welch_interval(difference, var_a, df_a, var_b, df_b,
+                   confidence: float = DEFAULT_CONFIDENCE):
+    """``(low, high)`` of ``difference`` = estimate a - estimate b of two independent
+    estimates with variances ``var_a``, ``var_b`` on ``df_a``, ``df_b`` degrees of freedom:
+    Student's t with the Welch–Satterthwaite degrees of freedom (``scipy.stats.t``), as
+    Welch's two-sample test has it for two plain means. Vectorised; NaN where a variance
+    is NaN, the difference itself where both variances are 0."""
+    from scipy import stats as sps
+
+    z_value(confidence)  # validates confidence
+    d, va, vb = (np.asarray(v, dtype=float) for v in (difference, var_a, var_b))
+    fa, fb = np.asarray(df_a, dtype=float), np.asarray(df_b, dtype=float)
+    var = va + vb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        df = var * var / (va * va / fa + vb * vb / fb)
+        half = np.where(var > 0, sps.t.ppf(0.5 + confidence / 2, df) * np.sqrt(var), 0.0)
+    half = np.where(np.isnan(var), np.nan, half)
+    low, high = d - half, d + half
+    if low.ndim == 0:
+        return float(low), float(high)
+    return low, high

@@ -52,8 +52,8 @@ def profile_stats(board) -> list:
     claimed by length, and for each bonus whether the seat won it (``<bonus>_won``)."""
     return (list(PROFILE_PARTS)
             + ["tickets_kept", "tickets_kept_setup", "ticket_draws", "tickets_kept_drawn",
-               "tickets_completed", "tickets_failed", "turns_taken", "first_claim_turn",
-               "largest_hand", "routes_claimed"]
+               "tickets_completed", "ticket_points_completed", "tickets_failed",
+               "turns_taken", "first_claim_turn", "largest_hand", "routes_claimed"]
             + [length_column(n) for n in route_lengths(board)]
             + [f"{b}_won" for b in PROFILE_BONUSES])
 
@@ -65,6 +65,9 @@ def profile_values(games: pd.DataFrame, board) -> pd.DataFrame:
     if "globetrotter" in PROFILE_PARTS and "globetrotter" not in games.columns:
         # rows from before the Globetrotter bonus existed: nobody scored it
         games = games.assign(globetrotter=0)
+    if "ticket_points_completed" not in games.columns:
+        # rows from before the core kept it: unknown, so it applies to no seat-game
+        games = games.assign(ticket_points_completed=np.nan)
     need = set(PROFILE_PARTS) | {"tickets_kept", "tickets_completed", "tickets_failed",
                                  "routes_claimed", *STAT_COLS,
                                  *(length_column(n) for n in route_lengths(board))}

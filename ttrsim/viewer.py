@@ -4,7 +4,8 @@
 position and move, the players, optionally an analysis) and writes ONE HTML file with the
 data, the style and the script inline: it opens from disk with no network access. It
 imports nothing from ttrsim; ``GameRecord.html`` builds the data (``GameRecord.view_data``
-documents its shape).
+documents its shape). The board is drawn by ``viewer_board.js`` (``board_script``), which
+the play page (``ttrsim.play``) includes too.
 """
 from __future__ import annotations
 
@@ -12,9 +13,18 @@ import json
 from importlib import resources
 from pathlib import Path
 
-__all__ = ["write_html", "render_html"]
+__all__ = ["write_html", "render_html", "board_script"]
 
 REQUIRED = ("title", "board", "players", "positions")
+
+
+def board_script() -> str:
+    """The script that draws a board (``drawBoard(svg, board)``; viewer_board.js), to
+    be inlined in a page's ``<script>`` element."""
+    text = resources.files("ttrsim").joinpath("viewer_board.js").read_text(encoding="utf-8")
+    if "</script" in text.lower():      # it would end the element it is inlined in
+        raise ValueError("viewer_board.js must not contain '</script'")
+    return text
 
 
 def render_html(data: dict) -> str:
@@ -29,7 +39,8 @@ def render_html(data: dict) -> str:
     payload = json.dumps(data, separators=(",", ":"), allow_nan=False).replace("</", "<\\/")
     title = (str(data["title"]).replace("&", "&amp;").replace("<", "&lt;")
              .replace(">", "&gt;"))
-    return template.replace("__TITLE__", title).replace("__DATA__", payload)
+    return (template.replace("__BOARD_SCRIPT__", board_script())
+            .replace("__TITLE__", title).replace("__DATA__", payload))
 
 
 def write_html(data: dict, path) -> Path:

@@ -12,7 +12,7 @@ from ttrsim._engine cimport (EventSink, GameState, CompiledBoard, TUNNEL_PAID, T
                              action_a, action_kind, game_init, hand_total, score_game)
 from ttrsim._rng cimport splitmix64
 from ttrsim._bits cimport count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, STEP_ENGINE, Step, decide, policy_ref,
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, STEP_ENGINE, Step, play_step, policy_ref,
                              ref_start, step_clock, step_error)
 
 import numpy as np
@@ -27,9 +27,11 @@ SCORE_COLS = ("score", "route_points", "ticket_points", "tickets_kept", "tickets
               "tickets_failed", "tickets_by_station", "longest", "longest_bonus",
               "station_points", "stations_built", "attraction_points", "rank",
               "trains_left", "stations_left", "routes_claimed", "globetrotter")
-# per-seat statistics of play (SeatStats), then routes claimed by length 1..MAX_LEN-1
+# per-seat statistics of play (SeatStats), the points of the seat's completed tickets (from
+# the final scoring: ticket_points is completed minus failed), then routes claimed by
+# length 1..MAX_LEN-1
 STAT_COLS = ("first_claim_turn", "largest_hand", "ticket_draws", "tickets_kept_drawn",
-             "turns_taken")
+             "turns_taken", "ticket_points_completed")
 N_LENGTHS = MAX_LEN
 DEFAULT_MAX_TURNS = TURN_LIMIT     # the core's one turn limit (_structs.pxd)
 # play_recorded's tunnel rows
@@ -124,6 +126,18 @@ cdef inline void stats_after(const BoardC* b, const GameState* s, SeatStats* st,
         hand = hand_total(s, seat)
         if hand > st.largest_hand:
             st.largest_hand = hand
+
+
+cdef int completed_points(const BoardC* b, const ScoreC* sc) noexcept nogil:
+    """The points of the tickets a seat completed (its completed bitset, stations included)."""
+    cdef int w, pts = 0
+    cdef uint64_t bits
+    for w in range(2):
+        bits = sc.completed[w]
+        while bits:
+            pts += b.ticket_points[(w << 6) + lowest_bit(bits)]
+            bits &= bits - 1
+    return pts
 
 
 ctypedef struct Recorder:
@@ -462,7 +476,7 @@ cdef int play_game(const BoardC* b, int n_players, const PolicyRef* refs, uint64
         phase = s.phase
         turn = s.turn
         t_route = s.t_route
-        st = decide(&refs[slot_of_seat[s.current]], b, s, legal, sink, check, step, ns)
+        st = play_step(&refs[slot_of_seat[s.current]], b, s, legal, sink, check, step, ns)
         if st != STEP_OK:
             return st
         stats_after(b, s, &rec.stats[step.seat], step.seat, step.act, phase, turn, t_route)
@@ -601,6 +615,7 @@ def play_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                     v_stats[g, seat, 2] = rec.stats[seat].ticket_draws
                     v_stats[g, seat, 3] = rec.stats[seat].tickets_kept_drawn
                     v_stats[g, seat, 4] = rec.stats[seat].turns_taken
+                    v_stats[g, seat, 5] = completed_points(b, &sc[seat])
                     for L in range(MAX_LEN):
                         v_lengths[g, seat, L] = rec.stats[seat].by_length[L]
                 if profile:

@@ -1,12 +1,13 @@
 # Counter-strategies (docs/policies.md): `blocker` cuts the connections it infers the
 # other players are building, `rush` ends the game early with long routes.
 #
-# Both keep a planning policy of their own for the seat (`tickets` for blocker, `routes`
-# for rush), asked at every decision so that its plan stays current, and depart from its
-# choice only on a turn where their own rule applies. Everything they read is public or
-# the seat's own (RULES.md, "Hidden information"): the board's owners, every player's
-# network, trains, stations, ticket count and hand size, the cards each player is known
-# to hold from the face-up row (GameState.known), and the seat's own hand and tickets.
+# Both follow a planning policy of their own for the seat (`tickets` for blocker, `routes`
+# for rush: PlanFollower, _policies.pyx), asked at every decision so that its plan stays
+# current, and depart from its choice only on a turn where their own rule applies.
+# Everything they read is public or the seat's own (RULES.md, "Hidden information"): the
+# board's owners, every player's network, trains, stations, ticket count and hand size,
+# the cards each player is known to hold from the face-up row (GameState.known), and the
+# seat's own hand and tickets.
 # Every action they build is checked with is_legal; the planning policy's choice is the
 # fallback.
 cimport cython
@@ -16,14 +17,12 @@ from libc.stdlib cimport free, malloc
 from ttrsim._structs cimport *
 from ttrsim._bits cimport get_bit
 from ttrsim._engine cimport action_a, action_kind, hand_total, is_legal, make_action, route_open
-from ttrsim._rng cimport rng_next, rng_seed
-from ttrsim._policy cimport Policy
-from ttrsim._policies cimport followed_plan
-from ttrsim._planning cimport (BoardInfo, INF_COST, Needs, Plan, PlanParams, UNIT, board_info_init,
-                               claim_payment, own_components, rounds_left, route_weights,
-                               shortest_path, unknown_cards)
+from ttrsim._policies cimport PlanFollower
+from ttrsim._planning cimport (BoardInfo, INF_COST, Plan, UNIT, board_info_init, claim_payment,
+                               own_components, rounds_left, route_weights, shortest_path,
+                               unknown_cards)
 
-from ttrsim._policy import PolicyError
+from ttrsim._policies import RoutesPolicy, TicketsPolicy
 
 
 cdef enum:
@@ -34,7 +33,7 @@ cdef inline bint on_plan(const Plan* plan, int r) noexcept nogil:
     return plan != NULL and (plan.routes[r >> 6] >> (r & 63)) & 1
 
 
-cdef class BlockerPolicy(Policy):
+cdef class BlockerPolicy(PlanFollower):
     """``blocker``: plays ``tickets``, but on a turn where it can claim a route that cuts
     the cheapest connection another player is inferred to be building (from the cities
     its routes touch), and that costs it little, it claims that route instead.
@@ -48,17 +47,11 @@ cdef class BlockerPolicy(Policy):
     taken face-up cards of the route's colour or holds the cards to claim it now. The
     cost of a cut is the trains and cards off the seat's own plan, less the route's
     points; a cut is claimed when its value beats its cost by `margin`."""
-    cdef Policy tk                      # this seat's tickets
-    cdef const Plan* tk_plan
-    cdef const Needs* tk_nd
-    cdef readonly dict tk_params
     cdef readonly int max_len           # longest route claimed off its plan to block
     cdef readonly double margin
     cdef readonly double single
-    cdef double risk
     cdef BoardInfo* bi
     cdef uint64_t bi_uid
-    cdef PlanParams prm
     cdef int32_t w[MAX_ROUTES]
     cdef int32_t dist[MAX_CITIES]
     cdef int16_t pred[MAX_CITIES]
@@ -75,19 +68,11 @@ cdef class BlockerPolicy(Policy):
     cdef readonly long long blocks
 
     def __cinit__(self, *args, **kwargs):
-        self.needs_legal = False        # actions are built here and checked with is_legal
-        self.returns_legal = True
+        self.returns_legal = True       # every action is checked with is_legal (choose)
         self.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
         if self.bi == NULL:
             raise MemoryError()
         self.bi_uid = 0
-        self.prm.stations = 1
-        self.prm.tunnels = 1
-        self.prm.tunnel_cost = UNIT
-        self.prm.ferry_cost = UNIT
-        self.prm.station_cost = 4 * UNIT
-        self.prm.claim_cost = 2 * UNIT
-        self.prm.points_weight = 5
 
     def __dealloc__(self):
         free(self.bi)
@@ -98,49 +83,34 @@ cdef class BlockerPolicy(Policy):
         points by which a cut's value must beat its cost; `single`: weight of a ticket
         only one of whose cities the other player's routes touch. `stations`, `tunnels`,
         `risk`, `draw`: those of its own `tickets`."""
-        from ttrsim._policies import TicketsPolicy
-
-        Policy.__init__(self, spec or "blocker")
         if not (isinstance(max_len, int) or float(max_len).is_integer()) or not 1 <= max_len <= MAX_LEN:
             raise ValueError(f"blocker: max_len must be a route length 1..{MAX_LEN}, got {max_len!r}")
         if not 0.0 <= float(single) <= 1.0:
             raise ValueError(f"blocker: single must be within 0..1, got {single!r}")
         if not -100.0 <= float(margin) <= 100.0:
             raise ValueError(f"blocker: margin must be within -100..100 points, got {margin!r}")
-        self.tk = TicketsPolicy(stations=stations, tunnels=tunnels, risk=risk, draw=draw,
-                                spec="tickets")
-        self.tk_plan = followed_plan(self.tk, &self.tk_nd)
-        self.tk_params = dict(stations=int(stations), tunnels=int(tunnels), risk=float(risk),
-                              draw=int(draw))
+        PlanFollower.__init__(self, "blocker", TicketsPolicy(stations=stations, tunnels=tunnels,
+                                                             risk=risk, draw=draw, spec="tickets"),
+                              spec)
         self.max_len = int(max_len)
         self.margin = float(margin)
         self.single = float(single)
-        self.risk = float(risk)
-        self.prm.tunnels = int(tunnels)
+        self.prm.tunnels = self.tunnels
         self.last_route = -1
         self.blocks = 0
 
-    @property
-    def params(self):
-        return dict(max_len=self.max_len, margin=self.margin, single=self.single,
-                    **self.tk_params)
-
-    def __reduce__(self):
-        from ttrsim._policies import _rebuild
-        return (_rebuild, (type(self), self.params, self.spec))
+    def own_params(self):
+        return dict(max_len=self.max_len, margin=self.margin, single=self.single)
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
-        rng_seed(&self.rng, seed)
-        self.tk.start_game(b, s, seat, rng_next(&self.rng))
+        PlanFollower.start_game(self, b, s, seat, seed)
         self.last_route = -1
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
-        cdef int32_t act = self.tk.choose(b, s, seat, NULL, 0), cut
+        cdef int32_t act = self.tickets_choice(b, s, seat), cut
         if act < 0:
-            with gil:
-                self.error = self.tk.take_error() or PolicyError("blocker: tickets gave no action")
             return act
         self.last_route = -1
         if s.phase != PH_TURN or s.last_round:
@@ -285,64 +255,46 @@ cdef class BlockerPolicy(Policy):
         return (self.last_route, self.last_value, self.last_cost)
 
 
-cdef class RushPolicy(Policy):
+cdef class RushPolicy(PlanFollower):
     """``rush``: ends the game early. Keeps the fewest, cheapest initial tickets (as
     ``routes``) and never draws more. Each turn it claims the longest open route of at
     least `min_len` trains its hand pays (any length once the end is near or its trains
     run short), else a route of its ticket plan its hand pays, else draws toward the long
     route closest to affordable: a face-up card of that route's colour, else blind."""
-    cdef Policy rt                      # this seat's routes: tickets, tunnels, final turn
-    cdef const Plan* rt_plan
-    cdef const Needs* rt_nd
+    # its planner (tk) is `routes`: its tickets, tunnels and final turn
     cdef readonly int min_len
-    cdef readonly int use_tunnels
-    cdef readonly double risk
     cdef int target                     # colour being collected this turn (-1: none)
     cdef int target_turn
     cdef int pool[N_CARD_TYPES]
     cdef int keep[N_CARD_TYPES]
 
     def __cinit__(self, *args, **kwargs):
-        self.needs_legal = False
-        self.returns_legal = True
+        self.returns_legal = True       # every action is checked with is_legal
 
     def __init__(self, min_len=6, tunnels=1, risk=0.3, spec=None):
         """`min_len`: the shortest route it claims or collects for off its ticket plan
         while the end is not near; `tunnels`, `risk`: as for `routes`."""
-        from ttrsim._policies import RoutesPolicy
-
-        Policy.__init__(self, spec or "rush")
         if not (isinstance(min_len, int) or float(min_len).is_integer()) or not 1 <= min_len <= MAX_LEN:
             raise ValueError(f"rush: min_len must be a route length 1..{MAX_LEN}, got {min_len!r}")
-        self.rt = RoutesPolicy(tunnels=tunnels, risk=risk, min_len=min_len, spec="routes")
-        self.rt_plan = followed_plan(self.rt, &self.rt_nd)
+        PlanFollower.__init__(self, "rush", RoutesPolicy(tunnels=tunnels, risk=risk, min_len=min_len,
+                                                         spec="routes"), spec)
         self.min_len = int(min_len)
-        self.use_tunnels = int(tunnels)
-        self.risk = float(risk)
         self.target = -1
         self.target_turn = -1
 
-    @property
-    def params(self):
-        return dict(min_len=self.min_len, tunnels=self.use_tunnels, risk=self.risk)
-
-    def __reduce__(self):
-        from ttrsim._policies import _rebuild
-        return (_rebuild, (type(self), self.params, self.spec))
+    def own_params(self):
+        return dict(min_len=self.min_len)      # routes takes it too: one min_len
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
-        rng_seed(&self.rng, seed)
-        self.rt.start_game(b, s, seat, rng_next(&self.rng))
+        PlanFollower.start_game(self, b, s, seat, seed)
         self.target = -1
         self.target_turn = -1
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
-        cdef int32_t act = self.rt.choose(b, s, seat, NULL, 0), mine
+        cdef int32_t act = self.tickets_choice(b, s, seat), mine    # routes' choice
         if act < 0:
-            with gil:
-                self.error = self.rt.take_error() or PolicyError("rush: routes gave no action")
             return act
         if s.phase == PH_SECOND_DRAW:
             if self.target_turn == s.turn and self.target >= 0:
@@ -364,7 +316,7 @@ cdef class RushPolicy(Policy):
         cdef int32_t pay, best = -1
         cdef const int16_t* hand = &s.p[seat].hand[0]
         cdef int reserve = 0, longest_open = 0
-        cdef bint pending = self.rt_plan != NULL and (self.rt_plan.routes[0] or self.rt_plan.routes[1])
+        cdef bint pending = self.tk_plan != NULL and (self.tk_plan.routes[0] or self.tk_plan.routes[1])
         self.target = -1
         for r in range(b.n_routes):
             if b.route_len[r] > longest_open and b.route_len[r] <= trains and route_open(b, s, r, seat):
@@ -374,10 +326,10 @@ cdef class RushPolicy(Policy):
         if rounds_left(b, s) < 2 or trains < min_len:
             min_len = 1
         if pending:
-            reserve = self.rt_plan.trains
+            reserve = self.tk_plan.trains
         unknown_cards(b, s, seat, self.pool)
         for c in range(N_CARD_TYPES):
-            self.keep[c] = self.rt_nd.want[c] if pending and self.rt_nd != NULL else 0
+            self.keep[c] = self.tk_nd.want[c] if pending and self.tk_nd != NULL else 0
         most = 0
         most_c = 0
         for c in range(b.n_colors):
@@ -388,9 +340,9 @@ cdef class RushPolicy(Policy):
             L = b.route_len[r]
             if L < min_len or L > trains or not route_open(b, s, r, seat):
                 continue
-            if L > trains - reserve and not on_plan(self.rt_plan, r) and min_len > 1:
+            if L > trains - reserve and not on_plan(self.tk_plan, r) and min_len > 1:
                 continue                # the trains its tickets still need
-            if b.route_tunnel[r] and not self.use_tunnels:
+            if b.route_tunnel[r] and not self.tunnels:
                 continue
             cost = claim_payment(b, s, seat, r, self.keep, self.risk, self.pool, &pay)
             if cost >= 0:
@@ -419,7 +371,7 @@ cdef class RushPolicy(Policy):
             return -1
         # the cards its ticket plan lacks first (routes' own draw), then the colour of
         # the long route closest to affordable
-        if pending and self.rt_nd != NULL and self.rt_nd.short > 0:
+        if pending and self.tk_nd != NULL and self.tk_nd.short > 0:
             return planned
         self.target = t_col
         self.target_turn = s.turn

@@ -1825,13 +1825,14 @@ cdef class GameCore:
 
     # --- positions -----------------------------------------------------------
     def set_position(self, *, hands, faceup, deck_top, discard, tickets, ticket_deck_top,
-                     routes, stations, trains, current, uint64_t seed):
+                     routes, stations, trains, current, uint64_t seed, int turns_left=0):
         """Replace the state by a hand-made position (see ``ttrsim.Game.from_position``).
 
         Card arguments are card-type integers (WILD = 8); cards not placed anywhere form
         the rest of the deck, shuffled under `deck_top` (listed top first). Tickets not
         held form the ticket deck under `ticket_deck_top` (top first), but for long tickets
-        on a board that deals them apart: those are out of the game.
+        on a board that deals them apart: those are out of the game. `turns_left` > 0: the
+        final round is under way with that many turns left, `current`'s included.
         """
         cdef GameState* s = &self.s
         cdef const BoardC* b = &self.cb.c
@@ -1902,6 +1903,10 @@ cdef class GameCore:
                 if trains[q] > s.p[q].trains:
                     raise ValueError(f"seat {q}: {trains[q]} trains left is more than its routes allow")
                 s.p[q].trains = trains[q]
+        if not 0 <= turns_left <= n:
+            raise ValueError(f"turns_left {turns_left} outside 0..{n}")
+        s.last_round = 1 if turns_left > 0 else 0
+        s.turns_left = turns_left
         s.current = current
         s.phase = PH_TURN
         s.t_route = -1

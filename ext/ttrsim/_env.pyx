@@ -15,7 +15,7 @@ from ttrsim._engine cimport (CompiledBoard, EventSink, action_a, action_b, actio
                              legal_actions, make_action, sample_legal, score_game)
 from ttrsim._rng cimport rng_below, rng_seed, splitmix64
 from ttrsim._bits cimport get_bit, lowest_bit
-from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, decide, policy_ref, ref_start,
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, play_step, policy_ref, ref_start,
                              start_python, step_error)
 
 import numpy as np
@@ -724,8 +724,8 @@ cdef class VectorEnvCore:
         _policy.pxd); a STEP_* status (self.failed and bad_env say what failed)."""
         cdef GameState* s = &self.states[i]
         cdef int r = rel(s.current, self.seat[i], self.n_players)
-        cdef int st = decide(&self.refs[i * (self.n_players - 1) + r - 1], &self.cb.c, s,
-                             self.buf, NULL, False, &self.failed, NULL)
+        cdef int st = play_step(&self.refs[i * (self.n_players - 1) + r - 1], &self.cb.c, s,
+                                self.buf, NULL, False, &self.failed, NULL)
         if st != STEP_OK:
             self.bad_env = i
             self.bad_rel = r
@@ -977,8 +977,8 @@ cdef class ObservationPolicy(Policy):
         self.fn = fn
         Policy.__init__(self, spec or describe_policy(fn))
 
-    def __reduce__(self):
-        return (ObservationPolicy, (self.fn, self.spec))
+    def init_args(self):
+        return dict(fn=self.fn)
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:

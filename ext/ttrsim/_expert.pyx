@@ -23,20 +23,18 @@ from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, hand_total,
                              is_legal, legal_actions, make_action)
 from ttrsim._bits cimport lowest_bit
-from ttrsim._rng cimport rng_next, rng_seed
-from ttrsim._policy cimport Policy
-from ttrsim._policies cimport followed_plan
-from ttrsim._planning cimport (BoardInfo, Candidates, INF_COST, Needs, Plan, PlanParams, UNIT,
-                               Workspace, board_info_init, cand_add, claim_payment, hand_most,
-                               turn_candidates, own_components, plan_tickets, rounds_left,
-                               shortest_from, unknown_cards)
+from ttrsim._policies cimport PlanFollower
+from ttrsim._planning cimport (BoardInfo, Candidates, INF_COST, Needs, Plan, UNIT, Workspace,
+                               board_info_init, cand_add, claim_payment, hand_most, turn_candidates,
+                               own_components, plan_tickets, rounds_left, shortest_from,
+                               unknown_cards)
 
 import json
 import os
 
 import numpy as np
 
-from ttrsim._policy import PolicyError
+from ttrsim._policies import TicketsPolicy
 
 
 cdef enum:
@@ -583,7 +581,7 @@ def load_model(path=None):
     return model
 
 
-cdef class ExpertPolicy(Policy):
+cdef class ExpertPolicy(PlanFollower):
     """``expert``: gradient-boosted trees, fitted to the search's values, choose the
     initial tickets (and the moves of a turn, if the model has a `turns` section);
     everything else is ``tickets``' own (docs/expert.md)."""
@@ -597,13 +595,8 @@ cdef class ExpertPolicy(Policy):
     cdef bint whole                     # format 5: the features of ticket draws too
     cdef int reach                      # the turn trees decide once a seat has this many
     cdef int reach_param                #   trains or fewer (-1 given: the model's own)
-    cdef Policy tk                      # this seat's tickets (a proposer), kept for
-                                        # the whole game
-    cdef const Plan* tk_plan            # the plan it follows and the cards that plan
-    cdef const Needs* tk_nd             #   still needs, as its last decision left them
-    cdef dict tk_params                 # the parameters of tickets (stations, tunnels, ...)
-    cdef double risk                    # tickets' tunnel risk, for the best claim too
-    cdef int tunnels                    # 0: no tunnel claims at all
+    # its planner (tk) is this seat's tickets (a proposer), kept for the whole game; its
+    # risk serves the best claim too, its `tunnels` 0: no tunnel claims at all
     cdef int wide                       # 1: the search's whole turn candidates (docs/expert.md)
     cdef int n_cand
     cdef int32_t cand[MAX_XCAND]
@@ -613,7 +606,6 @@ cdef class ExpertPolicy(Policy):
     # the planner, for ticket choices (turns read tickets' own plan)
     cdef BoardInfo* bi                  # per board (malloc: tens of kB)
     cdef uint64_t bi_uid
-    cdef PlanParams prm
     cdef Workspace ws
     cdef Plan plan
     cdef SetupMemo* memo                # plans on the empty board (MEMO_BITS entries)
@@ -628,7 +620,6 @@ cdef class ExpertPolicy(Policy):
     cdef int dval[6]                    #   and their counts (draw_features)
 
     def __cinit__(self, *args, **kwargs):
-        self.needs_legal = False        # candidates are built and checked here
         self.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
         if self.bi == NULL:
             raise MemoryError()
@@ -640,14 +631,6 @@ cdef class ExpertPolicy(Policy):
         memset(self.dkey, 0, sizeof(self.dkey))
         if self.memo == NULL or self.legal == NULL or self.tdist0 == NULL:
             raise MemoryError()
-        # the planning policies' default weights (_policies.pyx)
-        self.prm.stations = 1
-        self.prm.tunnels = 1
-        self.prm.tunnel_cost = UNIT
-        self.prm.ferry_cost = UNIT
-        self.prm.station_cost = 4 * UNIT
-        self.prm.claim_cost = 2 * UNIT
-        self.prm.points_weight = 5
 
     def __dealloc__(self):
         free(self.bi)
@@ -665,17 +648,10 @@ cdef class ExpertPolicy(Policy):
         four longest claims the hand pays and a face-up card of each colour to a turn's
         candidates (the search's turn candidates, on which the turn trees were trained:
         about three times slower, docs/expert.md)."""
-        from ttrsim._policies import TicketsPolicy
-
-        Policy.__init__(self, spec or "expert")
+        PlanFollower.__init__(self, "expert", TicketsPolicy(stations=stations, tunnels=tunnels,
+                                                            risk=risk, draw=draw, spec="tickets"),
+                              spec)
         self.model_path = str(model or "")
-        self.tk = TicketsPolicy(stations=stations, tunnels=tunnels, risk=risk, draw=draw,
-                                spec="tickets")
-        self.tk_plan = followed_plan(self.tk, &self.tk_nd)
-        self.tk_params = dict(stations=int(stations), tunnels=int(tunnels), risk=float(risk),
-                              draw=int(draw))
-        self.risk = float(risk)
-        self.tunnels = int(tunnels)
         self.model = load_model(self.model_path or None)
         self.setup_trees = self.model.setup
         self.turn_trees = self.model.turns
@@ -695,25 +671,10 @@ cdef class ExpertPolicy(Policy):
                       self.turn_trees.max_trains if self.has_turns else 0)
         self.n_cand = 0
 
-    @property
-    def tickets_policy(self):
-        """This seat's own ``tickets``: it proposes a candidate, makes every decision the
-        model does not, and its plan gives the turn features."""
-        return self.tk
-
-    @property
-    def params(self):
-        return dict(model=self.model_path, reach=self.reach_param, wide=self.wide,
-                    **self.tk_params)
-
-    def __reduce__(self):
-        from ttrsim._policies import _rebuild
-        return (_rebuild, (type(self), self.params, self.spec))
-
-    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
-                         uint64_t seed) noexcept nogil:
-        rng_seed(&self.rng, seed)
-        self.tk.start_game(b, s, seat, rng_next(&self.rng))
+    def own_params(self):
+        # the planner (`planner`): this seat's own tickets, which proposes a candidate,
+        # makes every decision the model does not, and whose plan gives the turn features
+        return dict(model=self.model_path, reach=self.reach_param, wide=self.wide)
 
     @cython.final
     cdef void add(self, int32_t act) noexcept nogil:
@@ -724,14 +685,6 @@ cdef class ExpertPolicy(Policy):
         c.one_ticket_draw = False
         cand_add(&c, act)
         self.n_cand = c.n
-
-    @cython.final
-    cdef int32_t tickets_choice(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
-        cdef int32_t act = self.tk.choose(b, s, seat, NULL, 0)
-        if act < 0:
-            with gil:
-                self.error = self.tk.take_error() or PolicyError("expert: tickets gave no action")
-        return act
 
     @cython.final
     cdef int list_candidates(self, const BoardC* b, const GameState* s, int seat,

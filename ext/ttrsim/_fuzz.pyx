@@ -4,7 +4,7 @@
 # counts violations instead of stopping at the first, and counts the rare situations the
 # games reached (edge cases), so that scripts/fuzz.py can show the rules were exercised
 # there. Used by scripts/fuzz.py; docs/fuzz.md records its results.
-# Each decision is the core's one step (decide, _policy.pxd, with `check`: every action
+# Each decision is the core's one step (play_step, _policy.pxd, with `check`: every action
 # checked, every invariant after it); the game loop around it is the fuzzer's own, not the
 # batch loop's play_game, because it notes the state before each decision and the edge
 # cases after it, and records a violation and goes on to the next game instead of raising
@@ -17,7 +17,7 @@ from ttrsim._engine cimport (GameState, CompiledBoard, action_a, action_kind, ch
                              discard_total, game_init, score_game)
 from ttrsim._rng cimport rng_below, rng_seed, splitmix64
 from ttrsim._bits cimport get_bit
-from ttrsim._policy cimport (Policy, PolicyRef, STEP_ENGINE, STEP_OK, Step, decide, policy_ref,
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_ENGINE, STEP_OK, Step, play_step, policy_ref,
                              ref_start)
 
 import numpy as np
@@ -145,8 +145,6 @@ cdef class HoardPolicy(Policy):
             return legal[best]
         return legal[rng_below(&self.rng, n_legal)]
 
-    def __reduce__(self):
-        return (HoardPolicy, (self.spec,))
 
 
 cdef enum:
@@ -158,15 +156,23 @@ cdef class FaultyPolicy(Policy):
     """A policy that breaks the rules on purpose (fuzzing and tests: every loop must
     report it): a uniformly random legal action at each of its first `after` decisions
     of a game, then at every later one an action that is never legal (``fail=False``:
-    ILLEGAL_CODE) or a failure (``fail=True``: returns -1 with a RuntimeError kept)."""
+    ILLEGAL_CODE) or a failure (``fail=True``: returns -1 with a RuntimeError kept).
+    ``vouch=True``: it vouches for its actions as the built-in policies do
+    (``returns_legal``), falsely, so that a loop that checks (``decide`` with ``check``)
+    must still catch its illegal action."""
     cdef readonly int after
     cdef readonly bint fail
     cdef int count
 
-    def __init__(self, int after=0, bint fail=False, spec=None):
+    def __init__(self, int after=0, bint fail=False, spec=None, bint vouch=False):
         Policy.__init__(self, spec or "faulty")
         self.after = after
         self.fail = fail
+        self.returns_legal = vouch
+
+    @property
+    def vouch(self):
+        return bool(self.returns_legal)
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
@@ -184,8 +190,9 @@ cdef class FaultyPolicy(Policy):
             return -1
         return ILLEGAL_ACTION
 
-    def __reduce__(self):
-        return (FaultyPolicy, (self.after, self.fail, self.spec))
+    @property
+    def params(self):
+        return dict(after=self.after, fail=self.fail, vouch=bool(self.returns_legal))
 
 
 cdef int check_final(const BoardC* b, const GameState* s, const ScoreC* sc) noexcept nogil:
@@ -310,7 +317,7 @@ def fuzz_batch(CompiledBoard cb, int n_players, list policies, uint64_t[::1] see
                 # checked, a policy given the list gets a non-empty one (for one that
                 # builds its action itself, `random`: sample_legal, the action it returns
                 # is the witness that the set is non-empty), every invariant after it
-                st = decide(&refs[seat], b, &s, &legal[0], NULL, True, &step, NULL)
+                st = play_step(&refs[seat], b, &s, &legal[0], NULL, True, &step, NULL)
                 kind = action_kind(step.act) if step.act >= 0 else -1
                 if kind == ACT_PASS:
                     seen[E_PASS] = True

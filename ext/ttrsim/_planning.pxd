@@ -29,6 +29,21 @@ ctypedef struct PlanParams:
     int points_weight         # cost units saved per point a route scores
 
 
+# The planner's default weights: those of the planning policies (tickets, routes; greedy
+# drops points_weight) and of the plans blocker and expert make themselves. Written here
+# once; tests/test_policies.py checks that every built-in policy starts from them.
+cdef inline PlanParams default_plan_params() noexcept nogil:
+    cdef PlanParams p
+    p.stations = 1
+    p.tunnels = 1
+    p.tunnel_cost = UNIT
+    p.ferry_cost = UNIT
+    p.station_cost = 4 * UNIT
+    p.claim_cost = 2 * UNIT
+    p.points_weight = 5
+    return p
+
+
 ctypedef struct BoardInfo:
     # Per-board data, computed once when a policy first meets a board.
     const BoardC* b

@@ -19,7 +19,7 @@ from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
 from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, claimed_routes,
                              discard_total, hand_total, is_legal, legal_actions, make_action,
                              route_open, sample_legal)
-from ttrsim._rng cimport rng_below, rng_seed
+from ttrsim._rng cimport rng_below, rng_next, rng_seed
 from ttrsim._policy cimport Policy, PolicyRef, policy_ref, ref_choose, ref_start
 from ttrsim._planning cimport *
 
@@ -40,13 +40,6 @@ cdef class RandomPolicy(Policy):
                         const int32_t* legal, int n_legal) noexcept nogil:
         # the batch loop makes the same call itself for a RandomPolicy (play_batch)
         return sample_legal(b, s, &self.rng)
-
-    @property
-    def params(self):
-        return {}
-
-    def __reduce__(self):
-        return (_rebuild, (type(self), {}, self.spec))
 
 
 cdef CompiledBoard copy_position(game, GameState* s):
@@ -93,11 +86,16 @@ def decide(Policy policy, game, uint64_t seed=0, bint start=True, bint via_ref=F
     return act
 
 
-def _rebuild(cls, params, spec):
-    """Unpickle / copy a built-in policy: a fresh instance with the same parameters."""
-    obj = cls(**params)
-    obj.spec = spec
-    return obj
+cdef dict weights_dict(const PlanParams* p):
+    return dict(tunnel_cost=p.tunnel_cost, ferry_cost=p.ferry_cost, station_cost=p.station_cost,
+                claim_cost=p.claim_cost, points_weight=p.points_weight)
+
+
+def default_plan_weights():
+    """The planner's default weights (cost units, UNIT per train), as a dict: those every
+    built-in policy plans with unless ``tune`` changes them (``greedy``: points_weight 0)."""
+    cdef PlanParams p = default_plan_params()
+    return weights_dict(&p)
 
 
 cdef double GLOBE_SHARE = 1.0      # default PlanningPolicy.globe (docs/policies.md)
@@ -364,13 +362,9 @@ cdef class PlanningPolicy(Policy):
         self.end_horizon = 1.0
         self.fallbacks = 0
         self.board = NULL
+        self.prm = default_plan_params()
         self.prm.stations = self.use_stations
         self.prm.tunnels = self.use_tunnels
-        self.prm.tunnel_cost = UNIT
-        self.prm.ferry_cost = UNIT
-        self.prm.station_cost = 4 * UNIT
-        self.prm.claim_cost = 2 * UNIT
-        self.prm.points_weight = 5
 
     @property
     def params(self):
@@ -401,8 +395,10 @@ cdef class PlanningPolicy(Policy):
         self.board = NULL         # recompute the per-board weights
         return self
 
-    def __reduce__(self):
-        return (_rebuild, (type(self), self.params, self.spec))
+    @property
+    def plan_weights(self):
+        """The planner's weights this policy plans with (``tune`` changes them)."""
+        return weights_dict(&self.prm)
 
     def current_plan(self):
         """The plan this policy follows, as its last decision left it: ``routes`` (the
@@ -1861,6 +1857,61 @@ cdef class GreedyPolicy(PlanningPolicy):
         if act >= 0 and (best >= self.claim_share * self.max_points or s.last_round):
             return act
         return self.collect(b, s, seat, best_col)
+
+
+cdef class PlanFollower(Policy):
+    """Base of the policies that follow a planning policy of their own for the seat
+    (``expert`` and ``blocker`` follow ``tickets``, ``rush`` follows ``routes``), asked at
+    every decision so that its plan stays current: the planner, started at every game from
+    the policy's own stream, its parameters (in ``params`` after the policy's own) and its
+    choice. Not registered itself; subclasses implement ``choose``."""
+
+    def __cinit__(self, *args, **kwargs):
+        self.needs_legal = False        # actions are built from the state, then checked
+        self.prm = default_plan_params()
+
+    def __init__(self, str name, PlanningPolicy planner, spec=None):
+        """`name`: the policy's registry name (its default spec, and errors name it);
+        `planner`: this seat's planning policy, made with the parameters it takes."""
+        Policy.__init__(self, spec or name)
+        self.name = name
+        self.tk = planner
+        self.tk_plan = followed_plan(planner, &self.tk_nd)
+        self.tk_params = planner.params
+        self.risk = planner.risk
+        self.tunnels = planner.use_tunnels
+
+    @property
+    def planner(self):
+        """This seat's planning policy: it makes every decision the policy leaves to it,
+        and its plan is the one the policy follows."""
+        return self.tk
+
+    def own_params(self):
+        """The policy's parameters other than its planner's."""
+        return {}
+
+    @property
+    def params(self):
+        return self.own_params() | self.tk_params
+
+    @property
+    def plan_weights(self):
+        """The planner's weights of the plans this policy makes itself (the defaults)."""
+        return weights_dict(&self.prm)
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        rng_seed(&self.rng, seed)
+        self.tk.start_game(b, s, seat, rng_next(&self.rng))
+
+    cdef int32_t tickets_choice(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+        cdef int32_t act = self.tk.choose(b, s, seat, NULL, 0)
+        if act < 0:
+            with gil:
+                self.error = self.tk.take_error() or PolicyError(
+                    f"{self.name}: {self.tk.spec} gave no action")
+        return act
 
 
 def draw_values(PlanningPolicy policy, game, uint64_t seed=0):

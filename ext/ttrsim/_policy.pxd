@@ -76,8 +76,8 @@ cdef inline int32_t ref_choose(const PolicyRef* ref, const BoardC* b, const Game
 # --- one decision: the step every loop that plays games takes --------------------------
 #
 # play_batch (and play_recorded through it), the environments' other seats, the search's
-# playouts and the fuzzer all play a decision with `decide`: the seat to act chooses
-# through its PolicyRef, the choice is checked, then applied. `raise_step` (in _policy.pyx)
+# playouts and the fuzzer all play a decision with `play_step`: the seat to act chooses
+# through its PolicyRef, the choice is checked, then applied. `step_error` (below)
 # turns a status other than STEP_OK into the one error every loop raises.
 cdef enum:
     STEP_OK = 0
@@ -99,7 +99,7 @@ cdef inline int64_t step_clock() noexcept nogil:
     return ts.tv_sec * 1000000000 + ts.tv_nsec
 
 
-cdef inline int decide(const PolicyRef* ref, const BoardC* b, GameState* s, int32_t* legal,
+cdef inline int play_step(const PolicyRef* ref, const BoardC* b, GameState* s, int32_t* legal,
                        EventSink* sink, bint check, Step* out, int64_t* ns) noexcept nogil:
     """Play the decision of the seat to act in `s` with its policy `ref`: choose, check,
     apply (events go to `sink`, may be NULL); return a STEP_* status. `legal` is a buffer of

@@ -42,8 +42,30 @@ cdef class Policy:
         self.error = None
         return err
 
+    @property
+    def params(self):
+        """The parameters the policy was made with (its constructor's keywords)."""
+        return {}
+
+    def init_args(self):
+        """The keywords that make a fresh instance with this policy's parameters:
+        ``params``, unless the constructor takes more (the search's rollout instances)."""
+        return self.params
+
+    def __reduce__(self):
+        # the one way every compiled policy is copied and pickled: a fresh instance made
+        # from init_args() under the same spec (its per-game state is not kept)
+        return (rebuild_policy, (type(self), self.init_args(), self.spec))
+
     def __repr__(self):
         return f"<policy {self.spec}>"
+
+
+def rebuild_policy(cls, kwargs, spec):
+    """Unpickle / copy a compiled policy: ``cls(**kwargs)`` named ``spec``."""
+    obj = cls(**kwargs)
+    obj.spec = spec
+    return obj
 
 
 cdef void start_python(Policy policy, object target, int seat, uint64_t seed) noexcept nogil:
@@ -79,6 +101,9 @@ cdef class PyPolicy(Policy):
             raise TypeError(f"{target!r} is not a policy: give a callable "
                             "f(observation, legal_actions) or an object with a choose() method")
         Policy.__init__(self, spec or describe_policy(target))
+
+    def init_args(self):
+        return dict(target=self.target, board=self.board)
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:

@@ -26,8 +26,10 @@ from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action
 from ttrsim._bits cimport clear_bit, get_bit, set_bit
 from ttrsim._planning cimport Candidates, cand_add, faceup_colours, turn_candidates
 from ttrsim._rng cimport rng_below, rng_next, rng_seed, rng_uniform, splitmix64
-from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, decide, policy_ref, ref_choose,
+from ttrsim._policy cimport (Policy, PolicyRef, STEP_OK, Step, play_step, policy_ref, ref_choose,
                              ref_start)
+
+import copy
 
 import numpy as np
 
@@ -57,6 +59,43 @@ cdef inline int phase_bit(int phase) noexcept nogil:
 
 def _is_whole(x):
     return isinstance(x, (int, float)) and x == x and float(x) == int(x)
+
+
+def search_params(playouts=200, worlds=0, c=0.0, utility=0.2, claims=0, draws=0, z=1.0,
+                  infer=5.0, ticket_draws=1, phases=31):
+    """The search's own parameters (all but its rollout and lead policies) checked, as the
+    types it keeps; ValueError naming the first that is out of range. ``SearchPolicy``
+    checks them with it, and so does a spec's validation, which builds no search."""
+    if not isinstance(playouts, (int, float)) or playouts != playouts or int(playouts) < 1:
+        raise ValueError(f"search: playouts must be a positive number of playouts per "
+                         f"decision, got {playouts!r}")
+    if int(worlds) < 0:
+        raise ValueError(f"search: worlds must be 0 (one per playout) or positive, got {worlds}")
+    if float(c) < 0:
+        raise ValueError(f"search: c (exploration) must be >= 0 (0: sequential halving), got {c}")
+    if not 0.0 <= float(utility) <= 1.0:
+        raise ValueError(f"search: utility must be within 0..1 (0: wins only, 1: score "
+                         f"margin only), got {utility}")
+    if int(claims) < 0:
+        raise ValueError(f"search: claims must be >= 0, got {claims}")
+    if draws not in (0, 1):
+        raise ValueError(f"search: draws must be 0 (the rollout policy takes second cards) "
+                         f"or 1 (searched too), got {draws!r}")
+    if ticket_draws not in (0, 1):
+        raise ValueError(f"search: ticket_draws must be 0 or 1 (0: no ticket draw "
+                         f"candidates beyond the rollout policy's own choice), got {ticket_draws!r}")
+    if not _is_whole(phases) or not 1 <= int(phases) <= 31:
+        raise ValueError(f"search: phases must be a sum of 1 (initial tickets), 2 (drawn "
+                         f"tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
+                         f"(tunnels), from 1 to 31; got {phases!r}")
+    if float(z) < 0:
+        raise ValueError(f"search: z must be >= 0, got {z}")
+    if not 0.0 <= float(infer) <= 20.0:
+        raise ValueError(f"search: infer must be within 0..20 (0: the others' tickets "
+                         f"uniformly at random), got {infer}")
+    return dict(playouts=int(playouts), worlds=int(worlds), c=float(c), utility=float(utility),
+                claims=int(claims), draws=int(draws), ticket_draws=int(ticket_draws),
+                phases=int(phases), z=float(z), infer=float(infer))
 
 
 cdef class SearchPolicy(Policy):
@@ -154,46 +193,21 @@ cdef class SearchPolicy(Policy):
         if not lead and type(rollouts[MAX_PLAYERS]) is not type(rollouts[0]):
             raise ValueError("search: the instance playing the real game is not of the "
                              "rollout policy; name its policy as `lead`")
-        if not isinstance(playouts, (int, float)) or playouts != playouts or int(playouts) < 1:
-            raise ValueError(f"search: playouts must be a positive number of playouts per "
-                             f"decision, got {playouts!r}")
-        if int(worlds) < 0:
-            raise ValueError(f"search: worlds must be 0 (one per playout) or positive, got {worlds}")
-        if float(c) < 0:
-            raise ValueError(f"search: c (exploration) must be >= 0 (0: sequential halving), got {c}")
-        if not 0.0 <= float(utility) <= 1.0:
-            raise ValueError(f"search: utility must be within 0..1 (0: wins only, 1: score "
-                             f"margin only), got {utility}")
-        if int(claims) < 0:
-            raise ValueError(f"search: claims must be >= 0, got {claims}")
-        self.playouts = int(playouts)
+        own = search_params(playouts, worlds, c, utility, claims, draws, z, infer, ticket_draws,
+                            phases)
+        self.playouts = own["playouts"]
         self.rollout = str(rollout).strip() if rollout is not None else rollouts[0].spec
         self.lead = str(lead or "").strip()
-        self.worlds = int(worlds)
-        self.c = float(c)
-        self.utility = float(utility)
-        self.claims = int(claims)
-        if draws not in (0, 1):
-            raise ValueError(f"search: draws must be 0 (the rollout policy takes second cards) "
-                             f"or 1 (searched too), got {draws!r}")
-        self.draws = int(draws)
-        if ticket_draws not in (0, 1):
-            raise ValueError(f"search: ticket_draws must be 0 or 1 (0: no ticket draw "
-                             f"candidates beyond the rollout policy's own choice), got {ticket_draws!r}")
-        self.ticket_draws = int(ticket_draws)
-        if not _is_whole(phases) or not 1 <= int(phases) <= 31:
-            raise ValueError(f"search: phases must be a sum of 1 (initial tickets), 2 (drawn "
-                             f"tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
-                             f"(tunnels), from 1 to 31; got {phases!r}")
-        self.phases = int(phases)
+        self.worlds = own["worlds"]
+        self.c = own["c"]
+        self.utility = own["utility"]
+        self.claims = own["claims"]
+        self.draws = own["draws"]
+        self.ticket_draws = own["ticket_draws"]
+        self.phases = own["phases"]
         self.scale = 50.0
-        if float(z) < 0:
-            raise ValueError(f"search: z must be >= 0, got {z}")
-        self.z = float(z)
-        if not 0.0 <= float(infer) <= 20.0:
-            raise ValueError(f"search: infer must be within 0..20 (0: the others' tickets "
-                             f"uniformly at random), got {infer}")
-        self.infer = float(infer)
+        self.z = own["z"]
+        self.infer = own["infer"]
         self.cap = self.playouts + 2
         self.vals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
         self.wvals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
@@ -225,9 +239,11 @@ cdef class SearchPolicy(Policy):
                     infer=self.infer, ticket_draws=self.ticket_draws,
                     phases=self.phases, lead=self.lead)
 
-    def __reduce__(self):
-        return (_rebuild_search, (type(self), self.rollouts, self.proposers, self.params,
-                                  self.spec))
+    def init_args(self):
+        # fresh copies of the rollout and proposer policies (two copies of a search must
+        # not share them between seats)
+        return dict(self.params, rollouts=[copy.copy(p) for p in self.rollouts],
+                    proposers=[copy.copy(p) for p in self.proposers])
 
     # --- dispatch to the rollout instances and proposers -------------------------------
     @cython.final
@@ -241,8 +257,8 @@ cdef class SearchPolicy(Policy):
         loops' one step, _policy.pxd; a `random` rollout: seat 0's generator serves every
         seat); a STEP_* status."""
         cdef Step st
-        return decide(&self.roll[0] if self.roll_random else &self.roll[w.current], b, w,
-                      self.buf, NULL, False, &st, NULL)
+        return play_step(&self.roll[0] if self.roll_random else &self.roll[w.current], b, w,
+                         self.buf, NULL, False, &st, NULL)
 
     @cython.final
     cdef int32_t propose(self, int k, const BoardC* b, const GameState* s, int seat,
@@ -636,15 +652,6 @@ cdef class SearchPolicy(Policy):
         rows = [(self.cand[k], self.visits[k], self.usum[k], self.wins[k], self.msum[k],
                  bool(self.alive[k])) for k in range(self.n_cand)]
         return rows, self.chosen
-
-
-def _rebuild_search(cls, rollouts, proposers, params, spec):
-    """Unpickle / copy a search policy: fresh copies of its rollout and proposer policies
-    (copy.copy would otherwise share them between two seats)."""
-    import copy
-    obj = cls([copy.copy(p) for p in rollouts], [copy.copy(p) for p in proposers], **params,
-              spec=spec)
-    return obj
 
 
 def analyse_position(SearchPolicy policy, game, uint64_t seed=0, progress=None):

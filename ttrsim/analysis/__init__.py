@@ -10,9 +10,11 @@ See ``docs/analysis.md`` for a guide.
 ``compare``, ``route_importance``, ``ticket_fairness``; ``compare_play``,
 ``compare_importance``, ``compare_fairness`` and ``compare_variant`` set a run or study
 beside the same games under stronger play. ``profile`` is a run's game profile (how its
-seats play and score, per policy and for the winners).
+seats play and score, per policy and for the winners); ``compare_profiles`` sets several
+runs' profiles, and people's figures (``read_people``), side by side with the differences.
 """
 from ttrsim.analysis.game_profile import Profile, profile
+from ttrsim.analysis.profile_comparison import ProfileComparison, compare_profiles, read_people
 from ttrsim.analysis.inputs import MissingTable
 from ttrsim.analysis.routes import binned_quantile, route_claims
 from ttrsim.analysis.seats import (bonus_shares, by_player_count, policy_win_matrix,
@@ -50,6 +52,9 @@ __all__ = [
     "MissingTable",
     "Profile",
     "profile",
+    "ProfileComparison",
+    "compare_profiles",
+    "read_people",
     "binned_quantile",
     "bootstrap_diff",
     "bootstrap_mean",

@@ -2,18 +2,23 @@
 
 ``profile(run)`` sets out, with 95% intervals, what a designer needs to judge whether the
 players behind a run's numbers play like people: the score and its parts, tickets kept at
-setup and from draws, completed and failed, turns taken, the game turn of a seat's first
-claim, its largest hand, routes claimed by length, and how often each bonus went to the
-seat. The same function is each policy's style profile in a league.
+setup and from draws, completed (and the points they brought) and failed, turns taken, the
+game turn of a seat's first claim, its largest hand, routes claimed (in all, by length, and
+their average length), and how often each bonus went to the seat. The same function is
+each policy's style profile in a league; ``ttrsim.analysis.compare_profiles`` sets several
+runs' profiles, and people's figures, side by side.
 
 Per-event and summary-mode runs give the same numbers for the same games: both reduce the
 games to counts, sums and sums of squares per seat, policy and win (summary mode keeps
 them in the ``profile_summary`` table, docs/tables.md), and every mean gets a normal
-interval from them, every share a Wilson interval.
+interval from them, every share a Wilson interval. The average length of a claimed route is
+a ratio of two sums (trains laid on routes over routes claimed) and has no interval here:
+the sums keep no cross product of the two.
 """
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pandas as pd
@@ -23,10 +28,15 @@ from ttrsim.stats import DEFAULT_CONFIDENCE, normal_mean_interval, wilson_interv
 from ttrsim.tables import (PROFILE_SUM_COLS, length_column, profile_stats, profile_sums,
                            profile_values, route_lengths)
 
-__all__ = ["Profile", "profile", "WINNERS"]
+__all__ = ["Profile", "profile", "WINNERS", "MEAN_ROUTE_LENGTH", "profile_counts",
+           "profile_measures", "known_measures", "measure_section", "measure_label",
+           "game_values", "route_trains"]
 
 #: The group of the winning seat-games (rank 1; tied winners each count).
 WINNERS = "winners"
+#: The measure of the average length of a claimed route: trains laid on routes (the sum of
+#: ``routes_len_N`` times N) over routes claimed, a ratio of the group's sums.
+MEAN_ROUTE_LENGTH = "mean_route_length"
 
 _LABELS = {
     "score": "score", "route_points": "route points", "ticket_points": "ticket points",
@@ -34,19 +44,24 @@ _LABELS = {
     "station_points": "station points", "attraction_points": "attraction points",
     "tickets_kept": "tickets kept (game)", "tickets_kept_setup": "tickets kept at setup",
     "ticket_draws": "ticket draws", "tickets_kept_drawn": "tickets kept from draws",
-    "tickets_completed": "tickets completed", "tickets_failed": "tickets failed",
+    "tickets_completed": "tickets completed",
+    "ticket_points_completed": "points of completed tickets", "tickets_failed": "tickets failed",
     "turns_taken": "turns a player", "first_claim_turn": "game turn of first claim",
     "largest_hand": "largest hand (cards)", "routes_claimed": "routes claimed",
+    MEAN_ROUTE_LENGTH: "average length of a claimed route",
     "longest_bonus_won": "longest path bonus won", "globetrotter_won": "Globetrotter won",
 }
 _SECTIONS = {
     "score": ("score", "route_points", "ticket_points", "longest_bonus", "globetrotter",
               "station_points", "attraction_points"),
     "tickets": ("tickets_kept", "tickets_kept_setup", "ticket_draws", "tickets_kept_drawn",
-                "tickets_completed", "tickets_failed"),
-    "play": ("turns_taken", "first_claim_turn", "largest_hand", "routes_claimed"),
+                "tickets_completed", "ticket_points_completed", "tickets_failed"),
+    "play": ("turns_taken", "first_claim_turn", "largest_hand", "routes_claimed",
+             MEAN_ROUTE_LENGTH),
+    "routes by length": (),
     "bonus won": ("longest_bonus_won", "globetrotter_won"),
 }
+_LENGTH = re.compile(r"routes_len_([1-9][0-9]*)")
 
 
 # quantities that can be negative (a failed ticket costs points)
@@ -59,11 +74,12 @@ class Profile:
 
     ``table``: one row per group (each policy in seat order of the run, then
     ``"winners"``) and measure, with ``section`` (score, tickets, play, routes by length,
-    bonus won), ``measure`` (a games-table column, ``tickets_kept_setup``, ``routes_len_N``
-    or ``<bonus>_won``), ``label``, ``kind`` (``mean`` per seat-game, or ``share`` of
-    seat-games), ``estimate``, ``low``, ``high`` (``confidence`` interval: normal for means,
-    Wilson for shares) and ``n`` (seat-games it is taken over; a first-claim turn only over
-    seats that claimed). ``manifest``: the run's."""
+    bonus won), ``measure`` (a games-table column, ``tickets_kept_setup``, ``routes_len_N``,
+    ``mean_route_length`` or ``<bonus>_won``), ``label``, ``kind`` (``mean`` per seat-game,
+    ``share`` of seat-games, or ``ratio``: the average length of a claimed route, trains
+    laid over routes claimed), ``estimate``, ``low``, ``high`` (``confidence`` interval:
+    normal for means, Wilson for shares, none for the ratio) and ``n`` (seat-games it is
+    taken over; a first-claim turn only over seats that claimed). ``manifest``: the run's."""
 
     table: pd.DataFrame
     manifest: dict
@@ -105,6 +121,9 @@ class Profile:
         head = (f"Game profile: {m.get('board')}, {players} players, "
                 f"{m.get('games', 0):,} games; mean per seat-game (share for 'bonus won') "
                 f"[{round(100 * self.confidence)}% interval]; winners: seat-games ranked first")
+        if (t["kind"] == "ratio").any():
+            head += ("\nThe average length of a claimed route is a ratio of the group's sums: "
+                     "no interval (ttrsim profile RUN_A RUN_B gives its differences one)")
         return "\n".join([head, ""] + lines)
 
 
@@ -120,35 +139,51 @@ def _cell(r) -> str:
     return f"{text} [{bounds}]" if bounds else text
 
 
+def game_values(run):
+    """A per-event run's seat-games, a part at a time (a batch at a time for a run on disk,
+    so memory stays flat): DataFrames with ``game, seat, policy`` (str), ``win`` and every
+    profile quantity (``ttrsim.tables.profile_values``) as floats, NaN where one does not
+    apply. None for a run without a games table (a summary-mode run)."""
+    board = run.board
+    summary = dict(getattr(run, "manifest", None) or {}).get("summary")
+    if not summary and getattr(run, "path", None) is not None and not run.loaded("games"):
+        parts = run.table_parts("games")
+    else:
+        games = getattr(run, "games", None)
+        if games is None:
+            return None
+        parts = [games]
+    return (_seat_games(games, board) for games in parts)
+
+
+def _seat_games(games: pd.DataFrame, board) -> pd.DataFrame:
+    try:
+        values = profile_values(games, board)
+    except KeyError as exc:
+        raise MissingTable(f"the games table has no column(s) {exc.args[0]} (the run was saved "
+                           "by an older ttrsim); play it again to profile it") from None
+    keys = pd.DataFrame({"game": games["game"].to_numpy(np.int64),
+                         "seat": games["seat"].to_numpy(np.int64),
+                         "policy": games["policy"].astype(str).to_numpy(),
+                         "win": games["win"].to_numpy(bool)}, index=values.index)
+    return pd.concat([keys, values], axis=1)
+
+
 def profile_counts(run) -> pd.DataFrame:
     """n, sum and sum of squares of every profile quantity per ``seat, policy, win`` (the
     ``profile_summary`` table of a summary-mode run; computed from the games table of a
     per-event run, a part at a time for a run on disk)."""
-    board = run.board
-    summary = dict(getattr(run, "manifest", None) or {}).get("summary")
-    if not summary and getattr(run, "path", None) is not None and not run.loaded("games"):
-        parts = run.table_parts("games")      # a saved run a part at a time: memory stays flat
-    else:
-        games = getattr(run, "games", None)
-        if games is None:
-            table = getattr(run, "profile_summary", None)
-            if table is None:
-                raise MissingTable("the run has neither a games table nor a profile_summary "
-                                   "table (a summary-mode run saved by an older ttrsim has "
-                                   "none); play it again to profile it")
-            return table.assign(policy=table["policy"].astype(str))
-        parts = [games]
-    sums = []
-    for games in parts:
-        try:
-            values = profile_values(games, board)
-        except KeyError as exc:
-            raise MissingTable(f"the games table has no column(s) {exc.args[0]} (the run was saved "
-                               "by an older ttrsim); play it again to profile it") from None
-        sums.append(profile_sums(values, {
-            "seat": games["seat"].to_numpy(np.int64),
-            "policy": games["policy"].astype(str).to_numpy(),
-            "win": games["win"].to_numpy(bool)}))
+    parts = game_values(run)
+    if parts is None:
+        table = getattr(run, "profile_summary", None)
+        if table is None:
+            raise MissingTable("the run has neither a games table nor a profile_summary "
+                               "table (a summary-mode run saved by an older ttrsim has "
+                               "none); play it again to profile it")
+        return table.assign(policy=table["policy"].astype(str))
+    stats = profile_stats(run.board)
+    sums = [profile_sums(part[stats], {k: part[k].to_numpy() for k in ("seat", "policy", "win")})
+            for part in parts]
     if not sums:
         raise MissingTable("the run has no games table")
     return (pd.concat(sums).groupby(["seat", "policy", "win", "stat"], sort=False, as_index=False)
@@ -157,7 +192,7 @@ def profile_counts(run) -> pd.DataFrame:
 
 def _applies(measure: str, board) -> bool:
     """Whether the board has what a measure counts (no station rows on a board without
-    stations, no Globetrotter rows without the bonus...)."""
+    stations, no Globetrotter rows without the bonus, only the route lengths it has...)."""
     if measure.startswith("longest_bonus"):
         return bool(getattr(board, "longest_bonus", 0))
     if measure.startswith("globetrotter"):
@@ -166,15 +201,63 @@ def _applies(measure: str, board) -> bool:
         return bool(getattr(board, "stations", 0))
     if measure == "attraction_points":
         return bool(len(getattr(board, "attractions", ())))
+    length = _LENGTH.fullmatch(measure)
+    if length:
+        return int(length.group(1)) in route_lengths(board)
     return True
+
+
+def measure_section(measure: str) -> str:
+    """The section of the profile a measure belongs to (KeyError for an unknown name)."""
+    if _LENGTH.fullmatch(measure):
+        return "routes by length"
+    for section, names in _SECTIONS.items():
+        if measure in names:
+            return section
+    raise KeyError(measure)
+
+
+def measure_label(measure: str) -> str:
+    """A measure's label in the profile's tables (KeyError for an unknown name)."""
+    length = _LENGTH.fullmatch(measure)
+    return f"routes of length {length.group(1)}" if length else _LABELS[measure]
+
+
+def known_measures() -> list[str]:
+    """Every measure name a profile may have on some board, ``routes_len_N`` standing for
+    the routes of each length N."""
+    return [m for names in _SECTIONS.values() for m in names] + ["routes_len_N"]
+
+
+def profile_measures(board) -> pd.DataFrame:
+    """The rows of a board's profile, in order: ``measure, section, label, kind`` (``mean``
+    per seat-game, ``share`` of seat-games, or ``ratio`` of two sums: the average length of
+    a claimed route)."""
+    rows = []
+    for stat in profile_stats(board):
+        if not _applies(stat, board):
+            continue
+        label = measure_label(stat)
+        kind = "share" if stat.endswith("_won") else "mean"
+        rows.append((stat, measure_section(stat), label, kind))
+        if stat == "routes_claimed":
+            rows.append((MEAN_ROUTE_LENGTH, "play", _LABELS[MEAN_ROUTE_LENGTH], "ratio"))
+    return pd.DataFrame(rows, columns=["measure", "section", "label", "kind"])
+
+
+def route_trains(sums: pd.Series | pd.DataFrame, board):
+    """Trains laid on routes from per-length route counts (``routes_len_N`` entries or
+    columns of ``sums``): the sum of N times the routes of length N."""
+    return sum(n * sums[length_column(n)] for n in route_lengths(board))
 
 
 def profile(run, confidence: float = DEFAULT_CONFIDENCE) -> Profile:
     """The game profile of a run (per-event or summary mode): per policy, and for the
-    winners, the mean per seat-game of every score part, tickets, turns, first-claim
-    turn, largest hand and routes claimed by length, and the share of seat-games each
-    bonus went to, with ``confidence`` intervals. See :class:`Profile` and
-    docs/analysis.md.
+    winners, the mean per seat-game of every score part, tickets, the points of completed
+    tickets, turns, first-claim turn, largest hand and routes claimed by length, the
+    average length of a claimed route, and the share of seat-games each bonus went to,
+    with ``confidence`` intervals (none for the average route length, a ratio). See
+    :class:`Profile` and docs/analysis.md.
 
     ``run`` may also be a list of runs of one board (e.g. the cells of a league): their
     seat-games are pooled, policies in order of first appearance."""
@@ -195,31 +278,30 @@ def profile(run, confidence: float = DEFAULT_CONFIDENCE) -> Profile:
             {r.manifest.get("players") for r in runs}), "games": sum(
             int(r.manifest.get("games", 0)) for r in runs), "runs": len(runs)}
     order = list(dict.fromkeys(p for r in runs for p in r.manifest["policies"]))
-    stats = [s for s in profile_stats(board) if _applies(s, board)]
-    lengths = {length_column(n): n for n in route_lengths(board)}
+    measures = profile_measures(board)
     policies = [p for p in order if p in set(counts["policy"])]
     groups = [(p, counts[counts["policy"] == p]) for p in policies]
     groups.append((WINNERS, counts[counts["win"]]))
     rows = []
     for group, part in groups:
-        total = part.groupby("stat", sort=False)[list(PROFILE_SUM_COLS)].sum()
-        for stat in stats:
-            n, s, sq = (total.loc[stat].to_numpy(float) if stat in total.index
-                        else np.zeros(3))
-            if stat.endswith("_won"):
-                kind, est = "share", (s / n if n else np.nan)
-                low, high = wilson_interval(s, n, confidence)
+        total = (part.groupby("stat", sort=False)[list(PROFILE_SUM_COLS)].sum()
+                 .reindex(profile_stats(board), fill_value=0).astype(float))
+        for m in measures.itertuples():
+            if m.kind == "ratio":
+                routes = total.loc["routes_claimed", "sum"]
+                n = total.loc["routes_claimed", "n"]
+                est = route_trains(total["sum"], board) / routes if routes else np.nan
+                low = high = np.nan
             else:
-                kind = "mean"
-                est, low, high = normal_mean_interval(s, sq, n, confidence)
-                if stat not in _SIGNED:     # a count's interval stops at 0
-                    low = max(low, 0.0)
-            if stat in lengths:
-                section, label = "routes by length", f"routes of length {lengths[stat]}"
-            else:
-                section = next(k for k, v in _SECTIONS.items() if stat in v)
-                label = _LABELS[stat]
-            rows.append({"group": group, "section": section, "measure": stat, "label": label,
-                         "kind": kind, "estimate": float(est), "low": float(low),
-                         "high": float(high), "n": int(n)})
+                n, s, sq = total.loc[m.measure].to_numpy()
+                if m.kind == "share":
+                    est = s / n if n else np.nan
+                    low, high = wilson_interval(s, n, confidence)
+                else:
+                    est, low, high = normal_mean_interval(s, sq, n, confidence)
+                    if m.measure not in _SIGNED:     # a count's interval stops at 0
+                        low = max(low, 0.0)
+            rows.append({"group": group, "section": m.section, "measure": m.measure,
+                         "label": m.label, "kind": m.kind, "estimate": float(est),
+                         "low": float(low), "high": float(high), "n": int(n)})
     return Profile(pd.DataFrame(rows), manifest, confidence)

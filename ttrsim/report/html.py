@@ -2,8 +2,9 @@
 
 A report is one self-contained ``index.html`` (figures embedded as PNG data) plus each
 figure as PNG and each table as CSV beside it. Build it from :class:`Section` objects
-(text, notes, figures, tables) and write it with :func:`write_page`. The kit imports no
-analysis: it formats what it is given.
+(text, notes, figures, tables) and write it with :func:`write_page`, which opens the page
+with a summary of every section's conclusions (``Section.lead``), each linked to its
+section. The kit imports no analysis: it formats what it is given.
 """
 from __future__ import annotations
 
@@ -28,6 +29,8 @@ body { font-family: sans-serif; max-width: 1100px; margin: 2em auto; padding: 0 
 div.wide { max-width: 100%; overflow-x: auto; }
 table.data { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0 1.5em; }
 p.lead { font-size: 1.05em; background: #eef4fb; padding: 6px 10px; border-left: 3px solid #3b75b0; }
+section#summary ul { padding-left: 1.2em; } section#summary li { margin: 0.35em 0; }
+nav ul { columns: 3; font-size: 0.9em; }
 table.data th, table.data td { padding: 2px 8px; border-bottom: 1px solid #ddd; text-align: right; }
 figure { margin: 1em 0; } figure img { max-width: 100%; }
 figcaption, p.caption { font-size: 0.9em; color: #555; }
@@ -43,7 +46,8 @@ class Skip(Exception):
 
 def fmt(value) -> str:
     """A number at a readable precision: three significant digits, one decimal from 100 on,
-    thousands separated; booleans as words."""
+    thousands separated, never in scientific notation (0.0000933, not 9.33e-05; below
+    1e-8, 0); booleans as words."""
     if isinstance(value, (bool, np.bool_)):
         return "yes" if value else "no"
     if isinstance(value, (float, np.floating)):
@@ -51,7 +55,10 @@ def fmt(value) -> str:
             return "–"
         if abs(value) >= 100:
             return f"{value:,.1f}"
-        return f"{value:.3g}"
+        if abs(value) < 1e-8:
+            return "0"
+        return np.format_float_positional(value, precision=3, unique=False, fractional=False,
+                                          trim="-")
     if isinstance(value, (int, np.integer)):
         return f"{value:,}" if abs(value) >= 10_000 else str(value)
     return str(value)
@@ -92,10 +99,35 @@ def _is_rate(col: str, values) -> bool:
     return bool(len(v)) and bool(((v >= 0) & (v <= 1)).all())
 
 
+def _interval_columns(col: str, columns) -> tuple[str, str] | None:
+    """The columns holding the interval of ``col``: ``col_low``/``col_high``, ``col
+    low``/``col high`` (a table whose columns are named for reading), or ``low``/``high``
+    beside a ``difference``."""
+    for low, high in ((f"{col}_low", f"{col}_high"), (f"{col} low", f"{col} high"),
+                      ("low", "high") if col == "difference" else (None, None)):
+        if low in columns and high in columns:
+            return low, high
+    return None
+
+
+def _with_interval(v: float, lo: float, hi: float, one) -> str:
+    """"12.3 [11.9, 12.7]"; where the interval is too narrow for ``one``'s digits (all
+    three the same), as many decimals as give its half-width two significant digits."""
+    if not np.isfinite(v):
+        return "–"
+    if not (np.isfinite(lo) and np.isfinite(hi)):
+        return one(v)
+    if one is fmt and hi > lo and fmt(lo) == fmt(hi):
+        d = max(0, 1 - int(np.floor(np.log10((hi - lo) / 2) + 1e-9)))
+        return f"{v:,.{d}f} [{lo:,.{d}f}, {hi:,.{d}f}]"
+    return f"{one(v)} [{one(lo)}, {one(hi)}]"
+
+
 def readable(df: pd.DataFrame) -> pd.DataFrame:
     """The table as a reader sees it: p- and q-values as "< 0.001", rates as percentages,
-    each estimate with its ``_low``/``_high`` columns folded into one cell "12.3 [11.9,
-    12.7]" (the CSV beside the report keeps every raw column), booleans as words."""
+    each estimate with its ``_low``/``_high`` (or `` low``/`` high``) columns folded into
+    one cell "12.3 [11.9, 12.7]" (the CSV beside the report keeps every raw column), no
+    number in scientific notation, booleans as words."""
     out = pd.DataFrame(index=df.index)
     cols = list(df.columns)
     used = set()
@@ -103,18 +135,15 @@ def readable(df: pd.DataFrame) -> pd.DataFrame:
         if col in used:
             continue
         values = df[col]
-        low, high = f"{col}_low", f"{col}_high"
         if values.dtype.kind in "iufb" and _is_p(col):
             out[col] = [fmt_p(v) for v in values]
             continue
-        if values.dtype.kind in "fi" and low in df.columns and high in df.columns:
+        bounds = _interval_columns(col, df.columns)
+        if values.dtype.kind in "fi" and bounds is not None:
+            low, high = bounds
             one = fmt_pct if _is_rate(col, values) else fmt
-            out[f"{col} [95%]"] = [
-                "–" if not np.isfinite(v) else
-                f"{one(v)} [{one(lo)}, {one(hi)}]" if np.isfinite(lo) and np.isfinite(hi)
-                else one(v)
-                for v, lo, hi in zip(values.astype(float), df[low].astype(float),
-                                     df[high].astype(float))]
+            out[f"{col} [95%]"] = [_with_interval(v, lo, hi, one) for v, lo, hi in zip(
+                values.astype(float), df[low].astype(float), df[high].astype(float))]
             used.update((low, high))
             continue
         if values.dtype.kind == "f" and _is_rate(col, values):
@@ -137,14 +166,21 @@ class Section:
     def __init__(self, out_dir: Path, slug: str, heading: str):
         self.out_dir, self.slug, self.heading = out_dir, slug, heading
         self.parts: list[str] = []
+        self.findings: list[str] = []       # the leads, in the order given
+        self.skipped: str | None = None
 
     def text(self, text: str) -> None:
         self.parts.append(f"<p>{html.escape(text)}</p>")
 
     def lead(self, text: str) -> None:
-        """The section's conclusions in words (what, by how much, how sure): shown first,
-        whatever was added before."""
-        self.parts.insert(0, f"<p class='lead'>{html.escape(text)}</p>")
+        """A conclusion of the section in words (what, by how much, how sure: each with
+        its interval or test): shown first in the section, whatever was added before, and
+        again in the page's summary."""
+        self.findings.append(text)
+
+    def skip(self, reason: str) -> None:
+        """The section cannot be produced: it keeps only the reason (and no conclusion)."""
+        self.parts, self.findings, self.skipped = [], [], reason
 
     def note(self, text: str) -> None:
         """A remark the reader must not miss (e.g. a table pooled over policies)."""
@@ -180,7 +216,11 @@ class Section:
                           f"<div class='wide'>{body}</div>")
 
     def html(self) -> str:
-        return f'<section id="{self.slug}"><h2>{html.escape(self.heading)}</h2>\n' + "\n".join(self.parts) + "</section>"
+        body = [f"<p class='lead'>{html.escape(f)}</p>" for f in self.findings] + self.parts
+        if self.skipped is not None:
+            body = [f'<p class="skipped">Skipped: {html.escape(self.skipped)}.</p>']
+        return (f'<section id="{self.slug}"><h2>{html.escape(self.heading)}</h2>\n'
+                + "\n".join(body) + "</section>")
 
 
 def _highlight_rows(body: str, flags) -> str:
@@ -213,14 +253,32 @@ def manifest_table(sec: Section, manifest: dict, name: str = "manifest") -> None
     sec.table(name, items, "Manifest.", max_rows=100)
 
 
-def write_page(out_dir: Path, title: str, sections: list) -> Path:
-    """Write ``out_dir/index.html``: the title, a table of contents and the sections.
-    Returns its path."""
+def _summary_html(sections: list, about: str = "") -> str:
+    """The page's summary: ``about`` (what was played, in one line), then every
+    conclusion of every section (its leads, word for word), each linked to its section,
+    then the sections skipped and why."""
+    items = [f'<li><a href="#{s.slug}">{html.escape(s.heading)}</a>: {html.escape(f)}</li>'
+             for s in sections for f in s.findings]
+    skipped = [f"{s.heading}: {s.skipped}" for s in sections if s.skipped is not None]
+    parts = [f"<p class='caption'>{html.escape(about)}</p>"] if about else []
+    parts.append(f"<ul>{''.join(items)}</ul>" if items else
+                 "<p>No section of this report draws a conclusion.</p>")
+    if skipped:
+        parts.append(f"<p class='caption'>Not in this report: "
+                     f"{html.escape('; '.join(skipped))}.</p>")
+    return '<section id="summary"><h2>Summary</h2>\n' + "\n".join(parts) + "</section>"
+
+
+def write_page(out_dir: Path, title: str, sections: list, about: str = "") -> Path:
+    """Write ``out_dir/index.html``: the title, the summary of every section's conclusions
+    (``about``, optional: one line saying what was played), a table of contents and the
+    sections. Returns its path."""
     toc = "".join(f'<li><a href="#{s.slug}">{html.escape(s.heading)}</a></li>' for s in sections)
     page = (f"<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style></head><body>\n"
             f"<h1>{html.escape(title)}</h1>\n<p class='caption'>Written by ttrsim "
-            f"{html.escape(__version__)}.</p>\n<nav><ul>{toc}</ul></nav>\n"
+            f"{html.escape(__version__)}.</p>\n{_summary_html(sections, about)}\n"
+            f"<nav><p class='caption'>Sections:</p><ul>{toc}</ul></nav>\n"
             + "\n".join(s.html() for s in sections) + "\n</body></html>\n")
     index = Path(out_dir) / "index.html"
     index.write_text(page, encoding="utf-8")

@@ -2,12 +2,13 @@
 
 ``write_report(run, out_dir)`` writes ``out_dir/index.html`` with every figure embedded
 as a base64 PNG and every table as HTML, plus each figure as a PNG file and each table
-as a CSV file beside it. It works for per-event and summary-mode runs: a section whose
+as a CSV file beside it. The page opens with a summary of every section's conclusions
+(``ttrsim.report.leads``: each with its interval or test), then the sections, then the
+methods and the manifest. It works for per-event and summary-mode runs: a section whose
 tables are absent is kept with a note saying why it was skipped.
 """
 from __future__ import annotations
 
-import html
 import shutil
 from pathlib import Path
 from types import SimpleNamespace
@@ -21,7 +22,8 @@ from ttrsim.analysis.inputs import EVENT, manifest_of, source
 from ttrsim.analysis.stations import check_paired_runs
 from ttrsim.analysis.tickets import MIN_KEPT
 from ttrsim.dispatch import progress_bar
-from ttrsim.report.html import Section, Skip, check_stronger, write_page
+from ttrsim.report import leads
+from ttrsim.report.html import Section, Skip, check_stronger, fmt_pct, write_page
 
 __all__ = ["write_report", "SECTIONS"]
 
@@ -102,39 +104,6 @@ def _readable(value) -> str:
     return str(value)
 
 
-# ----------------------------------------------------------------------------- leads
-
-def _pct(x) -> str:
-    return "–" if x is None or not np.isfinite(x) else f"{100 * x:.1f}%"
-
-
-def _seats_lead(table) -> str:
-    """Which seats differ from the fair share, by how much, how sure."""
-    parts = []
-    for n, t in table.groupby("players", sort=True):
-        fair = float(t.fair_share.iloc[0])
-        off = t[(t.win_rate_low > fair) | (t.win_rate_high < fair)]
-        best = t.sort_values("win_rate", ascending=False).iloc[0]
-        parts.append(
-            f"{n} players: seat {int(best.seat)} wins most often, {_pct(best.win_rate)} "
-            f"[{_pct(best.win_rate_low)}, {_pct(best.win_rate_high)}] against a fair "
-            f"{_pct(fair)}; {len(off)} of {len(t)} seats differ from the fair share (95% "
-            "intervals)")
-    return "; ".join(parts) + "."
-
-
-def _tickets_lead(completion, by) -> str:
-    """Completion overall and the tickets that cost points on average."""
-    kept = completion.kept.sum()
-    rate = completion.completed.sum() / kept if kept else float("nan")
-    losing = completion[(completion.kept >= MIN_KEPT) & (completion.completion_rate_high < 0.5)]
-    names = ", ".join(losing.name.astype(str).head(5)) + (" ..." if len(losing) > 5 else "")
-    return (f"{_pct(rate)} of the tickets kept were completed. {len(losing)} ticket rows "
-            f"(kept at least {MIN_KEPT} times) are completed less than half the time with "
-            "95% confidence, so keeping them costs points on average"
-            + (f": {names}." if len(losing) else "."))
-
-
 # ----------------------------------------------------------------------------- sections
 
 def _methods(sec: Section, run, ctx) -> None:
@@ -161,9 +130,31 @@ def _methods(sec: Section, run, ctx) -> None:
         "fixed seed) for means of per-event tables; normal intervals from sums and sums of "
         "squares for means of summary tables. Tunnel odds are exact hypergeometric probabilities."
     )
-    if m:
-        items = pd.DataFrame({"key": list(m), "value": [_readable(v) for v in m.values()]})
-        sec.table("manifest", items, "Run manifest.")
+
+
+def _manifest(sec: Section, run, ctx) -> None:
+    m = ctx["manifest"]
+    if not m:
+        raise Skip("the run has no manifest")
+    items = pd.DataFrame({"key": list(m), "value": [_readable(v) for v in m.values()]})
+    sec.table("manifest", items, "Run manifest: how the run was made, every setting.", max_rows=100)
+
+
+def _about(run, m: dict) -> str:
+    """What was played, in one line: the summary's first."""
+    board = _manifest_value(m, "board", default=getattr(getattr(run, "board", None), "name", "?"))
+    if isinstance(board, dict):
+        board = board.get("name", board)
+    policies = _manifest_value(m, "policies", default=None)
+    if isinstance(policies, (list, tuple)):
+        policies = ", ".join(map(str, policies))
+    games = _manifest_value(m, "games", default="?")
+    games = f"{games:,}" if isinstance(games, int) else games
+    return (f"{games} games on {board}" + (f", seats played by {policies}" if policies else "")
+            + f" (seed {_manifest_value(m, 'seed')}). Each conclusion below carries its 95% "
+            "interval; a direction (above, below, ahead) is stated only where the interval "
+            "lies wholly on one side or a test says so. Methods and the manifest are at the "
+            "end.")
 
 
 def _seats(sec: Section, run, ctx) -> None:
@@ -172,7 +163,8 @@ def _seats(sec: Section, run, ctx) -> None:
               ["players", "seat", "games", "win_rate", "win_rate_low", "win_rate_high", "fair_share",
                "score_mean", "score_diff", "score_diff_low", "score_diff_high"])
     sec.figure("seat_advantage", plots.plot_seat_advantage(table), "Win rate per seat against the fair share 1 / players.")
-    sec.lead(_seats_lead(table))
+    for text in leads.seat_leads(table):
+        sec.lead(text)
 
 
 def _policies(sec: Section, run, ctx) -> None:
@@ -181,11 +173,8 @@ def _policies(sec: Section, run, ctx) -> None:
         raise Skip("every seat played the same policy")
     sec.table("policy_win_matrix", matrix, "Share of seat pairs in which policy A finished ahead of policy B.")
     sec.figure("policy_win_matrix", plots.plot_policy_matrix(matrix), "Policy A (rows) against policy B (columns).")
-    best = matrix.sort_values("ahead_share_low", ascending=False).iloc[0]
-    sure = "clearly" if best.ahead_share_low > 0.5 else "not clearly (its 95% interval reaches 50%)"
-    sec.lead(f"{best.policy_a} finishes ahead of {best.policy_b} in {_pct(best.ahead_share)} of "
-             f"their seat pairs [{_pct(best.ahead_share_low)}, {_pct(best.ahead_share_high)}]: "
-             f"{sure} the stronger of the two.")
+    for text in leads.policy_leads(matrix):
+        sec.lead(text)
 
 
 def _scores(sec: Section, run, ctx) -> None:
@@ -198,9 +187,8 @@ def _scores(sec: Section, run, ctx) -> None:
     else:
         caption = "Final scores per policy (box: quartiles, whiskers: 5th-95th percentile, triangle: mean)."
     sec.figure("score_distribution", plots.plot_score_distribution(table), caption)
-    sec.lead("Mean final score: " + "; ".join(
-        f"{r.policy} {r.score_mean:.1f} [{r.score_mean_low:.1f}, {r.score_mean_high:.1f}]"
-        for r in table.itertuples()) + " (95% intervals).")
+    for text in leads.score_leads(table):
+        sec.lead(text)
     board = getattr(run, "board", None)       # runs of other origin may carry no board
     if getattr(board, "globetrotter_bonus", 0):
         sec.table("bonus_shares", an.bonus_shares(run),
@@ -211,16 +199,47 @@ def _scores(sec: Section, run, ctx) -> None:
                      if board.longest_bonus else "") + ".")
 
 
+def profile_wide(table: pd.DataFrame) -> pd.DataFrame:
+    """A game profile's long table (``analysis.profile(run).table``) as one wide table: a
+    row per measure (its part named on the part's first row), a column per group (each
+    policy in the run's order, then the winners), each cell the estimate with its 95%
+    interval (shares as percentages)."""
+    groups = list(dict.fromkeys(table["group"]))
+    cells = {(r.measure, r.group): _profile_cell(r) for r in table.itertuples()}
+    rows, part = [], None
+    for r in table.drop_duplicates("measure").itertuples():
+        rows.append({"part": r.section if r.section != part else "", "measure": r.label,
+                     **{g: cells.get((r.measure, g), "–") for g in groups}})
+        part = r.section
+    return pd.DataFrame(rows, columns=["part", "measure", *groups])
+
+
+def _profile_cell(r) -> str:
+    if not np.isfinite(r.estimate):
+        return "–"
+    one = fmt_pct if r.kind == "share" else leads.number
+    return leads.interval(r.estimate, r.low, r.high, one)
+
+
 def _profile(sec: Section, run, ctx) -> None:
     prof = an.profile(run)
     sec.text("How the seats play and score, per policy and for the winners (seat-games "
              "ranked first): means per seat-game with normal 95% intervals, shares of "
              "seat-games with Wilson intervals; the first-claim turn is the game turn (all "
-             "seats counted) of a seat's first claim, over the seats that claimed "
+             "seats counted) of a seat's first claim, over the seats that claimed; the "
+             "average length of a claimed route is a ratio of sums, without an interval "
              "(docs/analysis.md).")
-    sec.table("profile", prof.table, "Game profile (one row per group and measure).",
-              ["group", "section", "label", "kind", "estimate", "low", "high", "n"],
-              max_rows=len(prof.table))
+    for text in leads.profile_leads(prof.table):
+        sec.lead(text)
+    wide = profile_wide(prof.table)
+    n = prof.table[prof.table.measure == "score"].set_index("group").n
+    prof.table.to_csv(sec.out_dir / "profile.csv", index=False)
+    sec.table("profile_wide", wide,
+              "Game profile: a column per policy and one for the winners, each cell the "
+              "mean per seat-game (or share of seat-games) with its 95% interval; seat-games: "
+              + ", ".join(f"{g} {int(k):,}" for g, k in n.items())
+              + ". Every estimate and bound as numbers, one row per group and measure: "
+              "profile.csv.", max_rows=len(wide))
     sec.figure("profile", plots.plot_profile(prof.table),
                "Score parts and routes claimed by length per policy and for the winners.")
 
@@ -231,6 +250,8 @@ def _players(sec: Section, run, ctx) -> None:
               ["players", "games", "turns_mean", "turns_mean_low", "turns_mean_high", "turns_median",
                "all_passed_rate", "tickets_kept_mean", "completion_rate", "completion_rate_low",
                "completion_rate_high", "score_mean"])
+    for text in leads.player_leads(table):
+        sec.lead(text)
     if len(table) < 2:
         sec.text("The run holds one player count: the chart by player count is drawn only for "
                  "runs of several (the table above gives the figures).")
@@ -249,7 +270,8 @@ def _tickets(sec: Section, run, ctx) -> None:
         sec.text(f"Every table and chart of this section is split by policy ({', '.join(names)}): "
                  "a ticket's rates describe the players of one policy.")
     completion = an.ticket_completion(run, by=by)
-    sec.lead(_tickets_lead(completion, by))
+    for text in leads.ticket_leads(completion, by, MIN_KEPT):
+        sec.lead(text)
     if by:      # each ticket's rows of every policy side by side
         completion = completion.sort_values(["ticket", "policy"], kind="stable", ignore_index=True)
     sec.table("ticket_completion", completion, f"Keep and completion rate of each ticket{per}.",
@@ -283,11 +305,8 @@ def _routes(sec: Section, run, ctx) -> None:
     else:
         _pooled_note(sec, run, "route claims")
     claims = an.route_claims(run, by=by)
-    top = claims.sort_values("claim_rate", ascending=False).head(3)
-    sec.lead("Most claimed routes: " + "; ".join(
-        f"{r.name}{f' ({r.policy})' if by else ''} in {_pct(r.claim_rate)} of games "
-        f"[{_pct(r.claim_rate_low)}, {_pct(r.claim_rate_high)}]" for r in top.itertuples())
-        + f". {int((claims.claim_rate == 0).sum())} of {len(claims)} rows were never claimed.")
+    for text in leads.route_leads(claims, by):
+        sec.lead(text)
     ranked = claims.sort_values([*by, "claim_rate"], ascending=[True] * len(by) + [False], kind="stable")
     if by:      # the most claimed routes of every policy first
         order = ranked.groupby("policy", observed=True).cumcount()
@@ -332,11 +351,8 @@ def _tunnels(sec: Section, run, ctx) -> None:
         out = an.tunnel_outcomes(view)
         parts.append(out if policy is None else out.assign(policy=policy))
     outcomes = pd.concat(parts, ignore_index=True)
-    attempts = int(outcomes.attempts.sum())
-    declined = float((outcomes.decline_rate * outcomes.attempts).sum() / max(attempts, 1))
-    extra = float((outcomes.extra_mean * outcomes.attempts).sum() / max(attempts, 1))
-    sec.lead(f"{attempts:,} tunnel attempts: on average {extra:.2f} extra cards asked; "
-             f"{_pct(declined)} of attempts declined.")
+    for text in leads.tunnel_leads(outcomes):
+        sec.lead(text)
     by = ["policy"] if "policy" in outcomes.columns else []
     outcomes = outcomes[by + [c for c in outcomes.columns if c not in by]]
     if by:      # each route's rows of every policy side by side
@@ -385,10 +401,8 @@ def _stations(sec: Section, run, ctx) -> None:
         parts.append(usage if policy is None else usage.assign(policy=policy))
     usage = pd.concat(parts, ignore_index=True)
     if len(usage):
-        top = usage.sort_values("built", ascending=False).iloc[0]
-        sec.lead(f"Stations were built in {usage.city.nunique()} cities; most often in "
-                 f"{top.city}{f' ({top.policy})' if 'policy' in usage.columns else ''} "
-                 f"({int(top.built):,} times).")
+        for text in leads.station_leads(usage):
+            sec.lead(text)
     by = ["policy"] if "policy" in usage.columns else []
     usage = usage[by + [c for c in usage.columns if c not in by]]
     if by:
@@ -401,6 +415,8 @@ def _stations(sec: Section, run, ctx) -> None:
                  "write_report(..., baseline=that_run)).")
         return
     value = an.station_value(run, baseline, seed=ctx["seed"])
+    for text in leads.station_value_leads(value):
+        sec.lead(text)
     sec.table("station_value", value, "Paired station value (with minus without stations).")
     sec.figure("station_value", plots.plot_station_value(value), "Station value by player count.")
 
@@ -532,7 +548,6 @@ def _stronger(sec: Section, run, ctx) -> None:
 
 
 SECTIONS = [
-    ("methods", "Methods", _methods),
     ("seats", "Seat advantage", _seats),
     ("policies", "Policies", _policies),
     ("scores", "Scores", _scores),
@@ -543,11 +558,14 @@ SECTIONS = [
     ("tunnels", "Tunnels", _tunnels),
     ("stations", "Stations", _stations),
     ("stronger", "Under stronger play", _stronger),
+    ("methods", "Methods", _methods),
+    ("manifest", "Manifest", _manifest),
 ]
 
 def write_report(run, out_dir, title: str | None = None, *, baseline=None, stronger=None,
                  seed=0, progress: bool = False, extra=()) -> Path:
-    """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV).
+    """Write ``out_dir/index.html`` (self-contained) plus the figures (PNG) and tables (CSV):
+    the summary of every section's conclusions first, the methods and the manifest last.
 
     ``run`` is a per-event or summary-mode run. ``baseline``, optional, is a paired run of
     the same board, players, games, seed and seat layout in which a seat may not build
@@ -584,11 +602,11 @@ def write_report(run, out_dir, title: str | None = None, *, baseline=None, stron
             try:
                 build(sec, run, ctx)
             except (Skip, an.MissingTable) as reason:
-                sec.parts = [f'<p class="skipped">Skipped: {html.escape(str(reason))}.</p>']
+                sec.skip(str(reason))
             sections.append(sec)
             if bar is not None:
                 bar.update()
-        return write_page(out_dir, title, sections)
+        return write_page(out_dir, title, sections, about=_about(run, manifest))
     except BaseException:
         # a refused run (a damaged part read on the way) leaves no half-written report
         if created:

@@ -1,7 +1,9 @@
 """HTML reports of the paired studies: comparison, route importance, ticket fairness.
 
 Each is a page of the report kit (``ttrsim.report.html``): a self-contained
-``index.html`` with the figures embedded, plus each figure as PNG and each table as CSV.
+``index.html`` with the figures embedded, plus each figure as PNG and each table as CSV;
+the summary of the sections' conclusions (``ttrsim.report.leads``) first, the method and
+the manifest last.
 """
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from pathlib import Path
 import numpy as np
 
 from ttrsim.plots import plot_comparison, plot_fairness, plot_play_scatter, plot_route_map
+from ttrsim.report import leads
 from ttrsim.report.html import Section, check_stronger, manifest_table, write_page
 
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
@@ -44,21 +47,13 @@ def write_comparison_report(comparison, out_dir, title: str | None = None,
              "interval of the difference (delta method on the per-game differences, Student t), "
              f"p-values are adjusted with Benjamini-Hochberg and rows with q < {comparison.alpha} "
              "are marked significant.")
-    manifest_table(sec, m)
     res = Section(out_dir, "results", "Differences")
     res.figure("comparison", plot_comparison(comparison),
                "Largest differences relative to the base, with paired 95% intervals.")
     table = comparison.sorted_table()
     table = table.assign(material=table.significant & (table.relative.abs() >= material))
-    mat = table[table.material].sort_values("relative", key=abs, ascending=False)
-    res.lead(f"{int(table.significant.sum())} of {len(table)} metrics differ significantly "
-             f"(Benjamini-Hochberg q < {comparison.alpha}); {len(mat)} of them are material, "
-             f"a change of at least {material:.0%} of the base value"
-             + (". Largest: " + "; ".join(
-                 f"{r.metric} {r.base:.3g} -> {r.variant:.3g} ({r.relative:+.1%}, 95% interval "
-                 f"of the difference [{r.low:+.3g}, {r.high:+.3g}])"
-                 for r in mat.head(3).itertuples()) + "." if len(mat) else
-                "; no metric changes by that much."))
+    for text in leads.comparison_leads(table, comparison.alpha, material):
+        res.lead(text)
     res.table("comparison", table,
               f"Every metric, significant rows first; material: significant and at least "
               f"{material:.0%} relative to the base.", max_rows=60,
@@ -81,7 +76,7 @@ def write_comparison_report(comparison, out_dir, title: str | None = None,
     w.text("Half-widths of the 95% interval of the difference, paired (the same games on "
            "both sides) against unpaired (the two sides treated as independent samples).")
     w.table("interval_widths", summ, "Median half-widths per kind of metric.")
-    sections = [sec, res, maps, w]
+    sections = [res, maps, w]
     if stronger is not None:
         sections.append(_stronger_section(
             out_dir, stronger, "variant", None, None,
@@ -92,7 +87,17 @@ def write_comparison_report(comparison, out_dir, title: str | None = None,
              "interval) under each play. A conclusion changes when the verdict on the effect "
              "differs (above: the variant raises the metric, below: it lowers it, each at "
              f"its own comparison's q < {stronger.alpha:g}; else unclear)."]))
-    return write_page(out_dir, title, sections)
+    about = (f"{m['base']} against {m['variant']} ({m['variant_description']}): the same "
+             f"{m['games']:,} games on both boards (seed {m['seed']}), {m['players']} players, "
+             f"policies {', '.join(m['policies'])}.")
+    return write_page(out_dir, title, sections + [sec, _manifest(out_dir, m)], about=about)
+
+
+def _manifest(out_dir: Path, m: dict) -> Section:
+    """The manifest as a section of its own, the page's last."""
+    sec = Section(out_dir, "manifest", "Manifest")
+    manifest_table(sec, m)
+    return sec
 
 
 def _check_stronger(study, stronger, what: str,
@@ -112,10 +117,11 @@ def _stronger_section(out_dir: Path, stronger, name: str, quantity: str | None, 
     if base == strong:
         base, strong = f"{base} (base)", f"{strong} (strong)"
     sec = Section(out_dir, "stronger", "Under stronger play")
+    sec.lead(f"Under {strong} in place of {base}, {int(t.changed.sum())} of {len(t)} "
+             f"conclusions change; {int(t.significant.sum())} differences are significant at "
+             f"q < {stronger.alpha:g} (Benjamini-Hochberg over the rows).")
     sec.text(f"The same study on the same games (seed {m['seed']}) with {strong} in place of "
-             f"{base} seat by seat. " + " ".join(lead) + f" {int(t.changed.sum())} of {len(t)} "
-             f"conclusions change, {int(t.significant.sum())} differences are significant at q "
-             f"< {stronger.alpha:g} (Benjamini-Hochberg over the rows). The two plays are "
+             f"{base} seat by seat. " + " ".join(lead) + " The two plays are "
              "compared as independent samples: the difference's interval is the normal one "
              "from the two intervals' widths.")
     if m.get("expert_models"):
@@ -162,8 +168,9 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
                  f"first is the best of {len(table)} noisy estimates, so its measured drop is on "
                  "average larger than its true one. Confirm the top routes on fresh games "
                  "(confirm=k, --confirm K) before quoting their effect.")
-    manifest_table(sec, m)
     res = Section(out_dir, "table", "Routes by importance")
+    for text in leads.importance_leads(table):
+        res.lead(text)
     confirmed = (["confirmed_importance", "confirmed_low", "confirmed_high"]
                  if "confirmed_importance" in table.columns else [])
     res.table("route_importance", table, "One row per route, the most important first"
@@ -183,7 +190,9 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
                plot_route_map(board, svals, "change in mean score when removed (points)",
                               title=f"Mean score without each route, {board.name}", cmap="RdBu"),
                "Routes coloured by the change in the mean score per player when removed.")
-    sections = [sec, res, fig]
+    sections = [res, fig]
+    about = (f"{board.name}: each of {len(table)} routes removed in turn, the board without it "
+             f"playing the same {m['games']:,} games as the intact board (seed {m['seed']}).")
     if stronger is not None:
         m = stronger.manifest
         sections.append(_stronger_section(
@@ -197,7 +206,8 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
              "better without it, each at the study's own q < "
              f"{stronger.alpha:g}; else unclear), or when it is among the {m['top']} most "
              "important under one play only and the difference is significant."]))
-    return write_page(out_dir, title, sections)
+    return write_page(out_dir, title, sections + [sec, _manifest(out_dir, result.manifest)],
+                      about=about)
 
 
 def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
@@ -222,21 +232,22 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
              "played again with the suggested points on the same seeds. Spread = keep-weighted "
              "coefficient of variation of the value over the tickets; 95% intervals from "
              f"{m['n_resamples']} bootstrap resamples of the games, the same resamples for every "
-             "round (so the change is paired).")
-    manifest_table(sec, m)
+             "round (so the change is paired), centred on the estimate (a resample's spread "
+             "carries its own noise on top of the games', so the resampled spreads lie above "
+             "it by spread_bias).")
     sp = Section(out_dir, "spread", "Spread before and after")
-    if fairness.unreliable_note():
-        sp.note(fairness.unreliable_note())
+    for note in (fairness.bias_note(), fairness.unreliable_note()):
+        if note:
+            sp.note(note)
     s = fairness.spread
+    for text in leads.fairness_leads(s):
+        sp.lead(text)
     for _, r in s.iterrows():
         if r["round"] == 0:
             continue
-        sp.text(f"Round {int(r['round'])}: spread {s.spread.iloc[0]:.3f} "
-                f"[{s.spread_low.iloc[0]:.3f}, {s.spread_high.iloc[0]:.3f}] as printed -> "
-                f"{r.spread:.3f} [{r.spread_low:.3f}, {r.spread_high:.3f}]; change "
-                f"{r.change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}] (balanceable "
-                f"tickets). All tickets: {s.spread_all.iloc[0]:.3f} -> {r.spread_all:.3f}, "
-                f"change [{r.change_all_low:+.3f}, {r.change_all_high:+.3f}].")
+        sp.text(f"Round {int(r['round'])}, all tickets: {s.spread_all.iloc[0]:.3f} -> "
+                f"{r.spread_all:.3f}, change [{r.change_all_low:+.3f}, "
+                f"{r.change_all_high:+.3f}].")
     sp.table("fairness_spread", s, "Spread per round with bootstrap intervals.")
     sp.figure("ticket_fairness", plot_fairness(fairness),
               "Ticket values per round and the spread between tickets.")
@@ -255,7 +266,10 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
     tab.table("fairness_tickets", wide, "Per ticket: as printed, the first suggestion, and the "
               "last round.", max_rows=120)
     tab.table("fairness_rounds", t, "Every round, long form.", max_rows=0)
-    sections = [sec, sp, tab]
+    sections = [sp, tab]
+    about = (f"{m.get('board', fairness.boards[0].name)}, {m['players']} players, "
+             f"{m['games']:,} games per round (seed {m['seed']}): ticket values as printed and "
+             f"after {int(t['round'].max())} round(s) of suggested points.")
     if stronger is not None:
         lead = [f"{r['label'].capitalize()}: {r.base:.3f} [{r.base_low:.3f}, {r.base_high:.3f}] "
                 f"-> {r.strong:.3f} [{r.strong_low:.3f}, {r.strong_high:.3f}]."
@@ -270,4 +284,4 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
              "base_balanceable", "strong_balanceable", "base_suggested", "strong_suggested",
              "base", "base_low", "base_high", "strong", "strong_low", "strong_high",
              "difference", "low", "high", "q_value", "why"], lead))
-    return write_page(out_dir, title, sections)
+    return write_page(out_dir, title, sections + [sec, _manifest(out_dir, m)], about=about)

@@ -11,8 +11,8 @@ gained, and strength against ``tickets`` (``agreement``, ``gain``, ``strength``)
 next round labels with ``search:rollout=expert`` using the previous round's model (the
 other seats keep tickets as that model does). ``train`` runs the rounds;
 ``scripts/train_expert.py`` is its command line. A model file may also hold a
-``turns`` section (``make_model(setup, turns)``; docs/expert.md tells what the earlier
-turn models measured). Needs scikit-learn (``pip install ttrsim[train]``).
+``turns`` section (``make_model(setup, turns)``; docs/expert-history.md tells what the
+earlier turn models measured). Needs scikit-learn (``pip install ttrsim[train]``).
 
 The package by what it does: ``positions`` (the labelled decisions and their files),
 ``labelling`` (``generate_setup``, ``generate_endgame``, ``label``), ``fitting``

@@ -277,7 +277,7 @@ def check_field(field):
             known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
             raise ValueError(f"field: {spec!r} is not a built-in policy other than search; "
                              f"use specs of: {known}")
-        parse_spec(str(spec).strip())
+        parse_spec(spec)                   # the parameters checked
         out.append(str(spec).strip())
     return tuple(out)
 

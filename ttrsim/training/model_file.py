@@ -6,25 +6,23 @@ The compiled reader (``ttrsim._expert``: ``model_from_dict``, ``section_from_dic
 builds what it reads (docs/expert.md, "The model file"): one section per decision kind
 from fitted trees (``exact_trees``, ``hist_trees``), the file's content
 (:func:`make_model`, checked by the reader before it is returned) and its bytes
-(:func:`export`, atomic, the same model giving the same bytes).
+(:func:`export`, atomic, the same model giving the same bytes). The reader's own names a
+script needs are public here: where a model name's file is (``model_file``,
+``default_model_path``), a file read and checked (``load_model``), a section checked
+(``section_from_dict``).
 """
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, load_model, model_file,
-                            model_from_dict, section_from_dict)
+from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, default_model_path, load_model,
+                            model_file, model_from_dict, section_from_dict)
 from ttrsim.results import atomic_write
 
-__all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "exact_trees", "expert_spec",
-           "export", "first_trees", "hist_trees", "load_model", "make_model", "model_path"]
-
-
-def model_path(model) -> str:
-    """The file of the model `model` names: None or "" the default shipped model, a
-    shipped model's name (``field``, ``v4``, ...) that model, anything else a path."""
-    return model_file(model)
+__all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "default_model_path",
+           "exact_trees", "expert_spec", "export", "first_trees", "hist_trees", "load_model", "make_model",
+           "model_file", "section_from_dict"]
 
 
 def expert_spec(model) -> str:

@@ -15,21 +15,26 @@ import pandas as pd
 from scipy.sparse import coo_matrix
 from scipy.sparse.csgraph import shortest_path
 
-from ttrsim._validate import check_fraction, check_int
+from ttrsim._validate import (check_fraction, check_int, check_number, check_out_dir,
+                              check_resamples)
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
-from ttrsim.dispatch import progress_bar, run_tasks
+from ttrsim.dispatch import check_backend, progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,
                             resumed_batch_size)
-from ttrsim.stats import wilson_interval
+from ttrsim.stats import centred_percentile, wilson_interval, z_value
 from ttrsim.variants import variant
 
-__all__ = ["Fairness", "ticket_fairness", "ticket_difficulty", "MIN_KEPT"]
+__all__ = ["Fairness", "ticket_fairness", "ticket_difficulty", "MIN_KEPT", "MAX_BIAS"]
 
 #: A ticket kept fewer times than this in a round has a completion rate (and so suggested
 #: points) too uncertain to act on: its rows are flagged ``reliable = False``.
 MIN_KEPT = 30
+#: The spread's bias from the noise of the completion rates is negligible below this
+#: fraction of its standard error (Efron and Tibshirani's rule of thumb); above it
+#: :meth:`Fairness.bias_note` warns.
+MAX_BIAS = 0.25
 
 # manifest keys that define a ticket-fairness job: a resumed one must match them all (more
 # rounds may be asked for: the rounds played are reused)
@@ -136,9 +141,13 @@ class Fairness:
     bootstrap interval), ``suggested`` points, ``balanceable`` (the suggestion comes from
     this round's completion rate) and ``reliable`` (kept at least :data:`MIN_KEPT` times).
     ``spread``: per round the coefficient of variation of the value over the tickets
-    balanceable in round 0, and over all tickets, with bootstrap intervals; the paired
-    change from round 0; ``unreliable``, the tickets kept too rarely. ``boards``: the
-    board of each round (``boards[-1]``: the last suggestion, a ``ttrsim.variant``).
+    balanceable in round 0, and over all tickets, with bootstrap intervals centred on the
+    estimate (:func:`ttrsim.stats.centred_percentile`); the paired change from round 0;
+    ``spread_bias``, how much higher the resampled games' spreads lie (the noise of the
+    completion rates adds spread: the spread is biased upwards by up to about this much)
+    and ``spread_se`` its standard error; ``unreliable``, the tickets kept too rarely.
+    ``boards``: the board of each round (``boards[-1]``: the last suggestion, a
+    ``ttrsim.variant``).
     """
 
     table: pd.DataFrame
@@ -161,6 +170,27 @@ class Fairness:
         return (f"UNRELIABLE: {rare.ticket.nunique()} tickets were kept fewer than {MIN_KEPT} "
                 f"times in round(s) {rounds} (reliable = False): their completion rates and "
                 f"suggested points are too uncertain to act on; play {need}")
+
+    def bias_note(self) -> str:
+        """One line when the spread is biased upwards by more than :data:`MAX_BIAS` of its
+        standard error in some round (too few games), with about how many games would do;
+        "" otherwise."""
+        s = self.spread
+        ratio = (s.spread_bias / s.spread_se).to_numpy(dtype=float)
+        if not np.any(ratio > MAX_BIAS):
+            return ""
+        worst = int(np.nanargmax(ratio))
+        games = self.manifest["games"]
+        # the bias falls as 1 / games, the standard error as 1 / sqrt(games), at best: a
+        # later round's spread shrinks with more games too, and its ratio more slowly
+        need = float(games * (ratio[worst] / MAX_BIAS) ** 2)
+        need = int(float(f"{need:.2g}"))
+        return (f"BIASED: at {games:,} games per round the spread is biased upwards: the noise "
+                "of each ticket's completion rate adds spread between the tickets (resampled "
+                f"games spread {s.spread_bias.iloc[worst]:.3f} more in round "
+                f"{int(s['round'].iloc[worst])}, {ratio[worst]:.1f} standard errors); play at "
+                f"least about {need:,} games per round to bring the bias under {MAX_BIAS:g} of "
+                "the standard error")
 
     @property
     def suggested(self) -> dict:
@@ -194,21 +224,21 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     in that round's rows (its completion rate, and so its suggestion, is too uncertain to
     act on: play more games); ``spread.unreliable`` counts them per round.
     Intervals: bootstrap over games (``n_resamples``, at least ``2 / (1 - confidence)``),
-    the same resampled games for every round, so the change of the spread is paired.
+    the same resampled games for every round, so the change of the spread is paired; the
+    spread's are centred on the estimate (see :class:`Fairness`), and
+    :meth:`Fairness.bias_note` warns when the games are too few for the spread.
+    ``n_jobs``/``backend``/``scheduler`` as in ``simulate``; the tables do not depend on them.
     """
     rounds = check_int("rounds", rounds, 0)
+    check_backend(backend, scheduler)
     check_fraction("min_completion", min_completion, 0.5, 1.0)
     check_fraction("confidence", confidence)
-    # a percentile interval at this level needs a resample beyond each of its ends
-    fewest = int(np.ceil(round(2 / (1 - confidence), 9)))
-    check_int("n_resamples (--resamples)", n_resamples, fewest,
-              hint=f" (a {confidence:.0%} bootstrap interval needs at least {fewest} resamples)")
-    if max_factor < 1:
-        raise ValueError(f"max_factor must be at least 1, got {max_factor!r}")
+    check_resamples(n_resamples, confidence)
+    check_number("max_factor", max_factor, 1.0)
     start = time.perf_counter()
     base = resolve_board(board)
     D = ticket_difficulty(base)
-    path = Path(out) if out is not None else None
+    path = check_out_dir(out)
     batch_size = resumed_batch_size(path, batch_size)
     cfg = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)[0]
     done = set()
@@ -319,30 +349,20 @@ def _tables(base, boards, counts, suggestions, boot, D, balanceable, confidence)
             finite_all = np.isfinite(v)
         s = _spread(v, k, balanceable)
         sa = _spread(np.where(np.isfinite(v), v, 0), k, finite_all)
+        if r == 0:
+            first, first_all = s, sa
         bs, ba = boot_s[r], boot_all[r]
-        with warnings.catch_warnings():
-            # a resample in which no ticket was kept has no spread: left out, not a warning
-            warnings.simplefilter("ignore", RuntimeWarning)
-
-            def q(x, level):
-                return np.nanquantile(x, level)
-
-            srows.append({"round": r, "board": boards[r].name, "target_value": target,
-                          "spread": s, "spread_low": q(bs, alpha / 2),
-                          "spread_high": q(bs, 1 - alpha / 2),
-                          "change": s - _spread(*_first(counts, boards, D, balanceable)),
-                          "change_low": q(bs - s0, alpha / 2),
-                          "change_high": q(bs - s0, 1 - alpha / 2),
-                          "spread_all": sa, "spread_all_low": q(ba, alpha / 2),
-                          "spread_all_high": q(ba, 1 - alpha / 2),
-                          "change_all_low": q(ba - a0, alpha / 2),
-                          "change_all_high": q(ba - a0, 1 - alpha / 2),
-                          "unreliable": int((k < MIN_KEPT).sum())})
+        # the spreads of resampled games carry the resamples' noise on top of the games':
+        # their percentile interval lies above the estimate, so it is centred on it
+        row = {"round": r, "board": boards[r].name, "target_value": target}
+        for name, est, reps in (("spread", s, bs), ("change", s - first, bs - s0),
+                                ("spread_all", sa, ba), ("change_all", sa - first_all, ba - a0)):
+            e = centred_percentile(est, reps, confidence)
+            row.update({name: e.estimate, f"{name}_low": e.low, f"{name}_high": e.high})
+        finite = bs[np.isfinite(bs)]
+        row["spread_bias"] = float(np.median(finite) - s) if len(finite) else np.nan
+        row["spread_se"] = (row["spread_high"] - row["spread_low"]) / (2 * z_value(confidence))
+        row["unreliable"] = int((k < MIN_KEPT).sum())
+        srows.append(row)
     return rows, srows
 
-
-def _first(counts, boards, D, mask):
-    K, C = counts[0]
-    k = K.sum(0)
-    _, v = _values(k, C.sum(0), boards[0].ticket_points.astype(float), D)
-    return v, k, mask

@@ -14,11 +14,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ttrsim._validate import check_int, is_int
+from ttrsim._validate import check_int, check_out_dir, is_int
 from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs, paired_moments,
                                             paired_stats, play_metrics, study_manifest)
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
-from ttrsim.dispatch import progress_bar, run_tasks
+from ttrsim.dispatch import check_backend, progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, resumed_batch_size
 from ttrsim.stats import bh_q
@@ -97,10 +97,12 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     """
     start = time.perf_counter()
     confirm = check_int("confirm", confirm, 0)
+    check_backend(backend, scheduler)
     base = resolve_board(board)
     ids = [int(r) for r in base.route_id] if routes is None else _route_ids(routes, base)
     group_size = check_int("group_size", group_size, 1)
-    batch_size = resumed_batch_size(None if out is None else Path(out), batch_size)
+    path = check_out_dir(out)
+    batch_size = resumed_batch_size(path, batch_size)
     cfg_b, _ = paired_configs(base, base, players, policies, games, seed, batch_size, max_turns)
     boards, notes = _removed(base, ids)
     cfgs = {rid: paired_configs(base, vb, players, policies, games, seed, cfg_b.batch_size,
@@ -109,7 +111,6 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     groups = [removable[i:i + group_size] for i in range(0, len(removable), group_size)] or [[]]
     tasks = [(b, g) for b in range(cfg_b.n_batches) for g in range(len(groups))]
     manifest = study_manifest("route_importance", cfg_b, routes=ids, group_size=group_size)
-    path = Path(out) if out is not None else None
     results = {} if path is None else _resumed(path, manifest, tasks)
     todo = [(cfg_b, {r: cfgs[r] for r in groups[g]}, b, g) for b, g in tasks
             if (b, g) not in results]

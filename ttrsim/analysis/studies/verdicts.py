@@ -90,7 +90,7 @@ def policy_label(policies) -> str:
 def policy_settings(spec: str):
     """A spec's settings (the text after ``:`` when the spec does not parse)."""
     try:
-        return parse_spec(spec)[1]
+        return parse_spec(spec).params
     except ValueError:
         return str(spec).partition(":")[2]
 

@@ -1,0 +1,675 @@
+"""``ttrsim play``: a person plays one seat against ttrsim policies in the browser.
+
+The protocol is tested through Starlette's TestClient (refused moves, the token, the
+information set sent); whole games are played by a scripted person clicking the page's
+own controls in headless Chromium, served by a real uvicorn server in a thread (the
+browser tests need what tests/test_viewer.py needs, and skip or fail as it does). Every
+saved game is replayed through ``Game`` from its deal and its decisions to the same
+final scores, and read back by ``show``, ``profile`` and ``report``.
+"""
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ttrsim import Game
+from ttrsim.batches import game_seeds
+from ttrsim.cli import main
+from ttrsim.play import PlaySession, default_out
+from ttrsim.play.session import IN_PROGRESS, MoveRefused
+from ttrsim.play.view import log_entry
+from ttrsim.results import load_run
+
+HERE = Path(__file__).parent
+ROOT = HERE.parent
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:Using `httpx` with `starlette.testclient` is deprecated")
+
+
+def client(session, token="secret"):
+    from starlette.testclient import TestClient
+
+    from ttrsim.play.server import create_app
+
+    return TestClient(create_app(session, token), base_url="http://127.0.0.1")
+
+
+AUTH = {"X-Ttrsim-Token": "secret"}
+
+
+def play_to_end(s: PlaySession, choose=lambda m: m["legal"][0]["code"], stop=None) -> dict:
+    """Play the session's game to its end (or until ``stop(message)``): the person picks
+    ``choose(message)``, the policies move through ``advance``."""
+    m = s.state()
+    while not m["over"] and not (stop and stop(m)):
+        if m["current"] == m["seat"]:
+            m = s.move(m["decision"], choose(m))
+        else:
+            m = s.advance(m["decision"])
+    return m
+
+
+def replay_through_game(run_dir, game: int) -> list:
+    """Final totals of game ``game`` of a saved run, played again through ``Game`` from
+    its deal seed and its recorded decisions (no policy involved)."""
+    run = load_run(run_dir)
+    from ttrsim.batches import config_from_manifest
+
+    cfg = config_from_manifest(run.manifest, run.board)
+    seed = int(game_seeds(cfg.key, 1, game)[0])
+    dec = pd.read_parquet(Path(run_dir) / "decisions" / f"part-{game:06d}.parquet")
+    g = Game(run.board, run.manifest["players"], seed=seed)
+    for code in dec.sort_values("decision")["code"]:
+        g.apply(int(code))
+    assert g.is_over()
+    return [s["total"] for s in g.scores()]
+
+
+# --- the session and its run --------------------------------------------------------------
+
+def test_a_finished_game_is_a_run_that_replays_through_game(tmp_path):
+    s = PlaySession("newyork", 2, ["expert"], out=tmp_path / "run", seat=1, seed=5, name="ann")
+    end = play_to_end(s)
+    final = end["final"]
+    # the person's tickets as scored, and the tables' count of them
+    assert [t["done"] for t in end["tickets"]].count(True) == final["seats"][1]["tickets_completed"]
+    run = load_run(tmp_path / "run")
+    assert run.manifest["people"] == [1] and run.manifest["policies"] == ["expert", "ann"]
+    assert run.manifest["games"] == 1 and not run.manifest.get("kind")
+    totals = [row["total"] for row in final["seats"]]
+    assert run.games.sort_values("seat")["score"].tolist() == totals
+    assert replay_through_game(tmp_path / "run", 0) == totals
+    rec = run.game(0)                          # replayed from the recorded decisions
+    assert rec.final["total"].tolist() == totals and list(rec.policies) == ["expert", "ann"]
+    assert list(rec.games["policy"]) == ["expert", "ann"]
+    # the opponent played as the batch loop plays it: the person's decisions on a tape,
+    # expert in its seat, the same game
+    from ttrsim.record import record_game, recorded_policies
+
+    mine = rec.seats == 1
+    tape = recorded_policies(rec.actions[mine], rec.seats[mine], 2)
+    again = record_game("newyork", ["expert", tape[1]], rec.seed)
+    assert (again.actions == rec.actions).all()
+
+
+def test_the_next_game_is_added_to_the_same_run(tmp_path):
+    s = PlaySession("newyork", 2, "tickets", out=tmp_path / "run", seed=2)
+    m = play_to_end(s)
+    with pytest.raises(MoveRefused, match="stale"):
+        s.next_game(m["game"] + 1)
+    m = s.next_game(m["game"])
+    assert (m["game"], m["decision"], m["log"]) == (1, 0, [])
+    play_to_end(s)
+    run = load_run(tmp_path / "run")
+    assert run.manifest["games"] == 2 and sorted(run.games["game"].unique()) == [0, 1]
+    assert [replay_through_game(tmp_path / "run", g) for g in (0, 1)] == [
+        run.games[run.games.game == g].sort_values("seat")["score"].tolist() for g in (0, 1)]
+    assert run.game(1).seed != run.game(0).seed            # another deal
+
+
+def test_resume_goes_on_as_the_game_would_have(tmp_path):
+    """A session stopped mid-game and opened again (the same command) shows the same
+    position, and the policies go on as they would have: the same person's moves give
+    the same game as one played without a stop."""
+    def person(m):        # not always the first move: a draw, a claim, tickets...
+        codes = [a["code"] for a in m["legal"]]
+        return codes[(m["decision"] * 7) % len(codes)]
+
+    whole = PlaySession("europe", 3, ["expert", "tickets"], out=tmp_path / "a", seed=9)
+    play_to_end(whole, person)
+    cut = PlaySession("europe", 3, ["expert", "tickets"], out=tmp_path / "b", seed=9)
+    before = play_to_end(cut, person, stop=lambda m: m["decision"] >= 60)
+    saved = json.loads((tmp_path / "b" / IN_PROGRESS).read_text())
+    assert len(saved["decisions"]) == before["decision"] >= 60
+    again = PlaySession("europe", 3, ["expert", "tickets"], out=tmp_path / "b")   # seed: saved
+    assert again.state() == before
+    play_to_end(again, person)
+    a, b = load_run(tmp_path / "a"), load_run(tmp_path / "b")
+    assert list(a.game(0).actions) == list(b.game(0).actions)
+    assert a.games.equals(b.games)
+
+
+def test_a_mismatched_command_is_refused(tmp_path, capsys):
+    out = tmp_path / "run"
+    s = PlaySession("newyork", 2, ["expert"], out=out, seed=3)
+    s.move(0, s.state()["legal"][0]["code"])
+    for kwargs, word in [(dict(opponents=["tickets"]), "policies"), (dict(seat=1), "policies"),
+                         (dict(name="bob"), "policies"), (dict(seed=4), "seed"),
+                         (dict(board="usa"), "board")]:
+        args = dict(board="newyork", players=2, opponents=["expert"], out=out) | kwargs
+        with pytest.raises(ValueError, match=f"holds a different run of people's games.*{word}"):
+            PlaySession(**args)
+    assert json.loads((out / IN_PROGRESS).read_text())["decisions"]      # untouched
+    assert main(["play", "--board", "newyork", "--players", "2", "--opponent", "tickets",
+                 "--out", str(out), "--no-browser"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("ttrsim play: error:") and "policies" in err and "\n" not in err
+    # a simulate run is not a run of people's games, and the reverse
+    import ttrsim
+
+    ttrsim.simulate("newyork", 2, games=3, seed=1, out=tmp_path / "sim")
+    with pytest.raises(ValueError, match="holds a simulate run, not people's games"):
+        PlaySession("newyork", 2, out=tmp_path / "sim")
+    play_to_end(s)
+    assert main(["simulate", "--board", "newyork", "--players", "2", "--games", "5",
+                 "--out", str(out), "--quiet"]) == 2
+    assert "holds people's games (ttrsim play), not a simulate run" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    (dict(players=6), "allows 2 to 4 players"),
+    (dict(seat=2), "seat"),
+    (dict(opponents=["expert", "tickets", "random"]), "once .* or 1 times"),
+    (dict(opponents=["nope"]), "unknown policy 'nope'"),
+    (dict(name="expert"), "name of a policy"),
+    (dict(name="two words"), "letters, digits"),
+])
+def test_bad_options_are_refused(tmp_path, kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        PlaySession(**(dict(board="newyork", players=2, out=tmp_path / "run") | kwargs))
+    assert not (tmp_path / "run").exists()
+
+
+def test_show_profile_and_report_read_people_games(tmp_path, capsys):
+    out = tmp_path / "run"
+    s = PlaySession("europe", 2, ["tickets"], out=out, seat=0, seed=4)
+    with pytest.raises(ValueError, match="no finished game yet"):
+        load_run(out)
+    play_to_end(s)
+    page = tmp_path / "g.html"
+    assert main(["show", str(out), "--game", "0", "--out", str(page)]) == 0
+    assert "seat 0 (person)" in capsys.readouterr().out and page.exists()
+    assert main(["show", str(out), "--game", "0", "--analyse", "0", "--playouts", "2",
+                 "--rollout", "random", "--quiet", "--out", str(page)]) == 0
+    assert "seat 0: " in capsys.readouterr().out
+    # re-simulating the person cannot be done: refused, saying why
+    assert main(["show", str(out), "--game", "0", "--policy", "tickets",
+                 "--out", str(tmp_path / "x.html")]) == 2
+    err = capsys.readouterr().err
+    assert "people's games" in err and "recorded decisions" in err
+    with pytest.raises(ValueError, match="recorded decisions"):
+        load_run(out).game(0, policies=["tickets", "tickets"])
+    assert main(["profile", str(out)]) == 0
+    assert "person" in capsys.readouterr().out
+    assert main(["report", str(out), "--out", str(tmp_path / "report"), "--quiet"]) == 0
+    assert (tmp_path / "report" / "index.html").exists()
+    assert main(["analyse", str(out), "--game", "0", "--turn", "3", "--playouts", "2",
+                 "--rollout", "random"]) == 0
+
+
+def test_a_map_file_is_played_and_read_back(tmp_path):
+    import ttrsim
+    from ttrsim.maps import board_to_dict
+
+    d = board_to_dict(ttrsim.variant("usa", trains=12))
+    d["name"] = "short_usa"
+    (tmp_path / "short_usa.json").write_text(json.dumps(d))
+    path = str(tmp_path / "short_usa.json")
+    assert default_out(path, 3) == "play-short_usa-3p"
+    s = PlaySession(path, 3, ["tickets", "expert"], out=tmp_path / "run", seat=2, seed=1)
+    final = play_to_end(s)["final"]
+    run = load_run(tmp_path / "run")
+    assert run.manifest["board_path"] == path and run.board.name == "short_usa"
+    assert replay_through_game(tmp_path / "run", 0) == [r["total"] for r in final["seats"]]
+    assert PlaySession(path, 3, ["tickets", "expert"], out=tmp_path / "run", seat=2).state()["over"]
+
+
+def test_the_final_scores_name_the_routes_the_persons_stations_borrow():
+    from ttrsim.actions import route_text
+    from ttrsim.maps import resolve_board
+    from ttrsim.play.view import final_scores
+
+    board = resolve_board("europe")
+    row = dict(route_points=20, ticket_points=-4, longest_bonus=10, globetrotter=0,
+               station_points=8, attraction_points=0, total=34, rank=1, tickets_completed=2,
+               tickets_failed=1)
+    other = dict(row, ticket_points=12, total=50, longest_bonus=0, rank=2)
+    f = final_scores(board, [dict(row, borrowed=[7, -1]), dict(other, borrowed=[3])], 0,
+                     ["ann", "tickets"], False)
+    assert f["borrowed"] == [route_text(board, 7)]          # the person's only
+    assert f["seats"][0]["parts"] == [["routes", 20], ["tickets", -4], ["longest", 10],
+                                      ["stations", 8]]
+    assert sum(v for _, v in f["seats"][1]["parts"]) == 50 and not f["truncated"]
+    # of another seat: its total and parts, how many tickets it completed, not which
+    assert set(f["seats"][1]) == {"seat", "name", "total", "rank", "parts",
+                                  "tickets_completed", "tickets_failed"}
+
+
+def test_missing_web_libraries_are_named_before_anything_is_written(tmp_path, monkeypatch,
+                                                                    capsys):
+    monkeypatch.setitem(sys.modules, "starlette", None)          # import starlette fails
+    assert main(["play", "--board", "newyork", "--players", "2", "--no-browser",
+                 "--out", str(tmp_path / "run")]) == 2
+    assert 'pip install "ttrsim[play]"' in capsys.readouterr().err
+    assert not (tmp_path / "run").exists()
+
+
+def test_runs_without_people_still_load_and_replay(tmp_path):
+    """The run format only grew (a ``people`` key, a ``decisions`` table for people's
+    games): a simulate run reads and replays as before."""
+    import ttrsim
+
+    run = ttrsim.simulate("usa", 3, games=4, seed=8, out=tmp_path / "sim")
+    m = json.loads((tmp_path / "sim" / "manifest.json").read_text())
+    assert "people" not in m and not (tmp_path / "sim" / "decisions").exists()
+    back = load_run(tmp_path / "sim")
+    assert back.games.equals(run.games)
+    assert back.game(2).final["total"].tolist() == \
+        run.games[run.games.game == 2].sort_values("seat")["score"].tolist()
+
+
+def test_a_damaged_decision_file_is_refused(tmp_path):
+    out = tmp_path / "run"
+    play_to_end(PlaySession("newyork", 2, out=out, seed=6))
+    f = out / "decisions" / "part-000000.parquet"
+    dec = pd.read_parquet(f)
+    dec.loc[len(dec) // 2, "code"] = dec["code"].iloc[0]       # another move halfway
+    dec.to_parquet(f, index=False)
+    with pytest.raises(ValueError, match="do not replay|damaged"):
+        load_run(out).game(0)
+    (out / IN_PROGRESS).write_text("{not json")
+    with pytest.raises(ValueError, match="not the game in progress"):
+        PlaySession("newyork", 2, out=out)
+
+
+# --- what the page is sent ---------------------------------------------------------------
+
+def _twin(table, seed: int):
+    """The same table in a world that differs only in what the person cannot see."""
+    twin = copy.copy(table)
+    twin.game = table.game.determinized(table.seat, seed)
+    twin.view = twin.game.observation(table.seat)
+    return twin
+
+
+@pytest.mark.parametrize("board,n,seat", [("europe", 3, 1), ("usa-mega", 4, 0),
+                                          ("newyork", 2, 1)])
+def test_messages_hold_only_the_seats_information_set(tmp_path, board, n, seat):
+    """At every decision of a game, the message the person is sent equals the message
+    of a game that differs only in hidden information (the other hands and tickets, the
+    offers, the decks: ``Game.determinized``); the log entries of the other seats' moves
+    too, wherever the twin world allows the same move with the same public outcome.
+    Nothing names another seat's tickets or the deck's order."""
+    rng = np.random.default_rng(seat)
+    s = PlaySession(board, n, ["tickets"], out=tmp_path / "run", seat=seat, seed=11)
+    t = s.table
+    checked = entries = 0
+    m = s.state()
+    while not m["over"] and m["decision"] < 160:
+        for k in range(2):
+            twin = _twin(t, 100 * m["decision"] + k)
+            assert twin.message(0) == t.message(0), (m["decision"], m["phase"])
+            assert twin.game.state()["deck"] != t.game.state()["deck"] or len(t.game.state()["deck"]) < 2
+            checked += 1
+        q = t.game.current_player
+        if q == seat:
+            codes = [a["code"] for a in m["legal"]]
+            m = s.move(m["decision"], codes[int(rng.integers(len(codes)))])
+            continue
+        code = t._opponent_choice()
+        twin = _twin(t, m["decision"])
+        before = twin.view
+        t._apply(code)
+        if code in set(map(int, twin.game.legal_action_codes())):
+            twin.game.apply(code)
+            after = twin.game.observation(seat)
+            if after == t.view:        # the same public outcome (a tunnel's draw may differ)
+                assert log_entry(t.board, seat, q, code, before, after, m["decision"]) == t.log[-1]
+                entries += 1
+        s._save()
+        m = s.state()
+    assert checked > 60 and entries >= 10
+    # the text of the messages: none of the other seats' tickets, held or offered
+    text = json.dumps(t.message(0))
+    st = t.game.state()
+    others = [tk for q, p in enumerate(st["players"]) if q != seat
+              for tk in p["tickets"] + p["pending"]]
+    names = {t.board.ticket_name(x) for x in others} - {t.board.ticket_name(x) for x in
+                                                      st["players"][seat]["tickets"]}
+    assert names and not any(name in text for name in names)
+
+
+def test_another_seats_ticket_choice_reads_the_same_whatever_it_kept():
+    """Which tickets another seat kept never reaches the log: only how many (and during
+    the secret initial choice, not even that)."""
+    from ttrsim.actions import encode
+
+    g = Game("usa", 2, seed=3)
+    g.apply(int(g.legal_action_codes()[0]))        # seat 0's initial choice
+    before = g.observation(0)
+    texts = set()
+    for mask in (0b011, 0b101, 0b110):
+        h = g.clone()
+        h.apply(encode("keep", mask))
+        texts.add(log_entry(g.board, 0, 1, encode("keep", mask), before, h.observation(0), 1)["text"])
+    assert texts == {"choose their initial tickets"}
+
+
+def test_another_seats_tunnel_reads_from_public_counts():
+    """The seat's view of another seat's tunnel holds no cards; the log says what it paid
+    from the route it won and the cards that left its hand, as the mover's own view has it."""
+    from ttrsim.actions import route_text
+
+    paid = 0
+    for seed in range(30):
+        g = Game("europe", 3, seed=seed)
+        rng = np.random.default_rng(seed)
+        while not g.is_over():
+            codes = g.legal_action_codes()
+            code = int(codes[rng.integers(len(codes))])
+            mover = g.current_player
+            viewer = (mover + 1) % 3
+            before, own = g.observation(viewer), g.observation(mover)
+            g.apply(code)
+            text = log_entry(g.board, viewer, mover, code, before, g.observation(viewer), 0)["text"]
+            if own["tunnel"] and own["current"] == mover and (code >> 24) == 7:    # tunnel_pay
+                tun = own["tunnel"]
+                assert text.startswith(f"pay the tunnel's {tun['extra']} extra card")
+                assert route_text(g.board, tun["route"]) in text
+                paid += 1
+    assert paid >= 10
+
+
+# --- the server ------------------------------------------------------------------------
+
+def test_the_token_is_required(tmp_path):
+    s = PlaySession("newyork", 2, out=tmp_path / "run", seed=1)
+    c = client(s)
+    assert c.get("/").status_code == 403 and "token" in c.get("/").text
+    assert c.get("/?token=wrong").status_code == 403
+    page = c.get("/?token=secret")
+    assert page.status_code == 200 and "drawBoard" in page.text
+    assert "connect-src 'self'" in page.headers["content-security-policy"]
+    assert c.get("/api/state").status_code == 403
+    assert c.get("/api/state", headers={"X-Ttrsim-Token": "wrong"}).status_code == 403
+    code = c.get("/api/state", headers=AUTH).json()["legal"][0]["code"]
+    r = c.post("/api/move", json={"decision": 0, "code": code})
+    assert r.status_code == 403 and "token" in r.json()["error"]
+    assert s.state()["decision"] == 0                   # nothing was played
+    assert c.post("/api/move", json={"decision": 0, "code": code}, headers=AUTH).status_code == 200
+    # another host name (a page of another site resolving to this machine) is refused
+    from starlette.testclient import TestClient
+
+    from ttrsim.play.server import create_app
+
+    other = TestClient(create_app(s, "secret"), base_url="http://example.com")
+    assert other.get("/?token=secret").status_code == 400
+
+
+def test_refused_moves_change_nothing(tmp_path):
+    out = tmp_path / "run"
+    s = PlaySession("europe", 2, ["expert"], out=out, seat=0, seed=3)
+    c = client(s)
+    first = c.get("/api/state", headers=AUTH).json()
+    saved = (out / IN_PROGRESS).read_bytes()
+    legal = {a["code"] for a in first["legal"]}
+    illegal = next(x for x in range(1, 10_000) if x not in legal)
+    cases = [
+        (b"not json", 400, "JSON object"), (b"[1, 2]", 400, "JSON object"),
+        (json.dumps({"code": 1}).encode(), 400, "'decision'"),
+        (json.dumps({"decision": 0}).encode(), 400, "'code'"),
+        (json.dumps({"decision": "0", "code": 1}).encode(), 400, "'decision'"),
+        (json.dumps({"decision": 0, "code": "7"}).encode(), 400, "'code'"),
+        (json.dumps({"decision": True, "code": 1}).encode(), 400, "'decision'"),
+        (json.dumps({"decision": 0, "code": 2 ** 70}).encode(), 422, "not legal"),
+        (json.dumps({"decision": 0, "code": illegal}).encode(), 422, "not legal"),
+        (json.dumps({"decision": 1, "code": min(legal)}).encode(), 409, "stale"),
+        (json.dumps({"decision": -1, "code": min(legal)}).encode(), 409, "stale"),
+    ]
+    for body, status, words in cases:
+        r = c.post("/api/move", content=body, headers=AUTH)
+        assert r.status_code == status, (body, r.text)
+        assert words in r.json()["error"], (body, r.json())
+    r = c.post("/api/advance", json={"decision": 0}, headers=AUTH)       # the person's move
+    assert r.status_code == 409 and "your move" in r.json()["error"]
+    r = c.post("/api/next", json={"game": 0}, headers=AUTH)
+    assert r.status_code == 409 and "not over" in r.json()["error"]
+    assert c.get("/api/state", headers=AUTH).json() == first
+    assert (out / IN_PROGRESS).read_bytes() == saved
+    # a move played, then the same request again: stale, not played twice
+    body = {"decision": 0, "code": min(legal)}
+    assert c.post("/api/move", json=body, headers=AUTH).status_code == 200
+    r = c.post("/api/move", json=body, headers=AUTH)
+    assert r.status_code == 409 and "stale" in r.json()["error"]
+    m = c.get("/api/state", headers=AUTH).json()
+    assert m["decision"] == 1 and m["current"] == 1
+    r = c.post("/api/move", json={"decision": 1, "code": min(legal)}, headers=AUTH)
+    assert r.status_code == 409 and "not your move" in r.json()["error"]
+    saved = (out / IN_PROGRESS).read_bytes()
+    assert json.loads(saved)["decisions"] == [[0, min(legal)]]
+    r = c.post("/api/advance", json={"decision": 1}, headers=AUTH)
+    assert r.status_code == 200 and r.json()["decision"] == 2
+    assert len(json.loads((out / IN_PROGRESS).read_bytes())["decisions"]) == 2
+
+
+def test_cli_play_prints_an_address_that_serves_the_page(tmp_path):
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "play", "--board", "newyork",
+                          "--players", "2", "--opponent", "expert", "--no-browser"],
+                         cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env=env)
+    try:
+        lines = []
+        while not any(line.startswith("open ") for line in lines):
+            line = p.stdout.readline()
+            assert line, f"ended before printing an address: {lines} {p.stderr.read()}"
+            lines.append(line)
+        url = next(line for line in lines if line.startswith("open ")).split()[1]
+        assert re.fullmatch(r"http://127\.0\.0\.1:\d+/\?token=[\w-]{20,}", url)
+        with urllib.request.urlopen(url, timeout=10) as r:
+            assert r.status == 200 and "drawBoard" in r.read().decode()
+        bare = url.split("?")[0]
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(bare, timeout=10)
+        assert e.value.code == 403
+    finally:
+        p.send_signal(signal.SIGINT)
+        rest, err = p.communicate(timeout=30)
+    assert p.returncode == 0, err
+    assert "stopped" in rest and "Traceback" not in err
+    assert (tmp_path / default_out("newyork", 2) / IN_PROGRESS).is_file()
+
+
+# --- a person at the page, in a browser ---------------------------------------------------
+
+@pytest.fixture(scope="module")
+def browser():
+    from test_viewer import headless_chromium
+
+    d = headless_chromium("1400,1000")
+    yield d
+    d.quit()
+
+
+READ = """
+const q = s => Array.from(document.querySelectorAll(s));
+const on = id => { const e = document.getElementById(id); return !!e && !e.disabled && !e.hidden; };
+return {state: document.body.dataset.state, phase: document.body.dataset.phase,
+        decision: parseInt(document.body.dataset.decision),
+        offer: q('#offer input').length, tunnelPay: q('#tunnel-choices .tunnel-pay').length,
+        faceup: q('button.faceup').map(b => !b.disabled), deck: on('deck'),
+        tickets: on('draw-tickets'), pass: on('pass'),
+        routes: q('#claim-route option').filter(o => o.value !== '').map(o => [o.value, o.textContent]),
+        cities: q('#station-city option').filter(o => o.value !== '').map(o => o.value),
+        error: document.getElementById('error').textContent};
+"""
+
+
+class Person:
+    """A scripted person who plays through the page's controls: keeps the fewest tickets,
+    pays a tunnel when it can, builds one station (``station``), draws tickets once
+    (``ticket_draw``), claims a route when it can (a tunnel first with ``tunnels``), else
+    draws from the deck."""
+
+    def __init__(self, browser, *, tunnels=False, station=False, ticket_draw=False):
+        self.b, self.tunnels = browser, tunnels
+        self.want_station, self.want_draw = station, ticket_draw
+        self.seen = {"tunnel": 0, "station": 0, "ticket_draw": 0, "keep": 0, "claim": 0}
+
+    def click(self, css):
+        from selenium.webdriver.common.by import By
+
+        self.b.find_element(By.CSS_SELECTOR, css).click()
+
+    def select(self, css, value):
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support.ui import Select
+
+        Select(self.b.find_element(By.CSS_SELECTOR, css)).select_by_value(value)
+
+    def wait(self, decision, timeout=60):
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        def ready(b):
+            r = b.execute_script(READ)
+            return r if r["state"] == "over" or (r["state"] == "yours" and
+                                                  r["decision"] != decision) else False
+        return WebDriverWait(self.b, timeout, poll_frequency=0.02).until(ready)
+
+    def move(self, r):
+        if r["offer"]:
+            k = 0
+            while self.b.execute_script("return document.getElementById('keep').disabled"):
+                self.click(f"#offer-{k}")
+                k += 1
+            self.seen["keep"] += 1
+            return self.click("#keep")
+        if r["phase"] == "tunnel":
+            self.seen["tunnel"] += 1
+            return self.click("#tunnel-choices .tunnel-pay" if r["tunnelPay"] else "#tunnel-decline")
+        if r["phase"] == "turn":
+            if self.want_station and r["cities"] and self.seen["station"] == 0:
+                self.seen["station"] += 1
+                self.select("#station-city", r["cities"][0])
+                return self.click("#station-pay .pay")
+            if self.want_draw and r["tickets"] and self.seen["ticket_draw"] == 0 and r["decision"] > 30:
+                self.seen["ticket_draw"] += 1
+                return self.click("#draw-tickets")
+            if r["routes"]:
+                tunnels = [(v, text) for v, text in r["routes"] if "tunnel" in text]
+                self.seen["claim"] += 1
+                self.select("#claim-route", (tunnels if self.tunnels and tunnels else r["routes"])[-1][0])
+                return self.click("#claim-pay .pay")
+        if r["deck"]:
+            return self.click("#deck")
+        if any(r["faceup"]):
+            return self.click(f"#faceup-{r['faceup'].index(True)}")
+        return self.click("#pass")
+
+    def play(self, url, until=None):
+        """Play from the page at ``url`` until the game is over (or ``until(read)``)."""
+        self.b.get(url)
+        r = self.wait(-1)
+        while r["state"] != "over" and not (until and until(r)):
+            assert r["error"] == "", r["error"]
+            self.move(r)
+            r = self.wait(r["decision"])
+        return r
+
+
+def serve(tmp_path, board, n, opponents, seat=0, seed=0, out="run"):
+    from ttrsim.play.server import PlayServer
+
+    s = PlaySession(board, n, opponents, out=tmp_path / out, seat=seat, seed=seed)
+    return s, PlayServer(s).start()
+
+
+def check_saved_game(run_dir, page_text):
+    """The run's game 0 replays through Game to the final scores the page showed."""
+    run = load_run(run_dir)
+    totals = run.games[run.games.game == 0].sort_values("seat")["score"].tolist()
+    assert replay_through_game(run_dir, 0) == totals
+    for q, total in enumerate(totals):
+        assert page_text[q] == total
+    return run
+
+
+def final_totals(browser):
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#final tr[id^=final-] td.total'))"
+        ".map(td => parseInt(td.textContent))")
+
+
+def console_errors(browser):
+    return [e for e in browser.get_log("browser") if e["level"] in ("SEVERE", "WARNING")]
+
+
+@pytest.mark.slow
+def test_a_person_plays_newyork_through_the_page_and_resumes_after_a_stop(browser, tmp_path):
+    s, server = serve(tmp_path, "newyork", 2, ["expert"], seat=1, seed=12)
+    person = Person(browser)
+    try:
+        r = person.play(server.url + "&pace=0", until=lambda r: r["decision"] >= 20)
+    finally:
+        server.stop()
+    assert r["state"] == "yours"
+    shown = browser.execute_script("return document.getElementById('log').children.length")
+    assert shown == r["decision"]
+    # a move made while the server is down: the page says so and stops asking
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    person.move(r)
+    WebDriverWait(browser, 20).until(
+        lambda b: "does not answer" in b.find_element("id", "error").text)
+    browser.get_log("browser")                 # (the refused connections)
+    # the server stops mid-game; the same command serves the game where it was
+    from ttrsim.play.server import PlayServer
+
+    again = PlaySession("newyork", 2, ["expert"], out=tmp_path / "run", seat=1)
+    assert again.state()["decision"] == r["decision"]
+    server = PlayServer(again).start()
+    try:
+        person.b.get(server.url + "&pace=0")
+        assert person.wait(-1)["decision"] == r["decision"]
+        assert browser.execute_script("return document.getElementById('log').children.length") == shown
+        r = person.play(server.url + "&pace=0")
+        assert person.seen["claim"] > 0 and person.seen["keep"] >= 1
+        check_saved_game(tmp_path / "run", final_totals(browser))
+        assert browser.find_element("id", "next-game").is_displayed()
+        assert console_errors(browser) == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_person_plays_europe_with_a_tunnel_and_a_station(browser, tmp_path):
+    s, server = serve(tmp_path, "europe", 3, ["expert", "tickets"], seat=0, seed=3)
+    person = Person(browser, tunnels=True, station=True)
+    shots = Path(os.environ.get("TTRSIM_SCREENSHOTS", tmp_path / "screens"))
+    try:
+        person.play(server.url + "&pace=0", until=lambda r: r["decision"] >= 90)
+        shots.mkdir(parents=True, exist_ok=True)
+        browser.save_screenshot(str(shots / "play-europe.png"))
+        person.play(server.url + "&pace=0")
+        assert person.seen["tunnel"] >= 1 and person.seen["station"] == 1
+        run = check_saved_game(tmp_path / "run", final_totals(browser))
+        assert run.stations[run.stations.seat == 0].shape[0] == 1
+        assert (run.tunnels.seat == 0).any()
+        assert console_errors(browser) == []
+    finally:
+        server.stop()
+
+
+@pytest.mark.slow
+def test_a_person_plays_usa_mega_with_a_ticket_draw(browser, tmp_path):
+    s, server = serve(tmp_path, "usa-mega", 4, ["expert", "tickets", "random"], seat=2, seed=1)
+    person = Person(browser, ticket_draw=True)
+    try:
+        person.play(server.url + "&pace=0")
+        assert person.seen["ticket_draw"] == 1 and person.seen["keep"] == 2
+        run = check_saved_game(tmp_path / "run", final_totals(browser))
+        assert run.games[(run.games.seat == 2)]["ticket_draws"].iloc[0] == 1
+        assert console_errors(browser) == []
+    finally:
+        server.stop()

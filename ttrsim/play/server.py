@@ -1,0 +1,157 @@
+"""The play page's web server: a small Starlette app, served by uvicorn on 127.0.0.1.
+
+Every request must carry the session's token (a random string in the address printed at
+start, as notebook servers do), so that other users of the machine cannot read the game
+or post moves. The page is one HTML file with its script inline (the board drawn by the
+viewer's own ``viewer_board.js``); it talks JSON to four endpoints:
+
+- ``GET /api/state?since=N``: the person's message (``ttrsim.play.view.seat_message``);
+- ``POST /api/move`` ``{"decision": D, "code": C}``: the person's move at decision D;
+- ``POST /api/advance`` ``{"decision": D}``: the policy to move makes its decision
+  (``"all": true``: the policies move until the person is to move, or half a second);
+- ``POST /api/next`` ``{"game": G}``: the next game, once game G is over.
+
+A refused request changes nothing and answers ``{"error": "..."}`` with status 400
+(malformed), 403 (no or a wrong token), 409 (stale, or out of turn) or 422 (illegal).
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import socket
+import threading
+from importlib import resources
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.responses import HTMLResponse, JSONResponse
+from starlette.routing import Route
+
+from ttrsim._validate import check_int
+from ttrsim.play.session import MoveRefused, PlaySession
+from ttrsim.viewer import board_script
+
+__all__ = ["create_app", "PlayServer", "TOKEN_HEADER"]
+
+TOKEN_HEADER = "X-Ttrsim-Token"
+# the page may reach its own server and nothing else (no network: no CDN, no fonts)
+CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
+       "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'")
+
+
+def page_html(session: PlaySession) -> str:
+    """The page: its template with the board script and the board's data inline."""
+    template = resources.files("ttrsim.play").joinpath("page.html").read_text(encoding="utf-8")
+    data = json.dumps(session.page_data(), separators=(",", ":")).replace("</", "<\\/")
+    title = session.page_data()["title"].replace("&", "&amp;").replace("<", "&lt;")
+    return (template.replace("__BOARD_SCRIPT__", board_script())
+            .replace("__TITLE__", title).replace("__DATA__", data))
+
+
+def create_app(session: PlaySession, token: str) -> Starlette:
+    """The ASGI app of ``session``, answering only requests that carry ``token``."""
+    page = page_html(session)
+
+    def allowed(request) -> bool:
+        given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token") or ""
+        return secrets.compare_digest(given.encode(), token.encode())
+
+    def refused(message: str, status: int) -> JSONResponse:
+        return JSONResponse({"error": message}, status_code=status)
+
+    def forbidden():
+        return refused("this address needs the token ttrsim play printed with it "
+                       "(http://127.0.0.1:PORT/?token=...)", 403)
+
+    async def index(request):
+        if not allowed(request):
+            return HTMLResponse("<!DOCTYPE html><title>ttrsim play</title><p>Open the address "
+                                "<code>ttrsim play</code> printed, with its <code>?token=...</code>.",
+                                status_code=403)
+        return HTMLResponse(page, headers={"Content-Security-Policy": CSP,
+                                           "Cache-Control": "no-store"})
+
+    async def state(request):
+        if not allowed(request):
+            return forbidden()
+        since = request.query_params.get("since", "0")
+        msg = await run_in_threadpool(session.state, int(since) if since.isdigit() else 0)
+        return JSONResponse(msg, headers={"Cache-Control": "no-store"})
+
+    def post(call):
+        async def endpoint(request):
+            if not allowed(request):
+                return forbidden()
+            try:
+                body = json.loads(await request.body())
+            except (ValueError, UnicodeDecodeError):
+                body = None
+            if not isinstance(body, dict):
+                return refused("malformed request: the body must be a JSON object", 400)
+            try:
+                msg = await run_in_threadpool(call, body)
+            except MoveRefused as exc:
+                return refused(str(exc), exc.status)
+            return JSONResponse(msg, headers={"Cache-Control": "no-store"})
+        return endpoint
+
+    routes = [
+        Route("/", index), Route("/api/state", state),
+        Route("/api/move", post(lambda b: session.move(b.get("decision"), b.get("code"),
+                                                        b.get("since"))), methods=["POST"]),
+        Route("/api/advance", post(lambda b: session.advance(
+            b.get("decision"), b.get("since"), until_person=b.get("all") is True)),
+            methods=["POST"]),
+        Route("/api/next", post(lambda b: session.next_game(b.get("game"))), methods=["POST"])]
+    hosts = ["127.0.0.1", "localhost"]
+    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware,
+                                                           allowed_hosts=hosts)])
+
+
+class PlayServer:
+    """``session`` served by uvicorn on 127.0.0.1 at ``port`` (0: a free one), behind a
+    fresh random token: ``url`` is the address to open. ``run()`` serves until Ctrl-C;
+    ``start()`` serves from a thread until ``stop()`` (for tests)."""
+
+    def __init__(self, session: PlaySession, port: int = 0):
+        import uvicorn
+
+        port = check_int("--port", port, 0, 65535, " (0: a free one)")
+        self.token = secrets.token_urlsafe(24)
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            self.sock.bind(("127.0.0.1", port))
+            self.sock.listen(64)       # from now on a browser's connection waits for uvicorn
+        except OSError as exc:
+            self.sock.close()
+            raise ValueError(f"--port {port}: cannot listen there ({exc.strerror}); give "
+                             "another port, or none for a free one") from None
+        self.port = self.sock.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}/?token={self.token}"
+        config = uvicorn.Config(create_app(session, self.token), log_level="warning",
+                                timeout_graceful_shutdown=2, lifespan="off")
+        self.server = uvicorn.Server(config)
+        self._thread = None
+
+    def run(self) -> None:
+        """Serve in this thread until the server is stopped (Ctrl-C raises
+        KeyboardInterrupt once it has shut down)."""
+        self.server.run(sockets=[self.sock])
+
+    def start(self) -> "PlayServer":
+        self._thread = threading.Thread(target=self.run, daemon=True)
+        self._thread.start()
+        while not self.server.started:
+            if not self._thread.is_alive():
+                raise RuntimeError("the play server did not start")
+            self._thread.join(0.01)
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(10)
+        self.sock.close()

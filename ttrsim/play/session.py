@@ -1,0 +1,364 @@
+"""A person's games against ttrsim policies, decision by decision, saved as a run.
+
+``PlaySession`` opens (or resumes) a directory that is a ttrsim run of people's games:
+its manifest is a run's (``policies`` by seat, the person's seat labelled with the
+person's name; ``people``: the seats a person played), each finished game is one batch
+of one game with the tables ``simulate`` writes plus ``decisions`` (every seat's, in
+order), and the game being played is ``play.json``, written atomically after every
+decision. A person's decisions cannot be played again by a policy, so a game of the
+run replays from its recorded decisions (``Run.game``); its tables are made by the
+batch loop playing those decisions (``ttrsim.record.recorded_policies``), the same code
+that makes a simulated game's.
+
+The opponents are built-in (or Python) policies, each started with the seed the batch
+loop gives its seat and asked for its move through ``ttrsim.policies.decide``, as in a
+simulated game. A resumed game plays its saved decisions again, the opponents' own
+included (each must choose what it chose before), so that they go on as they would
+have.
+"""
+from __future__ import annotations
+
+import json
+import re
+import secrets
+import threading
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from ttrsim._validate import check_int, is_int
+from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, game_seeds, play
+from ttrsim.game import Game
+from ttrsim.maps import resolve_board
+from ttrsim.policies import DEFAULT_POLICY, REGISTRY, decide, make_policy, policy_name
+from ttrsim.record import board_view, recorded_policies
+from ttrsim.results import atomic_write, finish_out, prepare_out, read_manifest, write_batch
+from ttrsim.tables import batch_tables
+from ttrsim.play.view import final_scores, log_entry, seat_message
+
+__all__ = ["PlaySession", "MoveRefused", "DEFAULT_NAME", "IN_PROGRESS", "PLAY_IDENTITY"]
+
+DEFAULT_NAME = "person"
+#: The game being played, in the run's directory.
+IN_PROGRESS = "play.json"
+PLAY_FORMAT = 1
+#: Manifest keys a resumed session must match: a run's, but for its growing game count.
+PLAY_IDENTITY = tuple(k for k in IDENTITY if k not in ("games", "batch_size")) + ("people",)
+
+
+class MoveRefused(ValueError):
+    """A move or request that is not played; ``status`` is its HTTP status: 400 for a
+    malformed one, 409 for one made for another decision (stale) or out of turn, 422
+    for an illegal move."""
+
+    def __init__(self, message: str, status: int):
+        super().__init__(message)
+        self.status = status
+
+
+class Table:
+    """One game: a person in seat ``seat``, the policies ``specs`` (None at the
+    person's seat) in the others; ``decisions`` already played, as (seat, code) pairs."""
+
+    def __init__(self, board, specs, names, seat: int, seed: int, max_turns: int,
+                 decisions=()):
+        self.board, self.names, self.seat, self.max_turns = board, tuple(names), seat, max_turns
+        self.seed = int(seed)
+        n = len(specs)
+        self.game = Game(board, n, seed=self.seed)
+        self.policies = {q: make_policy(s, board) for q, s in enumerate(specs) if q != seat}
+        # the seeds the batch loop starts the seats' policies with
+        self.policy_seeds = [np.uint64(x) for x in game_seeds(self.seed, n)]
+        self.started: set = set()
+        self.decisions: list = []
+        self.log: list = []
+        self.view = self.game.observation(seat)
+        for k, (q, code) in enumerate(decisions):
+            self._replay(k, int(q), int(code))
+
+    def _replay(self, k: int, q: int, code: int) -> None:
+        damaged = f"the saved game does not replay at decision {k}"
+        if self.over or self.game.current_player != q:
+            raise ValueError(f"{damaged} (it was seat {q}'s, the game asks "
+                             f"{'no one: it is over' if self.over else f'seat {self.game.current_player}'})")
+        if q != self.seat:
+            chosen = self._opponent_choice()
+            if chosen != code:
+                raise ValueError(f"{damaged}: {self.names[q]} (seat {q}) chose {code} then and "
+                                 f"chooses {chosen} now; it was saved by another ttrsim or "
+                                 "expert model (play it with that one, or start a new --out)")
+        elif code not in set(map(int, self.game.legal_action_codes())):
+            raise ValueError(f"{damaged}: the person's move {code} is not legal there")
+        self._apply(code)
+
+    @property
+    def over(self) -> bool:
+        """Over, or stopped at the turn limit as the batch loop stops a game."""
+        return self.game.is_over() or self.game.turn >= self.max_turns
+
+    @property
+    def person_to_move(self) -> bool:
+        return not self.over and self.game.current_player == self.seat
+
+    def _apply(self, code: int) -> None:
+        q, before = self.game.current_player, self.view
+        self.game.apply(code)
+        self.view = self.game.observation(self.seat)
+        self.log.append(log_entry(self.board, self.seat, q, code, before, self.view,
+                                  len(self.decisions)))
+        self.decisions.append((q, code))
+
+    def _opponent_choice(self) -> int:
+        q = self.game.current_player
+        code = decide(self.policies[q], self.game, self.policy_seeds[q],
+                      start=q not in self.started)
+        self.started.add(q)
+        return int(code)
+
+    def play_opponent(self) -> None:
+        """The seat to move (a policy) makes its decision."""
+        self._apply(self._opponent_choice())
+
+    def play_person(self, code: int) -> None:
+        if code not in set(map(int, self.game.legal_action_codes())):
+            raise MoveRefused(f"move {code} is not legal here; choose one of the moves the "
+                              "page offers", 422)
+        self._apply(code)
+
+    def message(self, since: int) -> dict:
+        codes = self.game.legal_action_codes() if self.person_to_move else []
+        msg = seat_message(self.board, self.view, codes, names=self.names, log=self.log,
+                           since=since, decision=len(self.decisions), over=self.over)
+        msg["final"] = None
+        if self.over:
+            scores = self.game.scores()
+            msg["final"] = final_scores(self.board, scores, self.seat, self.names,
+                                        not self.game.is_over())
+            # as scored: a ticket joined through a station's borrowed route counts
+            done = set(scores[self.seat]["completed"])
+            for ticket in msg["tickets"]:
+                ticket["done"] = ticket["index"] in done
+        return msg
+
+
+class PlaySession:
+    """A person's session: the run directory ``out``, the game being played and the
+    ones before it. Methods are safe to call from several threads (one lock).
+
+    ``board``, ``players``: the game; ``opponents``: one policy spec for every other
+    seat, or one per other seat in seat order (default: the default policy); ``seat``:
+    the person's; ``seed``: the run's seed (default: the saved run's, else drawn at
+    random); ``name``: the person's label in the results. A directory holding another
+    run, or the same run asked with other options, is refused naming the difference.
+    """
+
+    def __init__(self, board="europe", players: int = 4, opponents=None, *, out, seat: int = 0,
+                 seed: int | None = None, name: str = DEFAULT_NAME,
+                 max_turns: int = DEFAULT_MAX_TURNS):
+        self.board = board = resolve_board(board)
+        n = board.check_players(players)
+        self.seat = check_int("seat (--seat)", seat, 0, n - 1, f" (seats of a {n}-player game)")
+        self.specs = _seat_specs(opponents, n, self.seat)
+        self.names = _names(board, self.specs, self.seat, name)
+        self.max_turns = check_int("max_turns", max_turns, 1)
+        self.path = Path(out)
+        saved = read_manifest(self.path) if (self.path / "manifest.json").is_file() else {}
+        if seed is None:
+            seed = saved.get("seed", secrets.randbits(63))
+        seed = check_int("seed (--seed)", seed, 0)
+        done = saved.get("games", 0) if saved.get("people") else 0
+        self.cfg = RunConfig(board, self.names, done, seed, 1, False, False, self.max_turns,
+                             self.names)
+        self.manifest = dict(self.cfg.manifest(), people=[self.seat])
+        prepare_out(self.path, self.manifest, PLAY_IDENTITY, what="run of people's games")
+        finish_out(self.path, self.manifest)
+        self._lock = threading.Lock()
+        self._open()
+
+    # --- the game in progress ------------------------------------------------------
+    def _deal_seed(self, g: int) -> int:
+        return int(game_seeds(self.cfg.key, 1, g)[0])
+
+    def _new_table(self, g: int, decisions=()) -> Table:
+        return Table(self.board, self.specs, self.names, self.seat, self._deal_seed(g),
+                     self.max_turns, decisions)
+
+    def _open(self) -> None:
+        """Resume the game saved in progress, or start the next one."""
+        f = self.path / IN_PROGRESS
+        done = self.manifest["games"]
+        if not f.is_file():
+            self.game_index, self.table = done, self._new_table(done)
+            self._save()
+            return
+        try:
+            saved = json.loads(f.read_text())
+            g, decisions = saved["game"], saved["decisions"]
+            ok = (saved.get("format") == "ttrsim-play" and is_int(g) and
+                  all(isinstance(d, list) and len(d) == 2 and all(map(is_int, d))
+                      for d in decisions))
+        except (ValueError, KeyError, TypeError):
+            ok = False
+        if not ok or g not in (done - 1, done) or saved.get("seed") != self._deal_seed(g):
+            raise ValueError(f"{f} is not the game in progress of this run (damaged or edited); "
+                             "move it away to start the next game")
+        self.game_index, self.table = g, self._new_table(g, decisions)
+        if g == done and self.table.over:      # stopped between its end and its saving
+            self._store()
+
+    def _save(self) -> None:
+        state = {"format": "ttrsim-play", "version": PLAY_FORMAT, "game": self.game_index,
+                 "seed": self.table.seed,
+                 "decisions": [[int(q), int(c)] for q, c in self.table.decisions]}
+        atomic_write(self.path / IN_PROGRESS, lambda p: p.write_text(json.dumps(state)))
+
+    def _store(self) -> None:
+        """Add the finished game to the run: its tables, made by the batch loop from its
+        decisions, and the decisions themselves; then the manifest counts it."""
+        g, t = self.game_index, self.table
+        seats, codes = zip(*t.decisions)
+        n = len(self.names)
+        cfg = RunConfig(self.board, tuple(recorded_policies(codes, seats, n)), g + 1,
+                        self.cfg.seed, 1, False, False, self.max_turns, self.names)
+        tables = batch_tables(cfg, play(cfg, g, g + 1), g)
+        want = [s["total"] for s in t.game.scores()]
+        got = tables["games"].sort_values("seat")["score"].tolist()
+        if got != want:        # the same decisions from the same deal: a bug if reached
+            raise RuntimeError(f"game {g} played again from its decisions scores {got}, "
+                               f"the game played {want}")
+        tables["decisions"] = pd.DataFrame({
+            "game": np.full(len(codes), g, dtype=np.int64),
+            "decision": np.arange(len(codes), dtype=np.int32),
+            "seat": np.asarray(seats, dtype=np.int8), "code": np.asarray(codes, dtype=np.int32)})
+        write_batch(self.path, cfg, g, tables)
+        self.manifest.update(games=g + 1, batches=g + 1)
+        finish_out(self.path, self.manifest)
+
+    # --- what the page asks -----------------------------------------------------------
+    def page_data(self) -> dict:
+        """What the page draws once: the board (as the viewer draws it), the seats' names
+        and the person's seat."""
+        b = self.board
+        return {"title": f"{b.title or b.name}, {len(self.names)} players",
+                "board": board_view(b), "names": list(self.names), "seat": self.seat}
+
+    def state(self, since=0) -> dict:
+        """The person's message (``ttrsim.play.view.seat_message``) with the log from
+        entry ``since`` on, and the session: game number, games finished, where saved."""
+        with self._lock:
+            return self._message(since)
+
+    def _message(self, since) -> dict:
+        since = 0 if not is_int(since) or since < 0 else int(since)
+        msg = self.table.message(since)
+        msg.update(game=self.game_index, games_done=self.manifest["games"], out=str(self.path))
+        return msg
+
+    def _check(self, decision, since) -> None:
+        if not is_int(decision):
+            raise MoveRefused(f"malformed request: 'decision' must be a whole number (the "
+                              f"decision counter), got {decision!r}", 400)
+        if since is not None and not is_int(since):
+            raise MoveRefused(f"malformed request: 'since' must be a whole number, got "
+                              f"{since!r}", 400)
+        now = len(self.table.decisions)
+        if decision != now:
+            raise MoveRefused(f"stale move: it was made for decision {decision}, the game is at "
+                              f"decision {now}; the page shows the game as it is now", 409)
+
+    def move(self, decision, code, since=None) -> dict:
+        """The person plays ``code`` at decision ``decision`` (the counter the page was
+        sent); refused (``MoveRefused``) when malformed, stale, out of turn or illegal,
+        changing nothing. Saved before it returns."""
+        with self._lock:
+            self._check(decision, since)
+            if not is_int(code):
+                raise MoveRefused(f"malformed move: 'code' must be a whole number (an action "
+                                  f"code the page was sent), got {code!r}", 400)
+            t = self.table
+            if t.over:
+                raise MoveRefused("the game is over", 409)
+            if not t.person_to_move:
+                raise MoveRefused(f"it is not your move: {t.names[t.game.current_player]} "
+                                  f"(seat {t.game.current_player}) is to move", 409)
+            t.play_person(int(code))
+            self._after_decision()
+            return self._message(since or 0)
+
+    def advance(self, decision, since=None, *, until_person: bool = False,
+                budget: float = 0.5) -> dict:
+        """The policy to move at decision ``decision`` makes its move (one decision; with
+        ``until_person``, the policies move until the person is to move, the game ends
+        or ``budget`` seconds have passed); refused when it is the person's move, the
+        game is over, or the request stale."""
+        import time
+
+        with self._lock:
+            self._check(decision, since)
+            t = self.table
+            if t.over:
+                raise MoveRefused("the game is over", 409)
+            if t.person_to_move:
+                raise MoveRefused("it is your move", 409)
+            start = time.monotonic()
+            while True:
+                t.play_opponent()
+                self._after_decision()
+                if (not until_person or t.over or t.person_to_move
+                        or time.monotonic() - start > budget):
+                    return self._message(since or 0)
+
+    def _after_decision(self) -> None:
+        if self.table.over:
+            self._store()
+        self._save()
+
+    def next_game(self, game) -> dict:
+        """Start the game after game ``game`` (the one just finished)."""
+        with self._lock:
+            if not is_int(game):
+                raise MoveRefused(f"malformed request: 'game' must be a whole number, got "
+                                  f"{game!r}", 400)
+            if game != self.game_index:
+                raise MoveRefused(f"stale request: game {game} is not the one on the table "
+                                  f"(game {self.game_index})", 409)
+            if not self.table.over:
+                raise MoveRefused(f"game {game} is not over yet", 409)
+            self.game_index = self.manifest["games"]
+            self.table = self._new_table(self.game_index)
+            self._save()
+            return self._message(0)
+
+
+def _seat_specs(opponents, n: int, seat: int) -> list:
+    """One spec per seat, None at the person's: ``opponents`` once (every other seat) or
+    once per other seat in seat order."""
+    if opponents is None or (isinstance(opponents, (list, tuple)) and not opponents):
+        opponents = [DEFAULT_POLICY]
+    elif isinstance(opponents, str):
+        opponents = [opponents]
+    opponents = list(opponents)
+    if len(opponents) == 1:
+        opponents = opponents * (n - 1)
+    if len(opponents) != n - 1:
+        raise ValueError(f"give --opponent once (every other seat) or {n - 1} times (one per "
+                         f"other seat, in seat order), not {len(opponents)} times")
+    return opponents[:seat] + [None] + opponents[seat:]
+
+
+def _names(board, specs, seat: int, name) -> tuple:
+    """The seats' names in the results: the person's label, the opponents' spec names."""
+    others = [policy_name(s, board) if isinstance(s, str) else policy_name(s) for s in specs
+              if s is not None]
+    for s in specs:
+        if s is not None:
+            make_policy(s, board)          # unknown names and bad parameters, before a game
+    if not isinstance(name, str) or not re.fullmatch(r"[\w.+-]+", name):
+        raise ValueError(f"--name {name!r}: a name is letters, digits, '_', '.', '+' or '-', "
+                         "e.g. alice")
+    if name in others or name.partition(":")[0] in REGISTRY:
+        raise ValueError(f"--name {name!r} is the name of a policy; the results must tell the "
+                         "person from the policies: choose another name")
+    return tuple(name if q == seat else policy_name(s, board) if isinstance(s, str)
+                 else policy_name(s) for q, s in enumerate(specs))
