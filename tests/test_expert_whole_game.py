@@ -15,7 +15,8 @@ from ttrsim.actions import Action
 from ttrsim._expert import (FEATURES, FEATURES4, ExpertPolicy, ModelFileError, default_model_path,
                             load_model)
 from ttrsim._policies import decide
-from ttrsim._search import analyse_position, value_actions
+from ttrsim._search import analyse_position
+from ttrsim.search import value_actions
 from ttrsim.policies import make_policy
 from ttrsim.training import generate_games
 

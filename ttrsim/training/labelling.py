@@ -191,20 +191,13 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
-    from ttrsim._search import value_actions
     from ttrsim.policies import decide, make_policy
+    from ttrsim.search import value_actions
 
     follow = load_model(model)
-    if rollout is not None and rollout_model is not None:
-        raise ValueError("give rollout_model (a model file) or rollout (a policy spec), not both")
-    roll = (f",rollout={rollout}" if rollout else
-            "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}")
+    roll = _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share)
     keep_playouts = int(playouts if keep_playouts is None else keep_playouts)
     field = tuple(field) if field else (expert_spec(rollout_model),)
-    if not 0.0 <= float(teacher_share) <= 1.0 or not 0.0 <= float(turn_share) <= 1.0:
-        raise ValueError("teacher_share and turn_share must be within 0..1")
-    if teacher_share > 0 and not teacher:
-        raise ValueError("teacher_share > 0 needs a teacher policy spec")
     seeds = np.random.SeedSequence([int(seed), int(players), 0x3A7E]).generate_state(
         4 * int(games), dtype=np.uint64)
     parts = {k: ([], [], [], [], [], []) for k in KINDS.values()}
@@ -238,18 +231,9 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
             kind = KINDS.get(phase)
             if kind is not None and len(codes) > 1 and (kind != "turns"
                                                        or rng.random() < float(turn_share)):
-                n = int(playouts) if kind == "turns" else keep_playouts
-                rows, _ = value_actions(search[n], g, codes, seed=base ^ (k << 8))
-                v = np.array([u / n for _, n, u, *_ in rows], dtype=np.float64)
-                X, value, chosen, group, game_ids, boards = parts[kind]
-                X.append(feats)
-                value.append((v - v.mean()).astype(np.float32))
-                best = np.zeros(len(codes), np.int8)
-                best[int(np.argmax(v))] = 1
-                chosen.append(best)
-                group.append(np.full(len(codes), n_dec, dtype=np.int64))
-                game_ids.append(np.full(len(codes), i, dtype=np.int64))
-                boards.append(str(board))
+                budget = int(playouts) if kind == "turns" else keep_playouts
+                rows, _ = value_actions(search[budget], g, codes, seed=base ^ (k << 8))
+                _record(parts[kind], feats, [u / n for _, n, u, *_ in rows], n_dec, i, board)
                 n_dec += 1
             if lead is not None:
                 g.apply(int(decide(lead, g, seed=base ^ (k << 12), start=k == 1)))
@@ -259,6 +243,33 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
     cpu = time.process_time() - t0
     return {kind: from_lists(*parts[kind], cpu if kind == "turns" else 0.0)
             for kind in parts}
+
+
+def _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share) -> str:
+    """generate_games' arguments checked; the search spec's rollout part."""
+    if rollout is not None and rollout_model is not None:
+        raise ValueError("give rollout_model (a model file) or rollout (a policy spec), not both")
+    if not 0.0 <= float(teacher_share) <= 1.0 or not 0.0 <= float(turn_share) <= 1.0:
+        raise ValueError("teacher_share and turn_share must be within 0..1")
+    if teacher_share > 0 and not teacher:
+        raise ValueError("teacher_share > 0 needs a teacher policy spec")
+    return (f",rollout={rollout}" if rollout else
+            "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}")
+
+
+def _record(part, feats, values, decision: int, game: int, board) -> None:
+    """Append one labelled decision to `part` (lists of X, value, chosen, group, game,
+    boards): its values relative to their mean, its best marked."""
+    X, value, chosen, group, game_ids, boards = part
+    v = np.asarray(values, dtype=np.float64)
+    X.append(feats)
+    value.append((v - v.mean()).astype(np.float32))
+    best = np.zeros(len(v), np.int8)
+    best[int(np.argmax(v))] = 1
+    chosen.append(best)
+    group.append(np.full(len(v), decision, dtype=np.int64))
+    game_ids.append(np.full(len(v), game, dtype=np.int64))
+    boards.append(str(board))
 
 
 def check_field(field):
