@@ -185,6 +185,7 @@ cdef class TreeModel:
     cdef readonly double base
     cdef readonly double margin  # the section's margin: added to tickets' own choice
     cdef double kbias[N_KINDS]          # format 5: added to a candidate of each kind (KINDS)
+    cdef bint biased                    #   (any not 0)
     cdef readonly int max_trains        # turns: scored only once a seat has this many trains
                                         # or fewer (the end game); otherwise tickets' own
     cdef readonly int widest            # the highest feature a node tests (-1: none)
@@ -235,8 +236,10 @@ cdef class TreeModel:
         choice), its bias to a candidate of each kind."""
         cdef double o = self.margin if k == 0 else 0.0
         cdef int i
-        for i in range(N_KINDS):
-            o += self.kbias[i] * row[KIND0 + i]
+        if self.biased:
+            for i in range(N_KINDS):
+                if row[KIND0 + i] > 0.5:            # the kind flags are 0 or 1
+                    o += self.kbias[i]
         return o
 
     cdef int best(self, const float* x, int stride, int n, double* out) noexcept nogil:
@@ -468,8 +471,10 @@ def _trees_from_dict(sec, bad, name, int n_feat=N_FEAT):
         raise bad(f"{name}: bias names {unknown}, not candidate kinds ({', '.join(KINDS)})")
     if not all(np.isfinite(v) for v in kbias.values()):
         raise bad(f"{name}: a bias is not a finite number")
+    m.biased = False
     for i in range(N_KINDS):
         m.kbias[i] = kbias.get(KINDS[i], 0.0)
+        m.biased |= m.kbias[i] != 0.0
     m.base = base
     m.margin = bonus
     m.max_trains = max_trains

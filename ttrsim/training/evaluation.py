@@ -26,7 +26,7 @@ def _scores(m, data: Positions) -> np.ndarray:
     first = np.r_[True, data.group[1:] != data.group[:-1]] if len(data.X) else np.zeros(0, bool)
     kinds = np.array([FEATURES.index(k) for k in m.bias], dtype=np.int64)
     bias = np.array(list(m.bias.values()))
-    extra = data.X[:, kinds] @ bias if len(data.X) else 0.0
+    extra = (data.X[:, kinds] > 0.5) @ bias if len(data.X) else 0.0
     return scores + first * m.margin + extra
 
 
