@@ -330,3 +330,186 @@ def test_labelling_cut_short_goes_on_from_its_finished_tasks(tmp_path, monkeypat
         np.testing.assert_array_equal(first[k].value, again[k].value)
     with pytest.raises(AssertionError, match="labelled again"):
         labelling.label("games", [("newyork", 2, 6)], seed=4, cache=tmp_path, progress=False, **kw)
+
+
+# --- a section's bias per candidate kind --------------------------------------------------
+
+@pytest.mark.parametrize("kind,action", [("draw_tickets", "draw_tickets"), ("blind", "draw_blind"),
+                                         ("claim", "claim")])
+def test_a_kind_bias_moves_the_choice_to_that_kind_only(tmp_path, kind, action):
+    """Turn trees preferring a face-up card, plus a bias of 2 to one kind: the expert
+    picks a candidate of that kind wherever it has one, as the Python reading of the
+    model does; without the bias it takes a face-up card."""
+    path, d = model_file(tmp_path, "faceup", name="fu.json")
+    d["turns"]["bias"] = {kind: 2.0}
+    biased = tmp_path / "biased.json"
+    biased.write_text(json.dumps(d))
+    m = load_model(str(biased))
+    assert m.turns.bias[kind] == 2.0 and sum(m.turns.bias.values()) == 2.0
+    seen = 0
+    for board, n, seed, turns in (("usa", 2, 1, 12), ("europe", 3, 2, 12), ("usa-mega", 4, 3, 12),
+                                  ("usa", 3, 4, 20), ("europe", 2, 5, 6), ("usa-1910", 4, 6, 16)):
+        g = midgame(board, n, seed, turns)
+        if g.phase != "turn":
+            continue
+        e = ExpertPolicy(str(biased))
+        e.start(g, g.current_player, 1)
+        codes, X = e.candidates(g)
+        if not (X[:, F[kind]] == 1).any():
+            continue
+        pick = decide(make_policy(f"expert:model={biased}", g.board), g, seed=5)
+        assert Action.decode(pick, g.board).kind == action
+        scores = m.turns.predict(X) + m.turns.offsets(X)
+        assert codes[int(np.argmax(scores))] == pick
+        plain = decide(make_policy(f"expert:model={path}", g.board), g, seed=5)
+        if (X[:, F["faceup"]] == 1).any():
+            assert Action.decode(plain, g.board).kind == "draw_faceup"
+            seen += 1
+    assert seen >= 2
+
+
+def test_a_kind_bias_is_refused_in_format_4_and_for_an_unknown_kind(tmp_path):
+    _, d = model_file(tmp_path, "faceup")
+    for change, why in ((lambda m: m["turns"].update(bias={"tunnel": 1.0}), "not candidate kinds"),
+                        (lambda m: m["turns"].update(bias={"claim": float("nan")}), "finite"),
+                        (lambda m: m["turns"].update(bias=[1.0]), "bias must map")):
+        bad = json.loads(json.dumps(d))
+        change(bad)
+        p = tmp_path / "bad.json"
+        p.write_text(json.dumps(bad, allow_nan=True))
+        with pytest.raises((ModelFileError, TypeError), match=why):
+            load_model(str(p))
+    v4 = json.loads(open(default_model_path("v4")).read())
+    v4["turns"]["bias"] = {"claim": 0.1}
+    p = tmp_path / "v4bias.json"
+    p.write_text(json.dumps(v4))
+    with pytest.raises(ModelFileError, match="needs format version 5"):
+        load_model(str(p))
+
+
+# --- distilling a teacher's turns and a draw head -----------------------------------------
+
+def test_student_states_are_scored_by_the_teacher_and_played_by_the_student(tmp_path):
+    """generate_student labels the student seats' turns with the teacher's scores (not
+    the student's), repeatably; with the teacher in every other seat it labels only one
+    seat's turns, about a third of what all-student games give at 3 players."""
+    from ttrsim.training.labelling import generate_student
+
+    student, _ = model_file(tmp_path, "blind", name="student.json")
+    kw = dict(student=str(student), teacher="field")
+    a = generate_student("usa", 3, games=3, seed=2, teacher_seats=1.0, **kw)
+    b = generate_student("usa", 3, games=3, seed=2, teacher_seats=1.0, **kw)
+    np.testing.assert_array_equal(a.X, b.X)
+    np.testing.assert_array_equal(a.value, b.value)
+    teacher = load_model("field")
+    for g in np.unique(a.group):
+        rows = a.group == g
+        want = teacher.turns.predict(a.X[rows])
+        np.testing.assert_allclose(a.value[rows], want - want.mean(), atol=1e-5)
+        assert a.chosen[rows][int(np.argmax(want))] == 1
+    # the student (blind draws only) plays on: every game long, nobody claims early
+    assert (a.X[:, F["blind"]] == 1).any()
+    alone = generate_student("usa", 3, games=3, seed=2, teacher_seats=0.0, **kw)
+    assert 2.0 < alone.decisions / a.decisions < 4.0
+
+
+def test_distil_fits_the_teachers_scores_not_the_labels(tmp_path):
+    """distil learns the teacher's ranking even where the labels' own values are noise;
+    fitting the labels would agree with the teacher about as often as chance."""
+    from dataclasses import replace
+    from ttrsim.training.distilling import distil
+    from ttrsim.training.labelling import generate_student
+    from ttrsim.training.positions import decisions
+
+    data = generate_student("europe", 2, games=6, seed=1, student="field", teacher="field")
+    noise = replace(data, value=np.random.default_rng(0).normal(size=len(data.value)).astype(np.float32))
+    sec = distil(noise, "field", trees=30, depth=6, min_leaf=5)
+    from ttrsim._expert import section_from_dict
+    mine, theirs = section_from_dict(sec).predict(data.X), load_model("field").turns.predict(data.X)
+    rows = list(decisions(data))
+    agree = np.mean([np.argmax(mine[r]) == np.argmax(theirs[r]) for r in rows])
+    assert agree > 0.8, agree
+
+
+def test_a_draw_head_changes_only_the_ticket_draws_score(tmp_path):
+    """draw_head adds trees under a root that gives every candidate but the ticket draw
+    0: the other candidates' scores are the base section's, the draws' move, the bias
+    is the section's draw bias; too few labelled draws are refused."""
+    from ttrsim._expert import section_from_dict
+    from ttrsim.training.distilling import draw_head
+    from ttrsim.training.positions import Positions
+
+    _, d = model_file(tmp_path, "claim")
+    base = dict(d["turns"])
+    rng = np.random.default_rng(3)
+    n = 4000
+    X = rng.integers(0, 3, size=(n, len(FEATURES))).astype(np.float32)
+    X[:, F["draw_tickets"]] = (rng.random(n) < 0.3).astype(np.float32)
+    X[:, F["rounds_left"]] = rng.integers(0, 40, n)
+    # the search likes a draw with many rounds left
+    value = np.where(X[:, F["draw_tickets"]] == 1, (X[:, F["rounds_left"]] - 20) / 20.0, 0.0)
+    group = np.arange(n) // 8
+    labels = Positions(X, value.astype(np.float32), np.zeros(n, np.int8), group, group // 10,
+                       ["usa"] * (n // 8))
+    head = draw_head(labels, base, trees=20, depth=2, min_leaf=50, bias=0.07)
+    before, after = section_from_dict(base).predict(X), section_from_dict(head).predict(X)
+    draws = X[:, F["draw_tickets"]] == 1
+    np.testing.assert_allclose(after[~draws], before[~draws], atol=1e-6)
+    early, late = draws & (X[:, F["rounds_left"]] > 30), draws & (X[:, F["rounds_left"]] < 10)
+    assert (after - before)[early].mean() > (after - before)[late].mean() + 0.5
+    assert section_from_dict(head).bias["draw_tickets"] == pytest.approx(0.07)
+    with pytest.raises(ValueError, match="too few"):
+        draw_head(labels, base, min_leaf=5000)
+
+
+def test_the_distil_script_makes_a_model_and_resumes(tmp_path, monkeypatch):
+    """scripts/distil_whole_game.py on a tiny budget: the student of each round, the
+    states it reached, and the final model with its draw bias and the sections' setup
+    and keep; a rerun reads every step back (no labelling, the same file)."""
+    from helpers import load_script
+    from ttrsim.training.labelling import generate_student
+    from ttrsim.training.positions import save_positions
+
+    runs = tmp_path / "labels"
+    runs.mkdir()
+    save_positions(generate_student("usa", 2, games=6, seed=1, student="field", teacher="field"),
+                   runs / "labels-r1-turns.npz")
+    sections, _ = model_file(tmp_path, "claim", name="sections.json", keep="most_kept")
+    script = load_script("distil_whole_game")
+    out = tmp_path / "out"
+    args = ["--out", str(out), "--labels", str(runs), "--sections", str(sections), "--rounds", "1",
+            "--games", "23", "--trees", "3", "--depth", "3", "--head-trees", "2",
+            "--head-min-leaf", "10", "--draw-bias", "0.05"]
+    assert script.main(args) == 0
+    m = load_model(str(out / "expert-whole.json"))
+    assert m.turns.bias["draw_tickets"] == 0.05 and m.keep is not None
+    assert (out / "states-1.npz").exists() and (out / "student-1.json").exists()
+    made = (out / "expert-whole.json").read_bytes()
+
+    def refuse(*a, **k):
+        raise AssertionError("labelled again")
+    monkeypatch.setattr(script, "label", refuse)
+    assert script.main(args) == 0
+    assert (out / "expert-whole.json").read_bytes() == made
+
+
+def test_the_shipped_whole_game_model_draws_and_keeps_tickets():
+    """expert:model=whole (format 5, no machine path inside) draws tickets after the deal
+    and keeps them with its keep section, where the default never draws; every move it
+    makes is legal (the checked decision step)."""
+    from ttrsim import simulate
+    from ttrsim._expert import model_file as path_of
+
+    m = load_model("whole")
+    assert m.version == 5 and m.keep is not None and m.turns.bias["draw_tickets"] > 0
+    assert "/work" not in open(path_of("whole"), encoding="utf-8").read()
+    run = simulate("usa-mega", ["expert:model=whole"] * 4, games=40, seed=3)
+    assert run.games["ticket_draws"].mean() > 0.5
+    plain = simulate("usa-mega", ["expert"] * 4, games=40, seed=3)
+    assert plain.games["ticket_draws"].mean() < 0.1
+    from ttrsim.batches import game_seeds, play_batch
+    from ttrsim.game import compile_board
+    for board, n in (("usa-mega", 4), ("europe", 3), ("newyork", 2)):
+        cb = compile_board(board)
+        play_batch(cb, n, [make_policy("expert:model=whole", cb.board) for _ in range(n)],
+                   game_seeds(7, 10), 0, True, True, check=True)

@@ -96,9 +96,10 @@ FORMAT_VERSIONS = (4, 5)
 # trained against the field (docs/expert.md, "Trained against the field")
 DEFAULT_MODEL = "expert-v4-field.json"
 # the models shipped in the package, played by name: expert:model=NAME (docs/expert.md);
-# "v4" was the default until 2026-11-28, trained against `tickets` only
+# "v4" was the default until 2026-11-28, trained against `tickets` only; "whole" (format 5)
+# draws tickets and keeps them as the search does (docs/expert.md, "The whole game")
 SHIPPED_MODELS = {"field": "expert-v4-field.json", "v4": "expert-v4.json",
-                  "usa1910": "expert-v4-usa1910.json"}
+                  "usa1910": "expert-v4-usa1910.json", "whole": "expert-v5-whole.json"}
 
 
 class ModelFileError(ValueError):

@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ttrsim._expert import load_model
+from ttrsim._expert import load_model, model_file
 from ttrsim.game import Game
 from ttrsim.training.model_file import expert_spec
 from ttrsim.training.positions import Positions, from_lists, join
 
 __all__ = ["CHUNKS", "CLAIMS", "KINDS", "check_field", "expert_move", "generate_endgame",
-           "generate_games", "generate_setup", "label", "labelling_specs"]
+           "generate_games", "generate_setup", "generate_student", "label", "labelling_specs"]
 
 
 def labelling_specs(search: str, rollout_model) -> tuple[str, str]:
@@ -297,6 +297,56 @@ CHUNKS = {"setup": 50, "endgame": 10}   # positions / games per labelling task
 
 
 CHUNKS["games"] = 4
+CHUNKS["student"] = 20
+
+
+def generate_student(board="usa", players: int = 4, games: int = 20, seed: int = 0, *,
+                     student=None, teacher="field", teacher_seats: float = 1 / 3,
+                     progress: bool = False) -> Positions:
+    """The turns a student model reaches, scored by a teacher model: what distilling a
+    teacher needs beyond the teacher's own positions (DAgger: the student's mistakes
+    lead to positions the teacher never reaches). In game i, seat ``i % players`` plays
+    ``expert`` with ``student``; in a share ``teacher_seats`` of the games (drawn from
+    the game's seed) the other seats play the teacher, else the student too. At every
+    turn of a student seat with more than one candidate, ``value`` is the teacher's
+    turn score of each candidate (relative to the decision's mean) and ``chosen`` the
+    teacher's choice; the game goes on with the student's move. Same seed, same
+    positions and scores."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+
+    models = {"student": student, "teacher": teacher}
+    loaded = {k: load_model(v) for k, v in models.items()}
+    paths = {k: str(Path(model_file(v)).resolve()) for k, v in models.items()}
+    if loaded["teacher"].turns is None:
+        raise ValueError(f"the teacher {teacher!r} has no turns section to distil")
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x57D7]).generate_state(
+        3 * int(games), dtype=np.uint64)
+    part = ([], [], [], [], [], [])
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(int(games)), desc=f"student {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[3 * i]))
+        rng = np.random.default_rng(int(seeds[3 * i + 1]))
+        me = i % players
+        mixed = rng.random() < float(teacher_seats)
+        who = ["student" if q == me or not mixed else "teacher" for q in range(players)]
+        seats = []
+        for q in range(players):
+            e = ExpertPolicy(paths[who[q]])
+            e.start(g, q, int(rng.integers(1 << 62)))
+            seats.append(e)
+        while not g.is_over() and g.turn < 1000:
+            q = g.current_player
+            phase = g.phase
+            codes, feats = seats[q].candidates(g)
+            if who[q] == "student" and phase == "turn" and len(codes) > 1:
+                _record(part, feats, loaded["teacher"].turns.predict(feats), n_dec, i, board)
+                n_dec += 1
+            fewest = min(p["trains"] for p in g.state()["players"])
+            g.apply(expert_move(loaded[who[q]], phase, codes, feats, fewest))
+    return from_lists(*part, time.process_time() - t0)
 
 
 def _label_task(kind, board, players, n, seed, kw):
@@ -304,6 +354,8 @@ def _label_task(kind, board, players, n, seed, kw):
         return generate_setup(board, players, n, seed, **kw)
     if kind == "games":
         return generate_games(board, players, n, seed, **kw)
+    if kind == "student":
+        return generate_student(board, players, n, seed, **kw)
     return generate_endgame(board, players, n, seed, **kw)
 
 
@@ -316,7 +368,7 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)),
     ``generate_endgame`` (``kind="endgame"``; (board, players, games)) or
     ``generate_games`` (``kind="games"``; (board, players, games): a dict of Positions
-    by decision kind) over ``parts``, in small tasks spread over ``n_jobs`` workers
+    by decision kind) or ``generate_student`` (``kind="student"``) over ``parts``, in small tasks spread over ``n_jobs`` workers
     (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
     each task has its own seed and the tasks are put back in order. ``cache``: a
     directory where each finished task is saved (atomically, under a key of its
@@ -327,7 +379,10 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
         raise ValueError(f"kind must be one of {sorted(CHUNKS)}, got {kind!r}")
     if kind == "games" and kw.get("field"):
         kw["field"] = tuple(kw["field"])
-    for key in ("model", "rollout_model"):
+    for key in ("student", "teacher"):          # names of shipped models as their paths
+        if key in kw:
+            kw[key] = model_file(kw[key])
+    for key in ("model", "rollout_model", "student", "teacher"):
         if kw.get(key) is not None:
             kw[key] = str(Path(kw[key]).resolve())
     size = CHUNKS[kind]
