@@ -29,12 +29,16 @@ def section_most_kept():
                       "value": [0, 0.0, 0, 1.0, 0, 2.0, 3.0], "roots": [0]}}
 
 
-def model_file(tmp_path, feature, name="m.json", setup=None, turns=True):
+def model_file(tmp_path, feature, name="m.json", setup=None, turns=True, keep=None):
     """A model file whose sections prefer candidates with `feature` > 0.5 (the setup
-    section prefers `setup` instead, when given; no turn section if not `turns`)."""
+    section prefers `setup` instead, when given; no turn section if not `turns`; the
+    keep section after a ticket draw prefers `keep` ("most_kept": the most tickets
+    kept), none when not given)."""
     d = {"format": "ttrsim-expert", "version": FORMAT_VERSION, "features": list(FEATURES),
          "setup": (section_most_kept() if setup == "most_kept" else section(setup or feature)),
-         "turns": section(feature) if turns else None}
+         "turns": section(feature) if turns else None,
+         "keep": (None if keep is None else section_most_kept() if keep == "most_kept"
+                  else section(keep))}
     path = tmp_path / name
     path.write_text(json.dumps(d))
     return path, d
@@ -61,7 +65,7 @@ def random_model(tmp_path, seed, name="random.json"):
                 "trees": {"feature": feature, "threshold": threshold, "left": left,
                           "right": right, "value": value, "roots": roots}}
     d = {"format": "ttrsim-expert", "version": FORMAT_VERSION, "features": list(FEATURES),
-         "setup": section(), "turns": section()}
+         "setup": section(), "turns": section(), "keep": section()}
     path = tmp_path / name
     path.write_text(json.dumps(d))
     return path

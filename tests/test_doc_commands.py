@@ -86,6 +86,7 @@ FRAGMENTS = {
     ("docs/policies.md", "# setup.py next to my_policy.pyx; build with: python setup.py "
                          "build_ext --inplace"): "builds the reader's own .pyx",
     ("docs/policies.md", "from my_policy import MyPolicy"): "plays the reader's own build",
+    ("docs/expert-history.md", "import json"): "continues with a labelling run of hours",
 }
 
 

@@ -284,7 +284,7 @@ def test_a_shipped_model_plays_by_name():
     from ttrsim._expert import SHIPPED_MODELS, default_model_path
     from ttrsim._expert import model_file as path_of
 
-    assert set(SHIPPED_MODELS) == {"field", "v4", "usa1910"}
+    assert set(SHIPPED_MODELS) == {"field", "v4", "usa1910", "whole"}
     assert SHIPPED_MODELS["field"] == DEFAULT_MODEL
     path = path_of("usa1910")
     assert path == default_model_path("usa1910") != default_model_path()

@@ -207,6 +207,19 @@ def test_other_settings_and_lone_baselines_are_refused(base, no_stations):
         an.compare_play(base, base, no_stations)
 
 
+def test_another_expert_model_is_a_stronger_play_and_keeps_the_settings_check(base):
+    """`expert:model=whole` plays the base run's `tickets` seats as `expert` does (the model
+    names the player, not a setting), with the same games; `expert:model=whole,risk=0`
+    against `tickets` is still refused for its setting."""
+    whole = play(["expert:model=whole"] * 4)
+    c = an.compare_play(base, whole)
+    assert c.manifest["strong_label"].startswith("expert:model=whole")
+    assert (c.score_parts.base.notna()).all()
+    other = play(["expert:model=whole,risk=0"] + ["expert:model=whole"] * 3)
+    with pytest.raises(ValueError, match=r"policy settings of slot 0: 'expert:model=whole,risk=0'"):
+        an.compare_play(base, other)
+
+
 def test_summary_runs_are_refused():
     a = ttrsim.simulate("europe", 4, games=40, seed=1, summary=True)
     with pytest.raises(an.MissingTable, match="per-event runs"):

@@ -6,8 +6,11 @@ import numpy as np
 from ttrsim._policies import PlanFollower
 
 FEATURES: tuple[str, ...]
+FEATURES4: tuple[str, ...]
+KINDS: tuple[str, ...]
 FORMAT: str
 FORMAT_VERSION: int
+FORMAT_VERSIONS: tuple[int, ...]
 DEFAULT_MODEL: str
 SHIPPED_MODELS: dict[str, str]
 
@@ -17,16 +20,23 @@ class TreeModel:
     base: float
     margin: float
     max_trains: int
+    widest: int
     @property
     def n_trees_(self) -> int: ...
     @property
     def n_nodes_(self) -> int: ...
+    @property
+    def bias(self) -> dict[str, float]: ...
+    def offsets(self, X: np.ndarray) -> np.ndarray: ...
+    def check_width(self, n: int) -> None: ...
     def pick(self, X: np.ndarray) -> int: ...
     def predict(self, X: np.ndarray) -> np.ndarray: ...
 
 class ExpertModel:
     setup: TreeModel
     turns: TreeModel | None
+    keep: TreeModel | None
+    version: int
     path: str
     meta: dict[str, Any]
 

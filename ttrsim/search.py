@@ -11,10 +11,11 @@ import numpy as np
 import pandas as pd
 
 from ttrsim._search import bench_playouts     # what a search playout costs (scripts/bench.py)
+from ttrsim._search import value_actions      # the search's values of given moves (training)
 from ttrsim._validate import check_int
 
 __all__ = ["analyse", "FLAG_LEVEL", "bench_playouts", "better_p_values", "decision_p_value",
-           "flag_decisions", "flag_meaning"]
+           "flag_decisions", "flag_meaning", "value_actions"]
 
 #: the false discovery rate at which a played move is flagged (docs/viewer.md)
 FLAG_LEVEL = 0.05

@@ -15,18 +15,19 @@
 # so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.math cimport INFINITY
-from libc.stdint cimport int8_t, int16_t, int32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, uint32_t, uint64_t
 from libc.stdlib cimport calloc, free, malloc
-from libc.string cimport memcpy
+from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, hand_total,
                              is_legal, legal_actions, make_action)
 from ttrsim._bits cimport lowest_bit
 from ttrsim._policies cimport PlanFollower
-from ttrsim._planning cimport (BoardInfo, Candidates, Needs, Plan, UNIT, Workspace,
+from ttrsim._planning cimport (BoardInfo, Candidates, INF_COST, Needs, Plan, UNIT, Workspace,
                                board_info_init, cand_add, claim_payment, hand_most, turn_candidates,
-                               own_components, plan_tickets, rounds_left, unknown_cards)
+                               own_components, plan_tickets, rounds_left, shortest_from,
+                               unknown_cards)
 
 import json
 import os
@@ -38,11 +39,14 @@ from ttrsim._policies import TicketsPolicy
 
 cdef enum:
     MAX_XCAND = 32            # candidates per decision at most
-    N_FEAT = 60               # features per candidate (FEATURES below)
+    N_FEAT = 69               # features per candidate (FEATURES below)
+    N_FEAT4 = 60              # of which a format-4 model reads the first N_FEAT4
     N_LONGEST = 4             # longest claims among a turn's candidates (as search:claims=4)
     N_PROP = 2                # proposers: tickets, the best claim
     MEMO_BITS = 12            # plans of initial ticket choices remembered: 4096 entries
     CHECK = 4                 # trees between two checks of which rows can still win
+    N_KINDS = 5               # candidate kinds a section may favour: features 3..7
+    KIND0 = 3
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -68,17 +72,34 @@ FEATURES = (
     # turns: the longest claim the hand pays, the cards of a face-up candidate's colour the
     # plan still misses, the cards the plan still misses in all, the rounds left (estimate)
     "longest_claim", "colour_missing", "plan_short", "rounds_left",
+    # format 5 (the whole game: ticket draws and the keep after one): the tickets the seat
+    # could draw (those it has not seen: neither held nor discarded by it, long ones not
+    # where they have a deck of their own), as shares of them and as points per ticket:
+    # already joined by its network, and joinable within its trains to spare; those
+    # trains; the Globetrotter's bonus and the seat's completed tickets against the most
+    # tickets another seat holds (public); for a ticket choice the points of the kept
+    # tickets already joined, and joinable within the trains to spare
+    "deck_done", "deck_done_points", "deck_near", "deck_near_points", "trains_spare",
+    "globetrotter", "globetrotter_lead", "kept_done_points", "kept_near_points",
 )
 assert len(FEATURES) == N_FEAT
+# a format-4 model file names (and its trees read) the first N_FEAT4 features only
+FEATURES4 = FEATURES[:N_FEAT4]
+# the candidate kinds a format-5 section's `bias` may favour (features KIND0..KIND0+4)
+KINDS = FEATURES[KIND0:KIND0 + N_KINDS]
 
 FORMAT = "ttrsim-expert"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
+# the versions read: 4 (the initial tickets and turns over FEATURES4) and 5 (every
+# feature, and a `keep` section for the tickets kept after a draw)
+FORMAT_VERSIONS = (4, 5)
 # trained against the field (docs/expert.md, "Trained against the field")
 DEFAULT_MODEL = "expert-v4-field.json"
 # the models shipped in the package, played by name: expert:model=NAME (docs/expert.md);
-# "v4" was the default until 2026-11-28, trained against `tickets` only
+# "v4" was the default until 2026-11-28, trained against `tickets` only; "whole" (format 5)
+# draws tickets and keeps them as the search does (docs/expert.md, "The whole game")
 SHIPPED_MODELS = {"field": "expert-v4-field.json", "v4": "expert-v4.json",
-                  "usa1910": "expert-v4-usa1910.json"}
+                  "usa1910": "expert-v4-usa1910.json", "whole": "expert-v5-whole.json"}
 
 
 class ModelFileError(ValueError):
@@ -164,8 +185,11 @@ cdef class TreeModel:
     cdef double* below                # below[t]: the least
     cdef readonly double base
     cdef readonly double margin  # the section's margin: added to tickets' own choice
+    cdef double kbias[N_KINDS]          # format 5: added to a candidate of each kind (KINDS)
+    cdef bint biased                    #   (any not 0)
     cdef readonly int max_trains        # turns: scored only once a seat has this many trains
                                         # or fewer (the end game); otherwise tickets' own
+    cdef readonly int widest            # the highest feature a node tests (-1: none)
 
     def __cinit__(self):
         self.nodes = NULL
@@ -208,9 +232,21 @@ cdef class TreeModel:
             total += self.tree(t, x)
         return total
 
+    cdef inline double offset(self, const float* row, int k) noexcept nogil:
+        """What the section adds to row k's trees: its margin to row 0 (tickets' own
+        choice), its bias to a candidate of each kind."""
+        cdef double o = self.margin if k == 0 else 0.0
+        cdef int i
+        if self.biased:
+            for i in range(N_KINDS):
+                if row[KIND0 + i] > 0.5:            # the kind flags are 0 or 1
+                    o += self.kbias[i]
+        return o
+
     cdef int best(self, const float* x, int stride, int n, double* out) noexcept nogil:
         """The row (of n; row k at x + k * stride) with the highest score, the section's
-        margin added to row 0's; ties go to the earlier row. Exactly the argmax of the
+        margin added to row 0's and its bias to each row of a favoured kind (offset);
+        ties go to the earlier row. Exactly the argmax of the
         rows' scores, found sooner: CHECK trees at a time over the rows still in the
         running, all those walks side by side, and after every CHECK trees a row whose
         sum so far plus the most the remaining trees can add stays below another's sum so
@@ -219,12 +255,14 @@ cdef class TreeModel:
         cdef int live[MAX_XCAND]
         cdef int at[CHECK * MAX_XCAND]      # the node each (tree, row) walk is at
         cdef const float* row[MAX_XCAND]
+        cdef double off[MAX_XCAND]
         cdef int n_live = n, t = 0, end, j, k, keep, win, d, deepest, w, n_walks
         cdef double floor, top
         cdef const Node* nd
         for k in range(n):
             out[k] = self.base
             live[k] = k
+            off[k] = self.offset(x + k * stride, k)
         while t < self.n_trees:
             end = t + CHECK if t + CHECK < self.n_trees else self.n_trees
             # the walks of CHECK trees by every live row, side by side; a walk past its
@@ -257,41 +295,63 @@ cdef class TreeModel:
             floor = -1e300
             for j in range(n_live):
                 k = live[j]
-                top = out[k] + (self.margin if k == 0 else 0.0) + self.below[t]
+                top = out[k] + off[k] + self.below[t]
                 if top > floor:
                     floor = top
             keep = 0
             for j in range(n_live):
                 k = live[j]
                 # the slack covers the rounding of sums taken in another order
-                if out[k] + (self.margin if k == 0 else 0.0) + self.above[t] + 1e-9 >= floor:
+                if out[k] + off[k] + self.above[t] + 1e-9 >= floor:
                     live[keep] = k
                     keep += 1
             n_live = keep
             if n_live == 1:
                 return live[0]
-        if live[0] == 0:
-            out[0] += self.margin
+        for j in range(n_live):
+            out[live[j]] += off[live[j]]
         win = live[0]
         for j in range(1, n_live):
             if out[live[j]] > out[win]:
                 win = live[j]
         return win
 
+    def offsets(self, X):
+        """What the section adds to each row of one decision's feature matrix (row 0:
+        tickets' own choice): its margin to row 0 and its bias to each favoured kind."""
+        cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
+        out = np.empty(xv.shape[0], dtype=np.float64)
+        cdef Py_ssize_t k
+        for k in range(xv.shape[0]):
+            out[k] = self.offset(&xv[k, 0], k)
+        return out
+
+    @property
+    def bias(self):
+        """The section's bias per candidate kind (KINDS), zeros where it has none."""
+        return {KINDS[i]: self.kbias[i] for i in range(N_KINDS)}
+
     def pick(self, X):
         """The row of a feature matrix that play chooses: the highest score, the margin
         added to row 0's, ties to the earlier row (at most 32 rows)."""
         cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
         cdef double out[MAX_XCAND]
-        if xv.shape[1] != N_FEAT or not 0 < xv.shape[0] <= MAX_XCAND:
-            raise ValueError(f"expected 1 to {MAX_XCAND} rows of {N_FEAT} features")
-        return self.best(&xv[0, 0], N_FEAT, xv.shape[0], out)
+        self.check_width(xv.shape[1])
+        if not 0 < xv.shape[0] <= MAX_XCAND:
+            raise ValueError(f"expected 1 to {MAX_XCAND} rows of features")
+        return self.best(&xv[0, 0], xv.shape[1], xv.shape[0], out)
+
+    def check_width(self, n):
+        """Refuse rows of n features unless they hold every feature a node tests (rows of
+        the N_FEAT4 features of format 4, or all N_FEAT)."""
+        if n not in (N_FEAT4, N_FEAT) or self.widest >= n:
+            raise ValueError(f"expected rows of {N_FEAT} features (or {N_FEAT4} for trees "
+                             f"of format 4), got {n}")
 
     def predict(self, X):
         """Scores of the rows of a feature matrix (n, len(FEATURES)), as in play."""
         cdef float[:, ::1] xv = np.ascontiguousarray(X, dtype=np.float32)
-        if xv.shape[1] != N_FEAT:
-            raise ValueError(f"expected {N_FEAT} features per row, got {xv.shape[1]}")
+        self.check_width(xv.shape[1])
         out = np.empty(xv.shape[0], dtype=np.float64)
         cdef double[::1] ov = out
         cdef Py_ssize_t i
@@ -302,15 +362,18 @@ cdef class TreeModel:
 
 cdef class ExpertModel:
     """The content of a model file: ``setup`` scores initial ticket choices; ``turns``
-    (None when the file has none) scores the candidates of a turn. Every other decision
-    is ``tickets``' own."""
+    (None when the file has none) scores the candidates of a turn; ``keep`` (format 5,
+    None when the file has none) scores the tickets kept after a draw. Every other
+    decision is ``tickets``' own."""
     cdef readonly TreeModel setup
     cdef readonly object turns         # TreeModel or None
+    cdef readonly object keep          # TreeModel or None
+    cdef readonly int version          # the file's format version (FORMAT_VERSIONS)
     cdef readonly str path
     cdef readonly dict meta
 
 
-def _trees_from_dict(sec, bad, name):
+def _trees_from_dict(sec, bad, name, int n_feat=N_FEAT):
     """A TreeModel from one section of a model file ({trees, base, margin})."""
     try:
         trees = sec["trees"]
@@ -323,13 +386,17 @@ def _trees_from_dict(sec, bad, name):
         base = float(sec["base"])
         bonus = float(sec.get("margin", 0.0))
         max_trains = int(sec.get("max_trains", 1000))
+        kbias = sec.get("bias", {}) or {}
+        if not isinstance(kbias, dict):
+            raise TypeError("bias must map candidate kinds to numbers")
+        kbias = {str(k): float(v) for k, v in kbias.items()}
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise bad(f"{name}: missing or malformed field ({exc!r})") from None
     n = len(feature)
     if n == 0 or len(roots) == 0 or any(len(a) != n for a in (threshold, left, right, value)):
         raise bad(f"{name}: the node arrays are empty or of different lengths")
     inner = feature >= 0
-    if (feature >= N_FEAT).any() or (feature < -1).any():
+    if (feature >= n_feat).any() or (feature < -1).any():
         raise bad(f"{name}: a node tests a feature that does not exist")
     if (roots < 0).any() or (roots >= n).any():
         raise bad(f"{name}: a tree root is outside the node arrays")
@@ -398,9 +465,21 @@ def _trees_from_dict(sec, bad, name):
         m.below[i] = m.below[i + 1] + min(leaves)
     if max_trains < 0:
         raise bad(f"{name}: max_trains must be >= 0")
+    if kbias and n_feat < N_FEAT:
+        raise bad(f"{name}: a bias per candidate kind needs format version 5")
+    unknown = sorted(set(kbias) - set(KINDS))
+    if unknown:
+        raise bad(f"{name}: bias names {unknown}, not candidate kinds ({', '.join(KINDS)})")
+    if not all(np.isfinite(v) for v in kbias.values()):
+        raise bad(f"{name}: a bias is not a finite number")
+    m.biased = False
+    for i in range(N_KINDS):
+        m.kbias[i] = kbias.get(KINDS[i], 0.0)
+        m.biased |= m.kbias[i] != 0.0
     m.base = base
     m.margin = bonus
     m.max_trains = max_trains
+    m.widest = int(feature.max())
     return m
 
 
@@ -420,32 +499,45 @@ def model_from_dict(d, path="<model>"):
                               "with scripts/train_expert.py")
     if not isinstance(d, dict) or d.get("format") != FORMAT:
         raise bad(f"not a ttrsim expert model (format must be {FORMAT!r})")
-    if d.get("version") != FORMAT_VERSION:
-        raise bad(f"format version {d.get('version')!r}, this ttrsim reads version {FORMAT_VERSION}")
+    version = d.get("version")
+    if version not in FORMAT_VERSIONS or isinstance(version, bool):
+        raise bad(f"format version {version!r}, this ttrsim reads versions "
+                  f"{', '.join(map(str, FORMAT_VERSIONS))}")
+    names = list(FEATURES if version >= 5 else FEATURES4)
     given = d.get("features")
     if not isinstance(given, list):
         raise bad("no 'features' list (the names of the features its trees read, in order)")
-    if given != list(FEATURES):
+    if given != names:
         # names and order both matter: a tree reads its features by position
-        if len(given) != N_FEAT:
-            what = f"{len(given)} given, {N_FEAT} expected"
+        if len(given) != len(names):
+            what = f"{len(given)} given, {len(names)} expected for format {version}"
         else:
-            i = next(k for k in range(N_FEAT) if given[k] != FEATURES[k])
-            what = (f"feature {i} is {given[i]!r}, this ttrsim's is {FEATURES[i]!r}: "
-                    + ("another order" if sorted(map(str, given)) == sorted(FEATURES)
+            i = next(k for k in range(len(names)) if given[k] != names[k])
+            what = (f"feature {i} is {given[i]!r}, this ttrsim's is {names[i]!r}: "
+                    + ("another order" if sorted(map(str, given)) == sorted(names)
                        else "other names"))
         raise bad(f"its feature list differs from this ttrsim's features ({what})")
     if not isinstance(d.get("setup"), dict):
         raise bad("no 'setup' section (the trees that choose initial tickets)")
-    if "turns" not in d:
-        # a file cut short must not play as a setup-only model
-        raise bad("no 'turns' section (the trees that choose a turn's move; a model "
-                  "without them says \"turns\": null)")
-    if d.get("turns") is not None and not isinstance(d.get("turns"), dict):
-        raise bad("'turns' must be a section of trees or null")
+    # a file cut short must not play as a model without some of its trees
+    for key, what in (("turns", "the trees that choose a turn's move"),
+                      ("keep", "the trees that choose the tickets kept after a draw")):
+        if key == "keep" and version < 5:
+            if key in d:
+                raise bad("a 'keep' section needs format version 5")
+            continue
+        if key not in d:
+            raise bad(f"no '{key}' section ({what}; a model without them says "
+                      f"\"{key}\": null)")
+        if d.get(key) is not None and not isinstance(d.get(key), dict):
+            raise bad(f"'{key}' must be a section of trees or null")
     cdef ExpertModel m = ExpertModel()
-    m.setup = _trees_from_dict(d["setup"], bad, "setup")
-    m.turns = _trees_from_dict(d["turns"], bad, "turns") if d.get("turns") is not None else None
+    m.version = int(version)
+    m.setup = _trees_from_dict(d["setup"], bad, "setup", len(names))
+    m.turns = (_trees_from_dict(d["turns"], bad, "turns", len(names))
+               if d.get("turns") is not None else None)
+    m.keep = (_trees_from_dict(d["keep"], bad, "keep", len(names))
+              if d.get("keep") is not None else None)
     m.path = str(path)
     m.meta = dict(d.get("training", {}) or {})
     return m
@@ -503,7 +595,10 @@ cdef class ExpertPolicy(PlanFollower):
     cdef readonly ExpertModel model
     cdef TreeModel setup_trees
     cdef TreeModel turn_trees
+    cdef TreeModel keep_trees           # format 5: the tickets kept after a draw
     cdef bint has_turns                 # False: turns are tickets' own
+    cdef bint has_keep                  # False: the keep after a draw is tickets' own
+    cdef bint whole                     # format 5: the features of ticket draws too
     cdef int reach                      # the turn trees decide once a seat has this many
     cdef int reach_param                #   trains or fewer (-1 given: the model's own)
     # its planner (tk) is this seat's tickets (a proposer), kept for the whole game; its
@@ -524,6 +619,11 @@ cdef class ExpertPolicy(PlanFollower):
     cdef int longest                    # the longest claim the hand pays, this decision
     cdef int32_t* legal                 # legal actions of a turn the model decides (malloc)
     cdef OpenTickets open               # its tickets not joined yet, this decision
+    cdef int16_t* tdist0                # fewest trains between two cities, empty board
+    cdef uint64_t td_uid                #   (per board, MAX_CITIES x MAX_CITIES, malloc)
+    cdef int32_t ndist[MAX_CITIES]      # fewest trains from the own network, this decision
+    cdef uint64_t dkey[10]              # what the last draw features were computed from
+    cdef int dval[6]                    #   and their counts (draw_features)
 
     def __cinit__(self, *args, **kwargs):
         self.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
@@ -532,13 +632,17 @@ cdef class ExpertPolicy(PlanFollower):
         self.bi_uid = 0
         self.memo = <SetupMemo*>calloc(1 << MEMO_BITS, sizeof(SetupMemo))
         self.legal = <int32_t*>malloc(MAX_ACTIONS * sizeof(int32_t))
-        if self.memo == NULL or self.legal == NULL:
+        self.tdist0 = <int16_t*>malloc(MAX_CITIES * MAX_CITIES * sizeof(int16_t))
+        self.td_uid = 0
+        memset(self.dkey, 0, sizeof(self.dkey))
+        if self.memo == NULL or self.legal == NULL or self.tdist0 == NULL:
             raise MemoryError()
 
     def __dealloc__(self):
         free(self.bi)
         free(self.memo)
         free(self.legal)
+        free(self.tdist0)
 
     def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, reach=-1,
                  wide=0, spec=None):
@@ -558,6 +662,9 @@ cdef class ExpertPolicy(PlanFollower):
         self.setup_trees = self.model.setup
         self.turn_trees = self.model.turns
         self.has_turns = self.turn_trees is not None
+        self.keep_trees = self.model.keep
+        self.has_keep = self.keep_trees is not None
+        self.whole = self.model.version >= 5
         whole = isinstance(reach, (int, np.integer)) and not isinstance(reach, bool)
         if not (whole or isinstance(reach, float) and reach.is_integer()) or reach < -1:
             raise ValueError(f"expert: reach must be a whole number of trains >= 0 (or -1: "
@@ -609,7 +716,7 @@ cdef class ExpertPolicy(PlanFollower):
                 if is_legal(b, s, act):
                     self.add(act)
             if always or self.n_cand > 1:
-                self.keep_features(b, s, seat)
+                self.keep_features(b, s, seat, always)
             return 0
         if s.phase != PH_TURN:
             if always:
@@ -632,6 +739,8 @@ cdef class ExpertPolicy(PlanFollower):
         if always or self.n_cand > 1:
             self.features(b, s, seat)
             self.plan_features(b, s, seat)
+            if self.whole or always:
+                self.draw_features(b, s, seat, s.p[seat].trains - self.tk_plan.trains)
         return 0
 
     @cython.final
@@ -855,11 +964,154 @@ cdef class ExpertPolicy(PlanFollower):
             x[59] = rounds
 
     @cython.final
-    cdef void keep_features(self, const BoardC* b, const GameState* s, int seat) noexcept nogil:
+    cdef void train_distances(self, const BoardC* b) noexcept nogil:
+        """tdist0: the fewest trains between every two cities of the empty board (once
+        per board; Floyd-Warshall over route lengths)."""
+        cdef int x, y, z, r, n = b.n_cities, d
+        cdef int16_t* t = self.tdist0
+        if self.td_uid == b.uid:
+            return
+        for x in range(n):
+            for y in range(n):
+                t[x * MAX_CITIES + y] = 0 if x == y else 10000
+        for r in range(b.n_routes):
+            x = b.route_a[r]
+            y = b.route_b[r]
+            if b.route_len[r] < t[x * MAX_CITIES + y]:
+                t[x * MAX_CITIES + y] = t[y * MAX_CITIES + x] = b.route_len[r]
+        for z in range(n):
+            for x in range(n):
+                for y in range(n):
+                    d = t[x * MAX_CITIES + z] + t[z * MAX_CITIES + y]
+                    if d < t[x * MAX_CITIES + y]:
+                        t[x * MAX_CITIES + y] = d
+        self.td_uid = b.uid
+
+    @cython.final
+    cdef void network_distances(self, const BoardC* b, const GameState* s,
+                                int seat) noexcept nogil:
+        """ndist[c]: the fewest trains joining city c to the seat's own network over its
+        own routes and the routes it may still claim (INF_COST: none, or no network)."""
+        cdef int32_t w[MAX_ROUTES]
+        cdef int16_t pred[MAX_CITIES]
+        cdef int r
+        for r in range(b.n_routes):
+            if s.route_owner[r] == seat:
+                w[r] = 0
+            elif ((s.closed[r >> 6] | s.closed_to[seat][r >> 6]) >> (r & 63)) & 1 \
+                    or b.route_len[r] > s.p[seat].trains:
+                w[r] = INF_COST
+            else:
+                w[r] = b.route_len[r]
+        self.board_info(b)
+        shortest_from(self.bi, w, s.p[seat].cities, -1, self.ndist, pred)
+
+    @cython.final
+    cdef inline int ticket_cost(self, const BoardC* b, const GameState* s, int seat,
+                                int t) noexcept nogil:
+        """Trains that would join ticket t (not joined yet): its cities' distances from
+        the own network (ndist), or their distance on the empty board when that is less
+        (or there is no network). An estimate: no card, no rival claim ahead."""
+        cdef int x = b.ticket_a[t], y = b.ticket_b[t]
+        cdef int c = self.tdist0[x * MAX_CITIES + y]
+        cdef int32_t n = self.ndist[x] + self.ndist[y]
+        if s.p[seat].cities and n < c:
+            c = n
+        return c
+
+    @cython.final
+    cdef void draw_features(self, const BoardC* b, const GameState* s, int seat,
+                            int spare) noexcept nogil:
+        """x[60:67] for every candidate (format 5): the tickets the seat could draw, as
+        it sees them (neither held nor discarded by it; a long ticket only where it shares
+        the deck), as shares and points per ticket of those already joined by its network
+        (comp) and of those joinable within `spare` trains; `spare`; the Globetrotter's
+        bonus and the seat's completed tickets minus the most tickets another seat holds
+        (public counts). Own tickets and network and public information only."""
+        cdef int t, k, q, n = 0, done = 0, near = 0, done_pts = 0, near_pts = 0
+        cdef int completed = 0, most = 0
+        cdef uint64_t held
+        cdef uint64_t key[10]
+        cdef float* x
+        # the counts change only with the routes claimed, the seat's trains, tickets and
+        # discards, and `spare`: between two of its claims they are reused
+        key[0] = b.uid
+        key[1] = s.closed[0]
+        key[2] = s.closed[1]
+        key[3] = s.p[seat].routes[0]
+        key[4] = s.p[seat].routes[1]
+        key[5] = s.p[seat].tickets[0]
+        key[6] = s.p[seat].tickets[1]
+        key[7] = s.p[seat].discarded[0] ^ (s.p[seat].discarded[1] * 0x9E3779B97F4A7C15ULL)
+        key[8] = (<uint64_t>seat << 48) | (<uint64_t>(s.p[seat].trains & 0xFFFF) << 32) \
+            | (<uint32_t>spare)
+        key[9] = s.p[seat].discarded[1]
+        if memcmp(key, self.dkey, sizeof(key)) == 0:
+            n, done, done_pts, near, near_pts, completed = (
+                self.dval[0], self.dval[1], self.dval[2], self.dval[3], self.dval[4], self.dval[5])
+        else:
+            self.train_distances(b)
+            self.network_distances(b, s, seat)
+            n, done, done_pts, near, near_pts, completed = self.deck_counts(b, s, seat, spare)
+            memcpy(self.dkey, key, sizeof(key))
+            self.dval[0] = n
+            self.dval[1] = done
+            self.dval[2] = done_pts
+            self.dval[3] = near
+            self.dval[4] = near_pts
+            self.dval[5] = completed
+        for q in range(s.n_players):
+            if q != seat and s.p[q].n_tickets > most:
+                most = s.p[q].n_tickets
+        if n == 0:
+            n = 1
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            x[60] = done / <double>n
+            x[61] = done_pts / <double>n
+            x[62] = near / <double>n
+            x[63] = near_pts / <double>n
+            x[64] = spare
+            x[65] = b.globetrotter_bonus
+            x[66] = completed - most
+
+    @cython.final
+    cdef (int, int, int, int, int, int) deck_counts(self, const BoardC* b, const GameState* s,
+                                                    int seat, int spare) noexcept nogil:
+        """draw_features' counts: the tickets the seat could draw, those of them its
+        network joins and their points, those joinable within `spare` and their points,
+        and its own tickets completed (ndist and comp up to date)."""
+        cdef int t, n = 0, done = 0, near = 0, done_pts = 0, near_pts = 0, completed = 0
+        cdef uint64_t held
+        for t in range(b.n_tickets):
+            held = (s.p[seat].tickets[t >> 6] | s.p[seat].discarded[t >> 6]) >> (t & 63)
+            if held & 1:
+                if (s.p[seat].tickets[t >> 6] >> (t & 63)) & 1 and \
+                        self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                    completed += 1
+                continue
+            if b.ticket_long[t] and b.deal_long > 0:
+                continue
+            n += 1
+            if self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                done += 1
+                done_pts += b.ticket_points[t]
+            elif self.ticket_cost(b, s, seat, t) <= spare:
+                near += 1
+                near_pts += b.ticket_points[t]
+        return n, done, done_pts, near, near_pts, completed
+
+    @cython.final
+    cdef void keep_features(self, const BoardC* b, const GameState* s, int seat,
+                            bint always) noexcept nogil:
         """x[k] of ticket choices: the turn features, then the plan joining the tickets
-        held and those kept (own tickets, offered tickets and public routes only)."""
+        held and those kept (own tickets, offered tickets and public routes only); for
+        format 5 (or `always`) the rounds left, the trains to spare beyond the plan of
+        the tickets held, the tickets the seat could draw, and the points of the kept
+        tickets already joined and joinable within those trains."""
         cdef int k, i, t, mask, kept, kept_pts, kept_long, base_trains, plan_trains
-        cdef int claims, dropped
+        cdef int claims, dropped, done_pts, near_pts, spare
+        cdef double rounds
         cdef uint64_t tickets[2]
         cdef float* x
         cdef double init = b.trains if b.trains > 0 else 1.0
@@ -891,16 +1143,36 @@ cdef class ExpertPolicy(PlanFollower):
             x[46] = dropped
             x[47] = claims
             x[48] = kept_pts / <double>(x[44] if x[44] > 1 else 1)
+        if not (self.whole or always):
+            return
+        spare = s.p[seat].trains - base_trains
+        rounds = rounds_left(b, s)
+        self.draw_features(b, s, seat, spare)
+        for k in range(self.n_cand):
+            x = &self.x[k][0]
+            mask = action_a(self.cand[k])
+            done_pts = near_pts = 0
+            for i in range(s.n_pending[seat]):
+                if (mask >> i) & 1:
+                    t = s.pending[seat][i]
+                    if self.comp[b.ticket_a[t]] == self.comp[b.ticket_b[t]]:
+                        done_pts += b.ticket_points[t]
+                    elif self.ticket_cost(b, s, seat, t) <= spare:
+                        near_pts += b.ticket_points[t]
+            x[59] = rounds
+            x[67] = done_pts
+            x[68] = near_pts
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
         cdef int best
         cdef bint at_setup = s.phase == PH_SETUP_TICKETS
-        if not at_setup and not (s.phase == PH_TURN and self.has_turns
-                                 and fewest_trains(s) <= self.reach):
-            # drawn tickets, second draws, tunnels, and turns without a turn model
+        cdef bint at_keep = s.phase == PH_KEEP_TICKETS and self.has_keep
+        if not at_setup and not at_keep and not (s.phase == PH_TURN and self.has_turns
+                                                 and fewest_trains(s) <= self.reach):
+            # second draws, tunnels, drawn tickets and turns without trees for them
             return self.tickets_choice(b, s, seat)
-        if self.wide and n_legal <= 0 and not at_setup:
+        if self.wide and n_legal <= 0 and s.phase == PH_TURN:
             # the compiled loops list no legal action for a built-in policy (needs_legal
             # is False); the wide candidates take face-up draws and claims from the list
             n_legal = legal_actions(b, s, self.legal)
@@ -913,6 +1185,8 @@ cdef class ExpertPolicy(PlanFollower):
         # must be predicted better by it; ties go to the earlier candidate
         if at_setup:
             best = self.setup_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
+        elif at_keep:
+            best = self.keep_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         else:
             best = self.turn_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         return self.cand[best]

@@ -692,6 +692,43 @@ def analyse_position(SearchPolicy policy, game, uint64_t seed=0, progress=None):
     return policy.last_decision()
 
 
+def value_actions(SearchPolicy policy, game, actions, uint64_t seed=0):
+    """Value exactly `actions` (legal action codes of the seat to act in `game`, at most
+    MAX_CAND, no repeats) with ``policy.playouts`` playouts each, candidate k's i-th
+    playout in world i for every k (common random numbers), as the search's uniform mode
+    does with its own candidates; return ``policy.last_decision()``. The game is not
+    changed. The training of `expert` labels the candidates it plays this way, so that no
+    playout is spent on a move it could not choose."""
+    cdef GameState s
+    cdef CompiledBoard cb = copy_position(game, &s)
+    cdef int k, seat
+    codes = [int(a) for a in actions]
+    if not 0 < len(codes) <= MAX_CAND or len(set(codes)) != len(codes):
+        raise ValueError(f"value_actions: 1 to {MAX_CAND} distinct actions, got {len(codes)}")
+    if s.phase == PH_OVER:
+        raise ValueError("the game is over")
+    for a in codes:
+        if not is_legal(&cb.c, &s, a):
+            raise ValueError(f"value_actions: action {a} is not legal here")
+    seat = s.current
+    policy.n_cand = len(codes)
+    for k in range(policy.n_cand):
+        policy.cand[k] = codes[k]
+        policy.visits[k] = 0
+        policy.usum[k] = 0.0
+        policy.wins[k] = 0.0
+        policy.msum[k] = 0.0
+        policy.alive[k] = True
+    policy.aborted = False
+    with nogil:
+        policy.start_game(&cb.c, &s, seat, seed)
+        policy.chosen = policy.run_uniform(&cb.c, &s, seat, rng_next(&policy.rng))
+    if policy.aborted:
+        policy.aborted = False
+        raise policy.take_error()
+    return policy.last_decision()
+
+
 cdef inline void sample_world(const BoardC* b, GameState* w, int seat, uint64_t seed,
                               double infer) noexcept nogil:
     """The world a playout starts from: what `seat` cannot see resampled (determinize),

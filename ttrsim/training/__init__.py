@@ -15,22 +15,25 @@ other seats keep tickets as that model does). ``train`` runs the rounds;
 earlier turn models measured). Needs scikit-learn (``pip install ttrsim[train]``).
 
 The package by what it does: ``positions`` (the labelled decisions and their files),
-``labelling`` (``generate_setup``, ``generate_endgame``, ``label``), ``fitting``
-(``fit``), ``model_file`` (the model file written from Python, beside its compiled
+``labelling`` (``generate_setup``, ``generate_endgame``, ``generate_games``: whole games,
+``generate_student``: a student's turns scored by a teacher model, ``label``), ``fitting``
+(``fit``), ``distilling`` (``distil``: a teacher's turns in fresh trees, ``draw_head``), ``model_file`` (the model file written from Python, beside its compiled
 reader ``ttrsim._expert``: ``make_model``, ``export``), ``evaluation`` (``agreement``,
 ``gain``, ``strength``, ``calibrate``) and ``rounds`` (``train``, whose output
 directory is opened with ``ttrsim.results.prepare_out`` as every job's is).
 
 >>> rounds = train(out="models", positions=200, playouts=64, seed=0)   # doctest: +SKIP
 """
+from ttrsim.training.distilling import distil, draw_head
 from ttrsim.training.evaluation import BOARDS, MARGINS, agreement, calibrate, gain, strength
 from ttrsim.training.fitting import fit
 from ttrsim.training.labelling import (CHUNKS, CLAIMS, expert_move, generate_endgame,
-                                       generate_setup, label)
-from ttrsim.training.model_file import export, make_model
+                                       generate_games, generate_setup, generate_student, label)
+from ttrsim.training.model_file import FEATURES, export, make_model
 from ttrsim.training.positions import Positions
 from ttrsim.training.rounds import train
 
-__all__ = ["BOARDS", "CHUNKS", "CLAIMS", "MARGINS", "Positions", "agreement", "calibrate",
-           "expert_move", "export", "fit", "gain", "generate_endgame", "generate_setup",
-           "label", "make_model", "strength", "train"]
+__all__ = ["BOARDS", "CHUNKS", "CLAIMS", "FEATURES", "MARGINS", "Positions", "agreement",
+           "calibrate", "distil", "draw_head", "expert_move", "export", "fit", "gain",
+           "generate_endgame", "generate_games", "generate_setup", "generate_student", "label",
+           "make_model", "strength", "train"]

@@ -9,7 +9,7 @@ import time
 import numpy as np
 
 from ttrsim.maps import resolve_board
-from ttrsim.training.model_file import as_section, expert_spec, export
+from ttrsim.training.model_file import FEATURES, as_section, expert_spec, export
 from ttrsim.training.positions import Positions, decisions
 
 __all__ = ["BOARDS", "MARGINS", "agreement", "calibrate", "gain", "strength",
@@ -19,11 +19,15 @@ BOARDS = ("usa", "europe", "newyork")
 
 
 def _scores(m, data: Positions) -> np.ndarray:
-    """A section's scores of every row: the trees, plus its margin on tickets' choice
-    (the first row of each decision)."""
+    """A section's scores of every row as play sees them: the trees, plus its margin on
+    tickets' choice (the first row of each decision) and its bias on each favoured kind
+    of candidate."""
     scores = m.predict(data.X) if len(data.X) else np.zeros(0)
     first = np.r_[True, data.group[1:] != data.group[:-1]] if len(data.X) else np.zeros(0, bool)
-    return scores + first * m.margin
+    kinds = np.array([FEATURES.index(k) for k in m.bias], dtype=np.int64)
+    bias = np.array(list(m.bias.values()))
+    extra = (data.X[:, kinds] > 0.5) @ bias if len(data.X) else 0.0
+    return scores + first * m.margin + extra
 
 
 def gain(section, data: Positions) -> dict:

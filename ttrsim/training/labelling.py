@@ -9,13 +9,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ttrsim._expert import load_model
+from ttrsim._expert import load_model, model_file
 from ttrsim.game import Game
 from ttrsim.training.model_file import expert_spec
 from ttrsim.training.positions import Positions, from_lists, join
 
-__all__ = ["CHUNKS", "CLAIMS", "check_field", "expert_move", "generate_endgame", "generate_setup", "label",
-           "labelling_specs"]
+__all__ = ["CHUNKS", "CLAIMS", "KINDS", "check_field", "expert_move", "generate_endgame",
+           "generate_games", "generate_setup", "generate_student", "label", "labelling_specs"]
 
 
 def labelling_specs(search: str, rollout_model) -> tuple[str, str]:
@@ -79,19 +79,18 @@ CLAIMS = 4          # generate_endgame's search also values the 4 longest claims
 def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
     """The move ``expert`` with ``model`` (an ExpertModel) makes among its candidates
     (``ExpertPolicy.candidates``): what the compiled policy decides, in Python."""
-    sec = model.setup if phase == "setup_tickets" else (
+    sec = model.setup if phase == "setup_tickets" else model.keep if phase == "keep_tickets" else (
         model.turns if phase == "turn" and model.turns is not None
         and fewest_trains <= model.turns.max_trains else None)
     if sec is None or len(codes) < 2:
         return int(codes[0])
-    scores = sec.predict(X)
-    scores[0] += sec.margin
+    scores = sec.predict(X) + sec.offsets(X)
     return int(codes[int(np.argmax(scores))])
 
 
 def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
                      playouts: int = 400, max_trains: int = 12, model=None,
-                     rollout_model=None, field=None, wide: bool = True,
+                     rollout_model=None, rollout: str | None = None, field=None, wide: bool = True,
                      progress: bool = False) -> Positions:
     """Label end-game turns: in each game one seat (seat ``game % players``) plays
     ``expert`` with ``model`` (a model file; None: the shipped one) against ``tickets``
@@ -165,6 +164,114 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     return from_lists(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
 
 
+KINDS = {"setup_tickets": "setup", "turn": "turns", "keep_tickets": "keep"}
+
+
+def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0, *,
+                   playouts: int = 24, keep_playouts: int | None = None, model=None,
+                   rollout_model=None, rollout: str | None = None, field=None,
+                   teacher: str | None = None, teacher_share: float = 0.0,
+                   turn_share: float = 0.5, wide: bool = True,
+                   progress: bool = False) -> dict:
+    """Label every kind of decision the expert makes, over whole games: in game i seat
+    ``i % players`` plays ``expert`` with ``model`` (None: the shipped one) or, in a
+    share ``teacher_share`` of the games, the policy ``teacher`` (e.g. ``"search"``: the
+    positions the teacher reaches, not only the student's); the other seats are drawn in
+    turn from ``field`` (policy specs; ``search`` allowed; default ``expert`` with
+    ``rollout_model``). At its initial ticket choice, at every keep after a ticket draw
+    and at a share ``turn_share`` of its turns (drawn from the game's seed), the
+    expert's candidates (``ExpertPolicy.candidates``; ``wide``: the search's whole turn
+    set) are valued by the search with ``playouts`` playouts each on the same sampled
+    worlds (ticket choices: ``keep_playouts``, default ``playouts``; ``value_actions``;
+    rollouts by ``expert`` with ``rollout_model``, or by the built-in policy spec
+    ``rollout`` (e.g. ``"tickets"``: a sixth of the cost), None: the search's own rollout
+    policy). ``value``: each candidate's mean value minus the mean
+    over the decision's candidates. Returns {"setup", "turns", "keep"}: the labelled
+    decisions of each kind. Same seed, same positions and labels."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+    from ttrsim.policies import decide, make_policy
+    from ttrsim.search import value_actions
+
+    follow = load_model(model)
+    roll = _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share)
+    keep_playouts = int(playouts if keep_playouts is None else keep_playouts)
+    field = tuple(field) if field else (expert_spec(rollout_model),)
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x3A7E]).generate_state(
+        4 * int(games), dtype=np.uint64)
+    parts = {k: ([], [], [], [], [], []) for k in KINDS.values()}
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(int(games)), desc=f"whole game {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[4 * i]))
+        me = i % players
+        rng = np.random.default_rng(int(seeds[4 * i + 3]))
+        taught = bool(teacher) and rng.random() < float(teacher_share)
+        lead = make_policy(teacher, g.board) if taught else None
+        search = {n: make_policy(f"search:playouts={n}{roll}", g.board)
+                  for n in {int(playouts), keep_playouts}}
+        expert = ExpertPolicy("" if model is None else str(Path(model).resolve()),
+                              wide=int(bool(wide)))
+        expert.start(g, me, int(seeds[4 * i + 1]))
+        others = {q: make_policy(field[(i * (players - 1) + k) % len(field)], g.board)
+                  for k, q in enumerate(q for q in range(players) if q != me)}
+        started = set()
+        k = 0
+        while not g.is_over() and g.turn < 1000:
+            q = g.current_player
+            base = int(seeds[4 * i + 2])
+            if q != me:
+                g.apply(int(decide(others[q], g, seed=base ^ (q + 1), start=q not in started)))
+                started.add(q)
+                continue
+            phase = g.phase
+            codes, feats = expert.candidates(g)
+            k += 1
+            kind = KINDS.get(phase)
+            if kind is not None and len(codes) > 1 and (kind != "turns"
+                                                       or rng.random() < float(turn_share)):
+                budget = int(playouts) if kind == "turns" else keep_playouts
+                rows, _ = value_actions(search[budget], g, codes, seed=base ^ (k << 8))
+                _record(parts[kind], feats, [u / n for _, n, u, *_ in rows], n_dec, i, board)
+                n_dec += 1
+            if lead is not None:
+                g.apply(int(decide(lead, g, seed=base ^ (k << 12), start=k == 1)))
+            else:
+                fewest = min(p["trains"] for p in g.state()["players"])
+                g.apply(expert_move(follow, phase, codes, feats, fewest))
+    cpu = time.process_time() - t0
+    return {kind: from_lists(*parts[kind], cpu if kind == "turns" else 0.0)
+            for kind in parts}
+
+
+def _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share) -> str:
+    """generate_games' arguments checked; the search spec's rollout part."""
+    if rollout is not None and rollout_model is not None:
+        raise ValueError("give rollout_model (a model file) or rollout (a policy spec), not both")
+    if not 0.0 <= float(teacher_share) <= 1.0 or not 0.0 <= float(turn_share) <= 1.0:
+        raise ValueError("teacher_share and turn_share must be within 0..1")
+    if teacher_share > 0 and not teacher:
+        raise ValueError("teacher_share > 0 needs a teacher policy spec")
+    return (f",rollout={rollout}" if rollout else
+            "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}")
+
+
+def _record(part, feats, values, decision: int, game: int, board) -> None:
+    """Append one labelled decision to `part` (lists of X, value, chosen, group, game,
+    boards): its values relative to their mean, its best marked."""
+    X, value, chosen, group, game_ids, boards = part
+    v = np.asarray(values, dtype=np.float64)
+    X.append(feats)
+    value.append((v - v.mean()).astype(np.float32))
+    best = np.zeros(len(v), np.int8)
+    best[int(np.argmax(v))] = 1
+    chosen.append(best)
+    group.append(np.full(len(v), decision, dtype=np.int64))
+    game_ids.append(np.full(len(v), game, dtype=np.int64))
+    boards.append(str(board))
+
+
 def check_field(field):
     """``field`` as a tuple of built-in policy specs (None or empty: None); a spec that
     names no built-in policy, or ``search``, is refused with the list of those allowed."""
@@ -189,9 +296,66 @@ def check_field(field):
 CHUNKS = {"setup": 50, "endgame": 10}   # positions / games per labelling task
 
 
+CHUNKS["games"] = 4
+CHUNKS["student"] = 20
+
+
+def generate_student(board="usa", players: int = 4, games: int = 20, seed: int = 0, *,
+                     student=None, teacher="field", teacher_seats: float = 1 / 3,
+                     progress: bool = False) -> Positions:
+    """The turns a student model reaches, scored by a teacher model: what distilling a
+    teacher needs beyond the teacher's own positions (DAgger: the student's mistakes
+    lead to positions the teacher never reaches). In game i, seat ``i % players`` plays
+    ``expert`` with ``student``; in a share ``teacher_seats`` of the games (drawn from
+    the game's seed) the other seats play the teacher, else the student too. At every
+    turn of a student seat with more than one candidate, ``value`` is the teacher's
+    turn score of each candidate (relative to the decision's mean) and ``chosen`` the
+    teacher's choice; the game goes on with the student's move. Same seed, same
+    positions and scores."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+
+    models = {"student": student, "teacher": teacher}
+    loaded = {k: load_model(v) for k, v in models.items()}
+    paths = {k: str(Path(model_file(v)).resolve()) for k, v in models.items()}
+    if loaded["teacher"].turns is None:
+        raise ValueError(f"the teacher {teacher!r} has no turns section to distil")
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x57D7]).generate_state(
+        3 * int(games), dtype=np.uint64)
+    part = ([], [], [], [], [], [])
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(int(games)), desc=f"student {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[3 * i]))
+        rng = np.random.default_rng(int(seeds[3 * i + 1]))
+        me = i % players
+        mixed = rng.random() < float(teacher_seats)
+        who = ["student" if q == me or not mixed else "teacher" for q in range(players)]
+        seats = []
+        for q in range(players):
+            e = ExpertPolicy(paths[who[q]])
+            e.start(g, q, int(rng.integers(1 << 62)))
+            seats.append(e)
+        while not g.is_over() and g.turn < 1000:
+            q = g.current_player
+            phase = g.phase
+            codes, feats = seats[q].candidates(g)
+            if who[q] == "student" and phase == "turn" and len(codes) > 1:
+                _record(part, feats, loaded["teacher"].turns.predict(feats), n_dec, i, board)
+                n_dec += 1
+            fewest = min(p["trains"] for p in g.state()["players"])
+            g.apply(expert_move(loaded[who[q]], phase, codes, feats, fewest))
+    return from_lists(*part, time.process_time() - t0)
+
+
 def _label_task(kind, board, players, n, seed, kw):
     if kind == "setup":
         return generate_setup(board, players, n, seed, **kw)
+    if kind == "games":
+        return generate_games(board, players, n, seed, **kw)
+    if kind == "student":
+        return generate_student(board, players, n, seed, **kw)
     return generate_endgame(board, players, n, seed, **kw)
 
 
@@ -200,17 +364,25 @@ def _indexed(i, args):
 
 
 def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = True,
-          **kw) -> Positions:
-    """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)) or
-    ``generate_endgame`` (``kind="endgame"``; (board, players, games)) over ``parts``, in
-    small tasks spread over ``n_jobs`` workers (``kw`` goes to the generator). The same
-    positions and labels whatever ``n_jobs``: each task has its own seed and the tasks
-    are put back in order."""
+          cache=None, **kw) -> Positions:
+    """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)),
+    ``generate_endgame`` (``kind="endgame"``; (board, players, games)) or
+    ``generate_games`` (``kind="games"``; (board, players, games): a dict of Positions
+    by decision kind) or ``generate_student`` (``kind="student"``) over ``parts``, in small tasks spread over ``n_jobs`` workers
+    (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
+    each task has its own seed and the tasks are put back in order. ``cache``: a
+    directory where each finished task is saved (atomically, under a key of its
+    arguments), so that a labelling cut short goes on from the tasks it finished."""
     from ttrsim.dispatch import progress_bar, run_tasks
 
     if kind not in CHUNKS:
         raise ValueError(f"kind must be one of {sorted(CHUNKS)}, got {kind!r}")
-    for key in ("model", "rollout_model"):
+    if kind == "games" and kw.get("field"):
+        kw["field"] = tuple(kw["field"])
+    for key in ("student", "teacher"):          # names of shipped models as their paths
+        if key in kw:
+            kw[key] = model_file(kw[key])
+    for key in ("model", "rollout_model", "student", "teacher"):
         if kw.get(key) is not None:
             kw[key] = str(Path(kw[key]).resolve())
     size = CHUNKS[kind]
@@ -219,15 +391,61 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
         for c in range(0, int(n), size):
             tasks.append((kind, board, int(players), min(size, int(n) - c),
                           int(seed) * 1_000_003 + j * 10_007 + c, kw))
+    kinds = list(KINDS.values()) if kind == "games" else [None]
     out = {}
-    bar = progress_bar(progress, sum(a[3] for a in tasks),
+    for i, task in enumerate(tasks):
+        hit = _cached(cache, i, task, kinds)
+        if hit is not None:
+            out[i] = hit
+    todo = [(i, t) for i, t in enumerate(tasks) if i not in out]
+    bar = progress_bar(progress, sum(t[3] for _, t in todo),
                        unit="position" if kind == "setup" else "game", desc=f"labelling {kind}")
     try:
-        with closing(run_tasks(_indexed, list(enumerate(tasks)), n_jobs, bar=bar,
-                               sizes=[a[3] for a in tasks])) as results:
+        with closing(run_tasks(_indexed, todo, n_jobs, bar=bar,
+                               sizes=[t[3] for _, t in todo])) as results:
             for i, p in results:
                 out[i] = p
+                _store(cache, i, tasks[i], kinds, p)
     finally:
         if bar is not None:
             bar.close()
+    if kind == "games":
+        return {k: join([out[i][k] for i in range(len(tasks))]) for k in KINDS.values()}
     return join([out[i] for i in range(len(tasks))])
+
+
+def _task_key(task) -> str:
+    import json
+    from ttrsim._expert import FEATURES
+
+    return json.dumps([task[:5], sorted((k, str(v)) for k, v in task[5].items()),
+                       list(FEATURES)], default=str)
+
+
+def _task_files(cache, i, kinds):
+    return [Path(cache) / (f"task{i:05d}" + (f"-{k}" if k else "") + ".npz") for k in kinds]
+
+
+def _cached(cache, i, task, kinds):
+    """Task i's saved labels, if `cache` holds them under this task's key."""
+    from ttrsim.training.positions import load_positions
+
+    if cache is None or task is None:
+        return None
+    files = _task_files(cache, i, kinds)
+    if not all(f.exists() for f in files):
+        return None
+    loaded = [load_positions(f, with_key=True) for f in files]
+    if any(key != _task_key(task) for _, key in loaded):
+        return None
+    return dict(zip(kinds, (p for p, _ in loaded))) if kinds != [None] else loaded[0][0]
+
+
+def _store(cache, i, task, kinds, result) -> None:
+    from ttrsim.training.positions import save_positions
+
+    if cache is None:
+        return
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    for k, f in zip(kinds, _task_files(cache, i, kinds)):
+        save_positions(result[k] if k else result, f, _task_key(task))

@@ -21,7 +21,7 @@ from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, default_model_path
 from ttrsim.results import atomic_write
 
 __all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "default_model_path",
-           "exact_trees", "expert_spec", "export", "hist_trees", "load_model", "make_model",
+           "exact_trees", "expert_spec", "export", "first_trees", "hist_trees", "load_model", "make_model",
            "model_file", "section_from_dict"]
 
 
@@ -76,11 +76,21 @@ def as_section(section):
     return section
 
 
-def make_model(setup: dict, turns: dict | None = None, training: dict | None = None) -> dict:
+def first_trees(trees: dict, k: int) -> dict:
+    """The first k trees of an ensemble's node arrays (trees are stored one after the
+    other, so a prefix of the nodes): the same fit stopped after k rounds of boosting."""
+    roots = trees["roots"][:k]
+    end = trees["roots"][k] if k < len(trees["roots"]) else len(trees["feature"])
+    return {key: (list(v[:end]) if key != "roots" else list(roots)) for key, v in trees.items()}
+
+
+def make_model(setup: dict, turns: dict | None = None, training: dict | None = None,
+               keep: dict | None = None) -> dict:
     """The content of a model file from its sections (``fit``'s results): ``setup``
-    chooses initial tickets, ``turns`` (optional) the moves of a turn."""
+    chooses initial tickets, ``turns`` (optional) the moves of a turn, ``keep``
+    (optional) the tickets kept after a draw."""
     model = {"format": FORMAT, "version": FORMAT_VERSION, "features": list(FEATURES),
-             "setup": setup, "turns": turns, "training": dict(training or {})}
+             "setup": setup, "turns": turns, "keep": keep, "training": dict(training or {})}
     model_from_dict(model)                      # refuse what could not be loaded
     return model
 

@@ -83,16 +83,32 @@ def with_changed(lines: list[str], changed: pd.DataFrame) -> str:
 
 
 def policy_label(policies) -> str:
-    """The policy names of a run without settings, e.g. ``tickets`` or ``expert``."""
-    return "/".join(dict.fromkeys(str(p).partition(":")[0].partition("#")[0] for p in policies))
+    """The players of a run without their settings, e.g. ``tickets``, ``expert`` or
+    ``expert:model=whole`` (the parameters that name the player, ``PLAYER_PARAMS``, stay)."""
+    def player(spec):
+        name = str(spec).partition(":")[0].partition("#")[0]
+        try:
+            params = parse_spec(spec).params
+        except ValueError:
+            return name
+        named = ",".join(f"{k}={params[k]}" for k in PLAYER_PARAMS if k in params)
+        return f"{name}:{named}" if named else name
+    return "/".join(dict.fromkeys(player(p) for p in policies))
+
+
+# parameters that name which player plays, as the policy's name does, not how it is set:
+# `expert:model=whole` is a stronger play of `tickets` as `expert` is
+PLAYER_PARAMS = ("model",)
 
 
 def policy_settings(spec: str):
-    """A spec's settings (the text after ``:`` when the spec does not parse)."""
+    """A spec's settings (the text after ``:`` when the spec does not parse), without the
+    parameters that name the player (``PLAYER_PARAMS``: which model `expert` plays)."""
     try:
-        return parse_spec(spec).params
+        params = parse_spec(spec).params
     except ValueError:
         return str(spec).partition(":")[2]
+    return {k: v for k, v in dict(params).items() if k not in PLAYER_PARAMS}
 
 
 def slot_groups(policies) -> list[int]:
