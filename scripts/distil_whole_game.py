@@ -165,4 +165,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    from ttrsim.cli import run_script
+
+    sys.exit(run_script(main))
