@@ -368,8 +368,8 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)),
     ``generate_endgame`` (``kind="endgame"``; (board, players, games)) or
     ``generate_games`` (``kind="games"``; (board, players, games): a dict of Positions
-    by decision kind) or ``generate_student`` (``kind="student"``) over ``parts``, in small tasks spread over ``n_jobs`` workers
-    (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
+    by decision kind) or ``generate_student`` (``kind="student"``) over ``parts``, in
+    small tasks spread over ``n_jobs`` workers (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
     each task has its own seed and the tasks are put back in order. ``cache``: a
     directory where each finished task is saved (atomically, under a key of its
     arguments), so that a labelling cut short goes on from the tasks it finished."""

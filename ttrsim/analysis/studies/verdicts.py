@@ -82,6 +82,11 @@ def with_changed(lines: list[str], changed: pd.DataFrame) -> str:
     return "\n".join(lines)
 
 
+# parameters that name which player plays, as the policy's name does, not how it is set:
+# `expert:model=whole` is a stronger play of `tickets` as `expert` is
+PLAYER_PARAMS = ("model",)
+
+
 def policy_label(policies) -> str:
     """The players of a run without their settings, e.g. ``tickets``, ``expert`` or
     ``expert:model=whole`` (the parameters that name the player, ``PLAYER_PARAMS``, stay)."""
@@ -94,11 +99,6 @@ def policy_label(policies) -> str:
         named = ",".join(f"{k}={params[k]}" for k in PLAYER_PARAMS if k in params)
         return f"{name}:{named}" if named else name
     return "/".join(dict.fromkeys(player(p) for p in policies))
-
-
-# parameters that name which player plays, as the policy's name does, not how it is set:
-# `expert:model=whole` is a stronger play of `tickets` as `expert` is
-PLAYER_PARAMS = ("model",)
 
 
 def policy_settings(spec: str):
