@@ -436,6 +436,6 @@ def main(argv=None) -> int:
     return 0
 
 if __name__ == "__main__":
-    from ttrsim.cli import run_script
+    from ttrsim.script import run_script
 
     sys.exit(run_script(main))

@@ -182,7 +182,7 @@ def closed_pipe_run(argv):
 
 
 def test_run_script_ends_quietly_when_the_reader_has_gone():
-    code = ("import sys\nfrom ttrsim.cli import run_script\n"
+    code = ("import sys\nfrom ttrsim.script import run_script\n"
             "def main():\n    print('x' * 100_000)\n    print('never')\n"
             "sys.exit(run_script(main))\n")
     assert closed_pipe_run([sys.executable, "-c", code]) == (2, "")

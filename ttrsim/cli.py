@@ -991,7 +991,8 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; every user mistake ends with one line on stderr and exit code 2,
     an interrupt (Ctrl-C) with one line and exit code 130, as shells report SIGINT."""
-    from ttrsim.policies import PolicyError
+    from ttrsim.actions import PolicyError
+    from ttrsim.script import run_script
 
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -1009,20 +1010,6 @@ def main(argv: list[str] | None = None) -> int:
         return 2
 
 
-def run_script(main, *args) -> int:
-    """Run ``main(*args)`` (a command, or a script's ``main``) and return its exit code (None:
-    0). When the reader of stdout has gone away (``| head -1``) it ends quietly with code
-    2, with no traceback and no error at exit: nothing is left to say, and no one to say
-    it to. Every script ends with ``sys.exit(run_script(main))``."""
-    try:
-        code = int(main(*args) or 0)
-        sys.stdout.flush()              # a closed pipe shows here for short outputs
-        return code
-    except BrokenPipeError:
-        _silence_stdout()
-        return 2
-
-
 def _error(args, message: str) -> None:
     print(f"ttrsim {args.command}: error: {message}", file=sys.stderr)
 
@@ -1033,17 +1020,6 @@ def _one_line(exc: BaseException) -> str:
     else:
         text = str(exc.args[0]) if isinstance(exc, KeyError) and exc.args else str(exc)
     return " ".join(text.split()) or type(exc).__name__
-
-
-def _silence_stdout() -> None:
-    """Point stdout at /dev/null so that the interpreter's final flush stays quiet."""
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
 
 
 def _saved_note(args) -> str:
