@@ -308,6 +308,27 @@ def test_the_command_line_starts_without_the_heavy_libraries():
     assert out.stdout.split() == [], f"loaded at start-up: {out.stdout}"
 
 
+def test_help_loads_neither_numpy_nor_the_compiled_core():
+    """`ttrsim --help` and every `ttrsim COMMAND --help` answer from the parser alone: no
+    numpy, no compiled module (a start within 0.1 s of Python's own; docs/performance.md)."""
+    code = ("import sys, contextlib, io\n"
+            "from ttrsim.cli import COMMANDS, build_parser, main\n"
+            "parser = build_parser()\n"
+            "names = [None] + list(parser._subparsers._group_actions[0].choices)\n"
+            "for name in names:\n"
+            "    with contextlib.redirect_stdout(io.StringIO()):\n"
+            "        try:\n"
+            "            main(['--help'] if name is None else [name, '--help'])\n"
+            "        except SystemExit:\n"
+            "            pass\n"
+            "print(len(names), ' '.join(m for m in sys.modules if m == 'numpy' or\n"
+            "                         m.startswith('ttrsim._') and m not in\n"
+            "                         ('ttrsim._version', 'ttrsim._defaults')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    count, *loaded = out.stdout.split()
+    assert int(count) == 15 and loaded == [], f"loaded by --help: {loaded}"
+
+
 # ------------------------------------------------------------------ options that change nothing
 
 SHOW = ["show", "--board", "newyork", "--players", "2", "--seed", "3"]

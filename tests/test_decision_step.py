@@ -89,6 +89,9 @@ def test_the_turn_limit_is_defined_once():
     """10000 appears once, as TURN_LIMIT in _structs.pxd; every default in Python and in
     the compiled loops is that constant."""
     assert DEFAULT_MAX_TURNS == 10000
+    from ttrsim._defaults import CORE_TURN_LIMIT     # the help's copy, read without the core
+
+    assert CORE_TURN_LIMIT == DEFAULT_MAX_TURNS
     defs = re.findall(r"TURN_LIMIT\s*=\s*(\d+)", (ROOT / "ext/ttrsim/_structs.pxd").read_text())
     assert defs == ["10000"]
     literal = re.compile(r"\b(max_)?turns?\b[^\n]*\b10_?000\b|\b10_?000\b[^\n]*\bturns?\b")

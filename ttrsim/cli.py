@@ -6,6 +6,49 @@ import sys
 from pathlib import Path
 
 
+# The run options, declared once: every command that takes one adds it with `_options`,
+# with its own default where it has one, and its own words where the option means more
+# there (``help`` with ``{default}``, or ``prefix`` before the shared words).
+_OPTIONS = {
+    "board": dict(help="a built-in board ({boards}; ttrsim maps describes them) or a map "
+                  "file (default {default})"),
+    "players": dict(type=int, help="player count (default {default})"),
+    "policy": dict(action="append", metavar="SPEC",
+                   help="policy spec, once for every seat or once per seat (default: tickets)"),
+    "games": dict(type=int, help="games (default {default})"),
+    "seed": dict(type=int, help="seed (default {default})"),
+    "jobs": dict(type=int, help="workers; -1 uses every core (default {default})"),
+    "batch-size": dict(type=int, help="games per batch (default: from the policies' measured "
+                       "cost)"),
+    "out": dict(metavar="DIR", help="save every finished task here; the same command resumes"),
+    "report": dict(metavar="DIR", help="write an HTML report here"),
+    "csv": dict(metavar="FILE", help="write the whole table as CSV"),
+    "rows": dict(type=int, help="rows printed (default {default})"),
+    "quiet": dict(action="store_true", help="no progress bar"),
+}
+
+
+def _options(p, **given) -> None:
+    """Add the named run options to the parser ``p``, in the order given: ``board="usa"``
+    (the default), ``csv=True`` (none), or ``board=dict(default=..., help=..., prefix=...)``."""
+    from ttrsim._defaults import BUILTIN_BOARDS
+
+    for name, value in given.items():
+        name = name.replace("_", "-")
+        if name == "backend":
+            _backend_options(p)
+            continue
+        own = dict(value) if isinstance(value, dict) else {} if value is True else {
+            "default": value}
+        kwargs = {**_OPTIONS[name], **own}
+        prefix = kwargs.pop("prefix", "")
+        if kwargs.get("action") == "store_true":
+            kwargs.pop("default", None)
+        kwargs["help"] = prefix + kwargs["help"].format(
+            default=kwargs.get("default"), boards=", ".join(BUILTIN_BOARDS))
+        p.add_argument(f"--{name}", **kwargs)
+
+
 def _cmd_maps(sub):
     p = sub.add_parser("maps", help="list the built-in boards with their totals")
     p.add_argument("path", nargs="?", help="a custom map file to check and summarise")
@@ -37,7 +80,7 @@ def _cmd_policies(sub):
 
 def _cmd_tunnel_odds(sub):
     p = sub.add_parser("tunnel-odds", help="exact odds of the extra cards a tunnel asks for")
-    p.add_argument("--board", default="europe", help="board name or map file (default: europe)")
+    _options(p, board="europe")
     p.add_argument("--color", required=True, help="colour of the cards played (wild: wild cards only)")
     p.add_argument("--hand", help="your cards, including those played, e.g. red=2,wild=1")
     p.add_argument("--faceup", help="the face-up cards, e.g. blue=1,wild=1")
@@ -79,8 +122,7 @@ def _cmd_report(sub):
     p.add_argument("--stronger-baseline", default=None, metavar="RUN_DIR",
                    help="the --baseline run played by the same stronger policies (with "
                         "--baseline and --stronger): adds the station value to that section")
-    p.add_argument("--quiet", action="store_true",
-                   help="no progress messages (shown only on a terminal)")
+    _options(p, quiet=dict(help="no progress messages (shown only on a terminal)"))
 
     def run(args):
         from pathlib import Path
@@ -130,34 +172,30 @@ def _same_play(m: dict, other: dict) -> bool:
 
 
 def _cmd_simulate(sub):
-    from ttrsim.batches import DEFAULT_MAX_TURNS
+    from ttrsim._defaults import CORE_TURN_LIMIT
 
     p = sub.add_parser(
         "simulate", help="play many games and summarise or save the results",
         description="Play complete games with the compiled core, spread over workers, and "
         "print a summary per policy. With --out, results stream to Parquet parts plus a "
         "manifest.json; the same command again resumes an interrupted run.")
-    p.add_argument("--board", default="europe", help="a built-in board (ttrsim maps lists them) or a map file (default europe)")
-    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="policy spec, e.g. tickets or 'tickets:stations=0', or a Python policy as "
-                   "path/to/file.py:function or module:callable; once for every seat, or once "
-                   "per seat in seat order (default: the default policy). A label keeps two "
-                   "seats with the same spec apart: 'tickets#a'. See 'ttrsim policies'.")
-    p.add_argument("--games", type=int, default=10_000, help="number of games (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="run seed (default 0)")
-    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
-    p.add_argument("--batch-size", type=int, default=None, help="games per batch (default: games / 100 within 1000..10000, smaller for "
-                   "slow policies so that a batch plays in about 2 s; a resumed run keeps its own)")
+    _options(p, board="europe", players=4, policy=dict(
+        help="policy spec, e.g. tickets or 'tickets:stations=0', or a Python policy as "
+        "path/to/file.py:function or module:callable; once for every seat, or once per seat "
+        "in seat order (default: the default policy). A label keeps two seats with the same "
+        "spec apart: 'tickets#a'. See 'ttrsim policies'."),
+        games=dict(default=10_000, prefix="number of "), seed=dict(default=0, prefix="run "),
+        jobs=1, batch_size=dict(
+        help="games per batch (default: games / 100 within 1000..10000, smaller for slow "
+        "policies so that a batch plays in about 2 s; a resumed run keeps its own)"))
     p.add_argument("--summary", action="store_true",
                    help="keep aggregated counts instead of per-event tables (flat memory)")
     p.add_argument("--no-rotate", action="store_true",
                    help="keep each policy in its seat instead of rotating seats between games")
-    p.add_argument("--out", metavar="DIR", help="write Parquet parts and manifest.json here")
-    _backend_options(p)
+    _options(p, out=dict(help="write Parquet parts and manifest.json here"), backend=True)
     p.add_argument("--max-turns", type=int, default=None,
-                   help=f"stop and score a game after this many turns (default {DEFAULT_MAX_TURNS})")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+                   help=f"stop and score a game after this many turns (default {CORE_TURN_LIMIT})")
+    _options(p, quiet=True)
     p.add_argument("--by", choices=("auto", "policy", "seat"), default="auto",
                    help="summary rows: per policy, or per seat and policy (default auto: per "
                    "seat when every seat plays the same policy, else per policy)")
@@ -194,7 +232,7 @@ def _cmd_analyse(sub):
     p.add_argument("--turn", type=int, default=None,
                    help="with RUN_DIR: the position at the start of this turn")
     p.add_argument("--playouts", type=int, default=1000, help="playouts per candidate (default 1000)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the sampled worlds (default 0)")
+    _options(p, seed=dict(default=0, help="seed of the sampled worlds (default {default})"))
     p.add_argument("--rollout", default=None,
                    help="rollout policy (default: the search policy's, expert:model=v4)")
     p.add_argument("--claims", type=int, default=12, help="claims considered (default 12)")
@@ -317,14 +355,13 @@ def _cmd_show(sub):
         "--seed.")
     p.add_argument("run_dir", metavar="RUN_DIR", nargs="?", help="a saved run's directory")
     p.add_argument("--game", type=int, default=None, help="with RUN_DIR: the game's index")
-    p.add_argument("--board", default=None, help="without RUN_DIR: a built-in board (ttrsim maps) or a "
-                   "map file (default europe)")
-    p.add_argument("--players", type=int, default=None, help="without RUN_DIR: player count "
-                   "(default 4)")
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="policy spec, once for every seat or once per seat; with RUN_DIR, the "
-                   "run's policies again (needed for Python policies)")
-    p.add_argument("--seed", type=int, default=None, help="without RUN_DIR: run seed (default 0)")
+    without = "without RUN_DIR: "
+    _options(p, board=dict(default=None, prefix=without, help=_OPTIONS["board"]["help"].replace(
+        "{default}", "europe")), players=dict(default=None, prefix=without,
+                                               help="player count (default 4)"),
+        policy=dict(help="policy spec, once for every seat or once per seat; with RUN_DIR, the "
+                    "run's policies again (needed for Python policies)"),
+        seed=dict(default=None, prefix=without, help="run seed (default 0)"))
     p.add_argument("--out", default="game.html", help="the HTML file (default game.html)")
     p.add_argument("--analyse", type=int, default=None, metavar="SEAT",
                    help="analyse every decision of this seat (ttrsim.analyse) and flag the "
@@ -337,7 +374,7 @@ def _cmd_show(sub):
     p.add_argument("--rollout", default=None,
                    help="with --analyse: the policy that plays the playouts on (default: the "
                         "search policy's, expert:model=v4; tickets is about six times cheaper)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _options(p, quiet=True)
 
     def run(args):
         from ttrsim._validate import check_int
@@ -423,7 +460,8 @@ def _cmd_variant(sub):
                        description="Apply a variant file (JSON or TOML, the keyword arguments of "
                        "ttrsim.variant) to a board, validate it and print what changed.")
     p.add_argument("path", help="the variant file")
-    p.add_argument("--board", default=None, help="base board (default: the file's \"base\")")
+    _options(p, board=dict(default=None, prefix="the base board: ", help=_OPTIONS["board"][
+        "help"].replace("{default}", "the file's \"base\"")))
     p.add_argument("--save", metavar="FILE", help="also write the variant's map file (JSON)")
 
     def run(args):
@@ -454,26 +492,18 @@ def _cmd_compare(sub):
         description="Play the same games (the same seeds) on a board and on a variant of it and "
         "print every metric with the paired difference, its 95% interval and the "
         "Benjamini-Hochberg q-value, significant rows first.")
-    p.add_argument("--board", default=None,
-                   help="base board: a built-in board (ttrsim maps) or a map file (default: the variant "
-                   "file's \"base\", else europe)")
+    _options(p, board=dict(default=None, prefix="the base board: ", help=_OPTIONS["board"][
+        "help"].replace("{default}", "the variant file's \"base\", else europe")))
     p.add_argument("--variant", required=True, metavar="FILE",
                    help="variant file (JSON/TOML, see docs/analysis.md) or a map file")
-    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="policy spec, once for every seat or once per seat (default: tickets)")
-    p.add_argument("--games", type=int, default=10_000, help="paired games (default 10000)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
-    _backend_options(p)
+    _options(p, players=4, policy=True, games=dict(default=10_000, prefix="paired "), seed=0,
+             jobs=1, backend=True)
     p.add_argument("--alpha", type=float, default=0.05, help="q-value threshold (default 0.05)")
-    p.add_argument("--rows", type=int, default=30, help="rows printed (default 30)")
-    p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
-    p.add_argument("--report", metavar="DIR", help="write an HTML comparison report here")
+    _options(p, rows=30, csv=True, report=dict(help="write an HTML comparison report here"))
     p.add_argument("--allow-unrelated", action="store_true",
                    help="compare boards that are not the same board or a variant of it (their "
                    "tickets and routes are paired by id: only when the ids correspond)")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _options(p, quiet=True)
     p.add_argument("--stronger", metavar="POLICY", default=None,
                    help="compare again with this built-in policy in place of each seat's (its "
                         "settings kept) and set the variant's effects under both plays side by "
@@ -516,21 +546,8 @@ def _cmd_compare(sub):
 
 def _study_options(p, games: int, board: str) -> None:
     """The options every balance study shares with ``compare``."""
-    p.add_argument("--board", default=board, help=f"a built-in board (ttrsim maps) or a map file (default {board})")
-    p.add_argument("--players", type=int, default=4, help="player count (default 4)")
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="policy spec, once for every seat or once per seat (default: tickets)")
-    p.add_argument("--games", type=int, default=games, help=f"games (default {games})")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
-    _backend_options(p)
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="games per batch (default: from the policies' measured cost)")
-    p.add_argument("--out", metavar="DIR",
-                   help="save every finished task here; the same command resumes")
-    p.add_argument("--csv", metavar="FILE", help="write the whole table as CSV")
-    p.add_argument("--report", metavar="DIR", help="write an HTML report here")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    _options(p, board=board, players=4, policy=True, games=games, seed=0, jobs=1, backend=True,
+             batch_size=True, out=True, csv=True, report=True, quiet=True)
 
 
 def _study_outputs(args) -> None:
@@ -584,7 +601,7 @@ def _cmd_route_importance(sub):
                    help="route-removed boards per task (default 12)")
     p.add_argument("--confirm", type=int, default=0, metavar="K",
                    help="measure the top K routes again on fresh games (default 0: no)")
-    p.add_argument("--rows", type=int, default=20, help="rows printed (default 20)")
+    _options(p, rows=20)
     _stronger_option(p)
 
     def run(args):
@@ -762,28 +779,20 @@ def _cmd_league(sub):
         "players seat-balanced mixtures. Prints a rating per policy (Bradley-Terry / "
         "Plackett-Luce, profile-likelihood interval; * marks an end only the prior bounds, "
         "after a one-sided pairing) and its worst opponent. See docs/league.md.")
-    p.add_argument("--board", default="usa", help="usa, europe, newyork or a map file (default usa)")
-    p.add_argument("--players", type=int, default=2, help="player count, 2-5 (default 2)")
-    p.add_argument("--policy", action="append", metavar="SPEC",
-                   help="a policy of the league (repeat it, at least twice): a built-in spec "
+    _options(p, board="usa", players=dict(default=2, help="player count, 2-5 (default {default})"),
+             policy=dict(help="a policy of the league (repeat it, at least twice): a built-in spec "
                    "such as 'tickets:risk=0', path/to/file.py:function, or a label "
                    "('tickets#a') to enter one spec twice (default: every built-in policy "
-                   "but search)")
-    p.add_argument("--games", type=int, default=200,
-                   help="games per pairing or mixture, a multiple of --players (default 200)")
-    p.add_argument("--seed", type=int, default=0, help="seed (default 0)")
-    p.add_argument("--jobs", type=int, default=1, help="workers; -1 uses every core (default 1)")
-    _backend_options(p)
-    p.add_argument("--batch-size", type=int, default=None,
-                   help="games per batch (default: from the policies' measured cost)")
-    p.add_argument("--out", metavar="DIR",
-                   help="save every pairing here; the same command resumes, more --games or "
-                   "--policy extend it")
-    p.add_argument("--report", metavar="DIR", help="write an HTML report here")
+                   "but search)"),
+             games=dict(default=200, help="games per pairing or mixture, a multiple of "
+                        "--players (default {default})"),
+             seed=0, jobs=1, backend=True, batch_size=True,
+             out=dict(help="save every pairing here; the same command resumes, more --games or "
+                      "--policy extend it"), report=True)
     p.add_argument("--resamples", type=int, default=1000,
                    help="bootstrap resamples over games, which widen a rating interval where "
                    "the games vary more than the likelihood says (default 1000, at least 40)")
-    p.add_argument("--quiet", action="store_true", help="no progress bars")
+    _options(p, quiet=dict(help="no progress bars"))
 
     def run(args):
         from ttrsim.analysis.studies.league import league
@@ -837,9 +846,8 @@ def _cmd_profile(sub):
                    help="CSV of people's per-player averages: a row per profile measure "
                    "(column 'measure'), a column per group of people, optional columns "
                    "source, n, board (docs/examples/people-bga-europe.csv)")
-    p.add_argument("--csv", default=None, metavar="FILE",
-                   help="also write the table as a tidy CSV file (one row per group, or "
-                   "column, and measure)")
+    _options(p, csv=dict(help="also write the table as a tidy CSV file (one row per group, or "
+                         "column, and measure)"))
 
     def run(args):
         from ttrsim.analysis import compare_profiles, profile, read_people
@@ -877,17 +885,15 @@ def _cmd_play(sub):
         "(your seat labelled --name), which show, profile and report read as any run; "
         "the game is saved after every move and the same command resumes it. Needs "
         "pip install \"ttrsim[play]\". See docs/play.md.")
-    p.add_argument("--board", default="europe",
-                   help="a built-in board (ttrsim maps lists them) or a map file (default europe)")
-    p.add_argument("--players", type=int, default=4, help="player count, you included (default 4)")
+    _options(p, board="europe", players=dict(default=4, help="player count, you included "
+                                               "(default {default})"))
     p.add_argument("--opponent", action="append", metavar="SPEC",
                    help="the policy of the other seats: once for all, or once per other seat in "
                         "seat order (default tickets); see 'ttrsim policies'")
     p.add_argument("--seat", type=int, default=0, help="your seat, 0 moves first (default 0)")
-    p.add_argument("--seed", type=int, default=None,
-                   help="the run's seed (default: the saved run's, else drawn at random)")
-    p.add_argument("--out", metavar="DIR", default=None,
-                   help="the run your games are saved in (default play-BOARD-Np)")
+    _options(p, seed=dict(default=None, help="the run's seed (default: the saved run's, else "
+                          "drawn at random)"),
+             out=dict(help="the run your games are saved in (default play-BOARD-Np)"))
     p.add_argument("--name", default=None,
                    help="your label in the results (default person)")
     p.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
@@ -991,11 +997,11 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run one command; every user mistake ends with one line on stderr and exit code 2,
     an interrupt (Ctrl-C) with one line and exit code 130, as shells report SIGINT."""
+    parser = build_parser()
+    args = parser.parse_args(argv)        # --help ends here, having loaded nothing more
     from ttrsim.actions import PolicyError
     from ttrsim.script import run_script
 
-    parser = build_parser()
-    args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -28,13 +28,14 @@ from typing import Any
 
 import numpy as np
 
+from ttrsim._defaults import BUILTIN_BOARDS
 from ttrsim._validate import is_int
 
 __all__ = ["Board", "MapError", "available", "board_to_dict", "boards_table", "describe", "from_dict",
            "load", "resolve_board"]
 
 #: Built-in boards, in display order.
-BUILTIN = ("usa", "europe", "newyork", "usa-1910", "usa-mega", "usa-bigcities")
+BUILTIN = BUILTIN_BOARDS
 
 # Limits of the compiled core (see ext/ttrsim/_structs.pxd).
 MAX_CITIES = 64
