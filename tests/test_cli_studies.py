@@ -30,8 +30,12 @@ def test_route_importance_command(tmp_path, capsys, monkeypatch):
     text = capsys.readouterr().out
     assert "route importance on newyork" in text and "confirmed_importance" in text
     table = pd.read_csv(csv)
-    api = route_importance("newyork", 2, 80, 3, routes=[1, 2, 3, 4, 5], batch_size=40,
-                           group_size=2, confirm=2).table
+    result = route_importance("newyork", 2, 80, 3, routes=[1, 2, 3, 4, 5], batch_size=40,
+                              group_size=2, confirm=2)
+    # the study owns its text: what the command prints is the result's summary
+    assert text.startswith(result.summary(20) + "\n") and "biased upward" not in text
+    assert len(result.summary(2).splitlines()) == 4          # the heading, columns, 2 rows
+    api = result.table
     api.to_csv(tmp_path / "api.csv", index=False)
     pd.testing.assert_frame_equal(table, pd.read_csv(tmp_path / "api.csv"))
     assert (rep / "index.html").exists() and "biased upward" in (rep / "index.html").read_text()
@@ -47,6 +51,8 @@ def test_ticket_fairness_command(tmp_path, capsys, monkeypatch):
     text = capsys.readouterr().out
     assert "ticket fairness on newyork" in text and "round 1: spread" in text
     api = ticket_fairness("newyork", 2, 200, 3, batch_size=50, n_resamples=50)
+    assert text.startswith(api.summary() + "\n")
+    assert "round 0: spread" in api.summary() and "suggested" in api.summary()
     api.table.to_csv(tmp_path / "api.csv", index=False)
     expected = pd.read_csv(tmp_path / "api.csv")
     pd.testing.assert_frame_equal(pd.read_csv(csv), expected)

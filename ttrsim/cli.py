@@ -630,27 +630,13 @@ def _cmd_route_importance(sub):
                                     progress=not args.quiet, confirm=args.confirm, **backend)
 
         result = study(seat_policies(args.policy, args.players), args.out)
-        t = result.table
-        # the interval of the drop, in the importance's units (percentage points)
-        shown = t.assign(importance_low=-100 * t.completion_high, importance_high=-100 * t.completion_low)
-        cols = ["rank", "route", "name", "claim_rate", "importance", "importance_low",
-                "importance_high", "completion_q", "score_change", "note"]
-        if args.confirm:
-            cols[5:5] = ["confirmed_importance", "confirmed_low", "confirmed_high"]
-        m = result.manifest
-        print(f"route importance on {m['board']}, {m['players']} players, {m['games']:,} games "
-              f"per route, seed {m['seed']}: importance = drop in ticket completion "
-              "(percentage points), with its paired 95% interval")
-        print(shown[cols].head(args.rows).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-        if not args.confirm:
-            print("The top ranks' screening values are biased upward (the best of many noisy "
-                  "estimates): --confirm K measures the top K again on fresh games.")
+        print(result.summary(args.rows))
         stronger = None
         if strong_players is not None:
             stronger = compare_importance(result, study(strong_players, _stronger_out(args)))
             print(stronger.summary())
         if args.csv:
-            t.to_csv(args.csv, index=False)
+            result.table.to_csv(args.csv, index=False)
             print(f"table written to {args.csv}")
         if args.report:
             print(f"report: {write_route_importance_report(result, args.report, stronger=stronger)}")
@@ -693,23 +679,7 @@ def _cmd_ticket_fairness(sub):
                                    progress=not args.quiet, **backend)
 
         f = study(seat_policies(args.policy, args.players), args.out)
-        m = f.manifest
-        print(f"ticket fairness on {m['board']}, {m['players']} players, {m['games']:,} games "
-              f"per round, seed {m['seed']}, {m['rounds']} round(s); "
-              f"{m['balanceable']} tickets balanceable")
-        for _, r in f.spread.iterrows():
-            print(f"round {int(r['round'])}: spread {r.spread:.3f} [{r.spread_low:.3f}, "
-                  f"{r.spread_high:.3f}]" + ("" if r["round"] == 0 else
-                  f", change {r.change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}]"))
-        last = f.table[f.table["round"] == f.table["round"].max()]
-        first = f.table[f.table["round"] == 0].set_index("ticket")
-        shown = last.assign(printed=last.ticket.map(first.points))[
-            ["ticket", "name", "printed", "points", "completion", "value", "suggested",
-             "balanceable", "reliable"]]
-        print(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
-        for note in (f.bias_note(), f.unreliable_note()):
-            if note:
-                print(note)
+        print(f.summary())
         stronger = None
         if strong_players is not None:
             stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
@@ -718,6 +688,7 @@ def _cmd_ticket_fairness(sub):
             f.table.to_csv(args.csv, index=False)
             print(f"table written to {args.csv}")
         if args.report:
+            m = f.manifest
             title = f"Ticket fairness: {m['board']}, {m['games']:,} games per round"
             print(f"report: {write_fairness_report(f, args.report, title, stronger=stronger)}")
         if args.out:

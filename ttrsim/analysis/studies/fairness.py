@@ -155,6 +155,27 @@ class Fairness:
     boards: list
     manifest: dict
 
+    def summary(self) -> str:
+        """The result in words, as ``ttrsim ticket-fairness`` prints it: the study, each
+        round's spread (and its change from round 0) with intervals, the last round's
+        tickets (printed and suggested points) and the notes on bias and rare tickets."""
+        m = self.manifest
+        lines = [f"ticket fairness on {m['board']}, {m['players']} players, {m['games']:,} "
+                 f"games per round, seed {m['seed']}, {m['rounds']} round(s); "
+                 f"{m['balanceable']} tickets balanceable"]
+        for _, r in self.spread.iterrows():
+            lines.append(f"round {int(r['round'])}: spread {r.spread:.3f} [{r.spread_low:.3f}, "
+                         f"{r.spread_high:.3f}]" + ("" if r["round"] == 0 else
+                         f", change {r.change:+.3f} [{r.change_low:+.3f}, {r.change_high:+.3f}]"))
+        last = self.table[self.table["round"] == self.table["round"].max()]
+        first = self.table[self.table["round"] == 0].set_index("ticket")
+        shown = last.assign(printed=last.ticket.map(first.points))[
+            ["ticket", "name", "printed", "points", "completion", "value", "suggested",
+             "balanceable", "reliable"]]
+        lines.append(shown.to_string(index=False, float_format=lambda x: f"{x:.3f}"))
+        lines += [note for note in (self.bias_note(), self.unreliable_note()) if note]
+        return "\n".join(lines)
+
     def unreliable_note(self) -> str:
         """One line naming the tickets kept fewer than :data:`MIN_KEPT` times (their rows
         say ``reliable = False``) and about how many games would do; "" when none was."""

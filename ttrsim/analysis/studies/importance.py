@@ -46,6 +46,28 @@ class RouteImportance:
         return (f"<RouteImportance {m['board']} {m['players']}p {m['games']} games, "
                 f"{len(self.table)} routes>")
 
+    def summary(self, rows: int = 20) -> str:
+        """The result in words and its first ``rows`` routes, as ``ttrsim route-importance``
+        prints it: the importance with its paired interval (percentage points), the
+        confirmation beside it where one was played, else a note that the top is biased."""
+        t, m = self.table, self.manifest
+        # the interval of the drop, in the importance's units (percentage points)
+        shown = t.assign(importance_low=-100 * t.completion_high,
+                         importance_high=-100 * t.completion_low)
+        cols = ["rank", "route", "name", "claim_rate", "importance", "importance_low",
+                "importance_high", "completion_q", "score_change", "note"]
+        confirmed = bool(m.get("confirm"))
+        if confirmed:
+            cols[5:5] = ["confirmed_importance", "confirmed_low", "confirmed_high"]
+        lines = [f"route importance on {m['board']}, {m['players']} players, {m['games']:,} "
+                 f"games per route, seed {m['seed']}: importance = drop in ticket completion "
+                 "(percentage points), with its paired 95% interval",
+                 shown[cols].head(rows).to_string(index=False, float_format=lambda x: f"{x:.4g}")]
+        if not confirmed:
+            lines.append("The top ranks' screening values are biased upward (the best of many "
+                         "noisy estimates): --confirm K measures the top K again on fresh games.")
+        return "\n".join(lines)
+
 
 def _importance_task(cfg_b, variants: dict, b: int, group: int):
     """Batch ``b`` of the intact board and of each route-removed board of one group."""
