@@ -44,7 +44,7 @@ def test_out_naming_a_file(capsys, tmp_path):
     one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--out", str(target)],
                    "is a file", "directory")
     one_line_error(capsys, ["simulate", "--games", "5", "--quiet", "--out", str(target / "sub")],
-                   "cannot create")
+                   "--out", "results.txt is a file, not a directory")
     assert target.read_text() == "mine"
     with pytest.raises(ValueError, match="is a file"):
         simulate("usa", 2, games=5, out=target)

@@ -104,6 +104,27 @@ def test_study_commands_check_outputs_before_playing(tmp_path, capsys, monkeypat
         assert "is a file" in capsys.readouterr().err
 
 
+UNWRITABLE = "/proc/ttrsim-cannot-write-here"      # not even root makes a file in /proc
+
+
+@pytest.mark.parametrize("argv", [
+    RI, TF, ["league", "--policy", "random", "--policy", "greedy", "--games", "4", "--quiet"],
+    ["compare", "--variant", "docs/examples/europe-variant.json", "--games", "4",
+     "--quiet"],
+])
+@pytest.mark.parametrize("option", ["--report", "--out"])
+def test_every_output_option_is_checked_before_any_work(capsys, argv, option):
+    """An output directory nobody may write is refused before a game is played, naming the
+    option (it was found only when the report was written, the study played and printed)."""
+    if option == "--out" and argv[0] == "compare":
+        argv, option = ["simulate", "--games", "4", "--quiet"], "--out"
+    assert main(argv + [option, UNWRITABLE]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith(f"ttrsim {argv[0]}: error: {option} {UNWRITABLE}: cannot be "
+                                   "written") and len(captured.err.splitlines()) == 1
+
+
 def test_help_texts_print_percent_signs_once(capsys):
     """argparse formats help= strings (``%%`` -> ``%``) but not descriptions."""
     from ttrsim.cli import build_parser

@@ -203,7 +203,7 @@ def _cmd_simulate(sub):
     def run(args):
         from ttrsim.runner import simulate
 
-        check_not_empty(args.out, "--out")
+        check_output_dir(args.out, "--out")
         players = seat_policies(args.policy, args.players)
         kwargs = {} if args.max_turns is None else {"max_turns": args.max_turns}
         result = simulate(args.board, players, games=args.games, seed=args.seed, n_jobs=args.jobs,
@@ -901,7 +901,12 @@ def check_not_empty(path, option: str, what: str = "a directory") -> None:
 
 
 def check_output_dir(path, option: str) -> None:
-    """Refuse, before any game is played, an output directory that cannot be one."""
+    """Refuse, before any game is played, an output directory that cannot be one or cannot
+    be written, in one line naming the option. The sure test (``os.access`` says yes to
+    root everywhere, and knows nothing of /proc): a file made and removed again in the
+    directory, or, where it is missing, in the nearest directory that exists (the command
+    makes the missing ones)."""
+    import tempfile
     from pathlib import Path
 
     if path is None:
@@ -910,9 +915,16 @@ def check_output_dir(path, option: str) -> None:
     p = Path(path)
     if p.exists() and not p.is_dir():
         raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
-    parent = next((q for q in p.absolute().parents if q.exists()), None)
+    parent = next((q for q in (p.absolute(), *p.absolute().parents) if q.exists()), None)
     if parent is not None and not parent.is_dir():
         raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        where = "" if parent == p.absolute() else f" (in {parent})"
+        raise ValueError(f"{option} {path}: cannot be written{where} ({exc.strerror}); give a "
+                         "directory you may write to") from None
 
 
 def check_output_file(path, option: str, *, makes_dirs: bool = False) -> None:
