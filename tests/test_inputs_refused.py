@@ -543,3 +543,14 @@ def test_an_impossible_tunnel_claim_is_refused_in_plain_words(kw, words):
     list of legal actions)."""
     text = refused(["tunnel: ", words], ids=True, **dict({"tunnel": TUNNEL}, **kw))
     assert len(text) < 200 and "legal" not in text and not re.search(r"\d{6}", text), text
+
+
+def test_tunnel_odds_refuse_more_face_up_cards_than_the_row_holds():
+    """Six red cards in a row of five were answered as if they lay there."""
+    from ttrsim.analysis import tunnel_odds
+
+    with pytest.raises(ValueError, match=r"counts 6 cards, but the face-up row holds 5"):
+        tunnel_odds(EU, "red", faceup={"red": 6})
+    with pytest.raises(ValueError, match=r"counts 7 cards"):
+        tunnel_odds(EU, "red", faceup=[2, 0, 0, 0, 0, 0, 0, 0, 5])
+    assert tunnel_odds(EU, "red", faceup={"red": 3, "wild": 2}).attrs["unseen"] == 110 - 5

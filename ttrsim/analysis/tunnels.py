@@ -7,6 +7,7 @@ import numpy as np
 import pandas as pd
 
 from .inputs import EVENT, attach, board_of, games_of, keys, require, route_facts, source
+from ttrsim.maps import N_FACEUP
 from ttrsim.stats import DEFAULT_CONFIDENCE, rate_columns
 
 #: Cards revealed from the deck when a tunnel is claimed.
@@ -84,6 +85,10 @@ def tunnel_odds(board, color, hand=None, faceup=None, discards=None, all_wild: b
         raise ValueError(f"the {board.name} board has no tunnels, so there are no tunnel odds; "
                          "ask on a board with tunnels, such as europe")
     deck = card_counts(board, list(board.deck_colors) + [board.deck_wild])
+    row = int(card_counts(board, faceup).sum())
+    if row > N_FACEUP:
+        raise ValueError(f"faceup (--faceup) counts {row} cards, but the face-up row holds "
+                         f"{N_FACEUP}: give the cards face up now, e.g. red=2,wild=1")
     known = sum(card_counts(board, c) for c in (hand, faceup, discards))
     unseen = deck - known
     if (unseen < 0).any():
