@@ -55,7 +55,9 @@ def test_report_out_naming_a_file(capsys, tmp_path):
     target = tmp_path / "report.html"
     target.write_text("")
     one_line_error(capsys, ["report", str(tmp_path / "run"), "--out", str(target)], "is a file")
-    one_line_error(capsys, ["report", str(target)], "holds no ttrsim run")
+    one_line_error(capsys, ["report", str(target)], "is a file, not a saved run")
+    one_line_error(capsys, ["report", str(tmp_path / "gone")], "gone does not exist")
+    one_line_error(capsys, ["report", str(tmp_path)], "holds no ttrsim run")
 
 
 def test_dask_backend_without_dask_names_the_extra(capsys, tmp_path, monkeypatch):

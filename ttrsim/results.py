@@ -275,6 +275,11 @@ def _write_manifest(path: Path, manifest: dict) -> None:
 def read_manifest(path) -> dict:
     """The manifest of a saved job; a clear error when it is missing or unreadable."""
     mfile = Path(path) / "manifest.json"
+    if not Path(path).exists():
+        raise FileNotFoundError(f"{path} does not exist: give the directory of a saved run "
+                                "(simulate --out DIR wrote it)")
+    if not Path(path).is_dir():
+        raise FileNotFoundError(f"{path} is a file, not a saved run's directory")
     if not mfile.exists():
         raise FileNotFoundError(f"{path} holds no ttrsim run (no manifest.json)")
     try:
