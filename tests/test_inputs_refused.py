@@ -554,3 +554,54 @@ def test_tunnel_odds_refuse_more_face_up_cards_than_the_row_holds():
     with pytest.raises(ValueError, match=r"counts 7 cards"):
         tunnel_odds(EU, "red", faceup=[2, 0, 0, 0, 0, 0, 0, 0, 5])
     assert tunnel_odds(EU, "red", faceup={"red": 3, "wild": 2}).attrs["unseen"] == 110 - 5
+
+
+@pytest.mark.parametrize("board", [None, 42, 3.5, ["usa"]])
+def test_simulate_refuses_a_board_that_is_neither_a_name_nor_a_file(board):
+    """None and 42 raised AttributeError from deep inside the configuration."""
+    with pytest.raises(ValueError, match=r"^a board is a built-in name or a file path, got "):
+        simulate(board, 2, games=2)
+    with pytest.raises(ValueError, match="a board is a built-in name"):
+        Game(board, 2)
+
+
+def test_simulate_refuses_an_empty_out_as_the_command_line_does(capsys):
+    """out="" was read as the current directory ("'.' holds no ttrsim run")."""
+    for out in ("", "  "):
+        with pytest.raises(ValueError) as info:
+            simulate("newyork", 2, games=2, out=out)
+        assert str(info.value).startswith("out (--out) is empty, which would mean the current "
+                                          "directory")
+    assert main(["simulate", "--board", "newyork", "--games", "2", "--quiet", "--out", ""]) == 2
+    assert "--out is empty, which would mean the current directory" in capsys.readouterr().err
+
+
+def test_profiles_read_a_saved_run_from_its_directory(tmp_path):
+    """profile("runs/x") and compare_profiles([paths]) raised AttributeError; the command
+    line reads the directory, and so do they."""
+    from ttrsim.analysis import compare_profiles, profile
+
+    out = tmp_path / "run"
+    run = simulate("newyork", 2, games=20, seed=1, out=out)
+    assert profile(str(out)).text() == profile(run).text()
+    assert profile(out).text() == profile(run).text()
+    side = compare_profiles([str(out), out], labels=["a", "b"])
+    assert side.text() == compare_profiles([run, run], labels=["a", "b"]).text()
+    with pytest.raises(FileNotFoundError, match="does not exist"):
+        profile(str(tmp_path / "missing"))
+    for bad in (42, None):
+        with pytest.raises(ValueError, match=r"profile needs a run .* or a saved run's "
+                                             rf"directory, got {bad}"):
+            profile(bad)
+        with pytest.raises(ValueError, match=r"compare_profiles needs a run"):
+            compare_profiles([run, bad])
+
+
+@pytest.mark.parametrize("action", ["x", "12", None, 1.5, True])
+def test_game_apply_refuses_what_is_no_action(action):
+    """apply("x") raised int()'s parsing error; apply("12") played code 12."""
+    g = Game("usa", 2, seed=1)
+    with pytest.raises(ValueError, match=r"an action is an Action .* or its integer code, got"):
+        g.apply(action)
+    g.apply(g.legal_actions()[0])
+    g.apply(np.int32(g.legal_actions()[0].code))        # a numpy code is a code

@@ -161,6 +161,9 @@ def test_saved_runs_and_the_command(tmp_path, capsys):
 def test_command_refuses_a_bad_path(tmp_path, capsys):
     assert main(["profile", str(tmp_path / "nothing")]) == 2
     err = capsys.readouterr().err
+    assert "nothing does not exist" in err and len(err.strip().splitlines()) == 1
+    assert main(["profile", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
     assert "no manifest.json" in err and len(err.strip().splitlines()) == 1
 
 

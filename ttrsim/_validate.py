@@ -77,13 +77,38 @@ def check_resamples(n_resamples, confidence: float, name: str = "n_resamples (--
 
 
 def check_out_dir(out, name: str = "out (--out)"):
-    """An output directory as a ``Path`` (None stays None); an empty or blank name, which
-    would silently mean the current directory, is refused."""
+    """An output directory as a ``Path`` (None stays None), refused before any work when it
+    cannot be one: an empty or blank name (which would silently mean the current
+    directory), a file, a path through a file, or a place nobody may write. The sure test
+    of the last (``os.access`` says yes to root everywhere, and knows nothing of /proc): a
+    file made and removed again in the directory, or, where it is missing, in the nearest
+    directory that exists (the caller makes the missing ones). The command line checks its
+    output options with it too, under their own names."""
+    import tempfile
     from pathlib import Path
 
     if out is None:
         return None
-    if not str(out).strip():
-        raise ValueError(f"{name} is empty; give a directory name (it is created if missing), "
-                         "or leave the option out to keep the results in memory")
-    return Path(out)
+    check_empty(out, name)
+    p = Path(out)
+    if p.exists() and not p.is_dir():
+        raise ValueError(f"{name} {out} is a file; give a directory (it is created if missing)")
+    parent = next((q for q in (p.absolute(), *p.absolute().parents) if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ValueError(f"{name} {out}: {parent} is a file, not a directory")
+    try:
+        with tempfile.TemporaryFile(dir=parent):
+            pass
+    except OSError as exc:
+        where = "" if parent == p.absolute() else f" (in {parent})"
+        raise ValueError(f"{name} {out}: cannot be written{where} ({exc.strerror}); give a "
+                         "directory you may write to") from None
+    return p
+
+
+def check_empty(path, name: str, what: str = "a directory") -> None:
+    """Refuse an empty (or blank) path, which would silently mean the current directory."""
+    if path is not None and not str(path).strip():
+        raise ValueError(f"{name} is empty, which would mean the current directory; give "
+                         f"{what} name" + (" (it is created if missing)" if what == "a directory"
+                                           else ""))

@@ -894,37 +894,18 @@ COMMANDS = [_cmd_maps, _cmd_policies, _cmd_simulate, _cmd_tunnel_odds, _cmd_repo
 
 def check_not_empty(path, option: str, what: str = "a directory") -> None:
     """Refuse an empty (or blank) path, which would silently mean the current directory."""
-    if path is not None and not str(path).strip():
-        raise ValueError(f"{option} is empty, which would mean the current directory; give "
-                         f"{what} name" + (" (it is created if missing)" if what == "a directory"
-                                           else ""))
+    from ttrsim._validate import check_empty
+
+    check_empty(path, option, what)
 
 
 def check_output_dir(path, option: str) -> None:
     """Refuse, before any game is played, an output directory that cannot be one or cannot
-    be written, in one line naming the option. The sure test (``os.access`` says yes to
-    root everywhere, and knows nothing of /proc): a file made and removed again in the
-    directory, or, where it is missing, in the nearest directory that exists (the command
-    makes the missing ones)."""
-    import tempfile
-    from pathlib import Path
+    be written, in one line naming the option: the check ``simulate`` and the studies make
+    of their ``out``."""
+    from ttrsim._validate import check_out_dir
 
-    if path is None:
-        return
-    check_not_empty(path, option)
-    p = Path(path)
-    if p.exists() and not p.is_dir():
-        raise ValueError(f"{option} {path} is a file; give a directory (it is created if missing)")
-    parent = next((q for q in (p.absolute(), *p.absolute().parents) if q.exists()), None)
-    if parent is not None and not parent.is_dir():
-        raise ValueError(f"{option} {path}: {parent} is a file, not a directory")
-    try:
-        with tempfile.TemporaryFile(dir=parent):
-            pass
-    except OSError as exc:
-        where = "" if parent == p.absolute() else f" (in {parent})"
-        raise ValueError(f"{option} {path}: cannot be written{where} ({exc.strerror}); give a "
-                         "directory you may write to") from None
+    check_out_dir(path, option)
 
 
 def check_output_file(path, option: str, *, makes_dirs: bool = False) -> None:

@@ -93,8 +93,15 @@ class Game:
         return [Action.decode(c, self.board, view) for c in self._core.legal_actions()]
 
     def apply(self, action) -> None:
-        """Play an ``Action`` or its integer code; illegal ones raise IllegalActionError."""
-        code = int(action.code if isinstance(action, Action) else action)
+        """Play an ``Action`` or its integer code; illegal ones raise IllegalActionError,
+        anything else a ValueError that says what an action is."""
+        if isinstance(action, Action):
+            code = int(action.code)
+        elif is_int(action):
+            code = int(action)
+        else:
+            raise ValueError(f"an action is an Action (from legal_actions() or action(...)) or "
+                             f"its integer code, got {action!r}")
         if self._core.over:
             raise IllegalActionError("the game is over")
         if not self._core.is_legal(code):

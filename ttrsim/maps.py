@@ -367,8 +367,8 @@ def load(name_or_path: str | os.PathLike | Board) -> Board:
 
 
 def resolve_board(board) -> Board:
-    """A loaded board from a name, a path or a Board."""
-    return load(board) if isinstance(board, str) else board
+    """A loaded board from a name, a path or a Board; anything else is refused (MapError)."""
+    return load(board)
 
 
 def from_dict(data: dict, source: str = "<dict>") -> Board:

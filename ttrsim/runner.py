@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from ttrsim._validate import check_n_jobs
+from ttrsim._validate import check_n_jobs, check_out_dir
 from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, make_config, play
 from ttrsim.dispatch import check_backend, progress_bar, run_tasks
 from ttrsim.results import (Run, batch_name, broken_batches, check_kind, finish_out, prepare_out,
@@ -84,7 +84,7 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
         (``truncated`` in the games table); built-in policies never reach it.
     """
     check_n_jobs(n_jobs, "n_jobs (--jobs)")
-    path = Path(out) if out is not None else None
+    path = check_out_dir(out)
     saved = saved_manifest(path)
     if saved is not None and batch_size is None:
         batch_size = saved.get("batch_size")   # a resumed or extended run keeps its batches

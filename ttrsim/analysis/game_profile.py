@@ -23,7 +23,7 @@ import re
 import numpy as np
 import pandas as pd
 
-from ttrsim.analysis.inputs import MissingTable
+from ttrsim.analysis.inputs import MissingTable, runs_of
 from ttrsim.stats import DEFAULT_CONFIDENCE, normal_mean_interval, wilson_interval
 from ttrsim.tables import (PROFILE_SUM_COLS, length_column, profile_stats, profile_sums,
                            profile_values, route_lengths)
@@ -259,11 +259,12 @@ def profile(run, confidence: float = DEFAULT_CONFIDENCE) -> Profile:
     with ``confidence`` intervals (none for the average route length, a ratio). See
     :class:`Profile` and docs/analysis.md.
 
-    ``run`` may also be a list of runs of one board (e.g. the cells of a league): their
-    seat-games are pooled, policies in order of first appearance."""
+    ``run`` may also be a saved run's directory, or a list of runs (or directories) of one
+    board (e.g. the cells of a league): their seat-games are pooled, policies in order of
+    first appearance."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence!r}")
-    runs = list(run) if isinstance(run, (list, tuple)) else [run]
+    runs = runs_of(run, "profile")
     if not runs:
         raise ValueError("profile needs a run (or a list of runs), got an empty list")
     board = runs[0].board

@@ -29,6 +29,26 @@ class MissingTable(ValueError):
     """The run (or the arguments) do not hold the table an analysis needs."""
 
 
+def runs_of(run_or_runs, what: str) -> list:
+    """A run, a saved run's directory or a list of either, as a list of runs: a directory
+    is read with ``load_run`` (as the command line reads it), anything else that is no run
+    is refused in one line. ``what``: the function, for the message."""
+    import os
+
+    from ttrsim.results import load_run
+
+    items = list(run_or_runs) if isinstance(run_or_runs, (list, tuple)) else [run_or_runs]
+    out = []
+    for item in items:
+        if isinstance(item, (str, os.PathLike)):
+            item = load_run(item)
+        elif not (hasattr(item, "manifest") and hasattr(item, "board")):
+            raise ValueError(f"{what} needs a run (ttrsim.load_run(DIR), ttrsim.simulate(...)) "
+                             f"or a saved run's directory, got {item!r}")
+        out.append(item)
+    return out
+
+
 def is_frame(obj) -> bool:
     return isinstance(obj, pd.DataFrame)
 

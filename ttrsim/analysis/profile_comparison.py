@@ -27,7 +27,7 @@ import pandas as pd
 from ttrsim.analysis.game_profile import (MEAN_ROUTE_LENGTH, WINNERS, game_values,
                                           known_measures, measure_label, measure_section,
                                           profile_counts, profile_measures, route_trains)
-from ttrsim.analysis.inputs import GAME_IDENTITY
+from ttrsim.analysis.inputs import GAME_IDENTITY, runs_of
 from ttrsim.stats import DEFAULT_CONFIDENCE, cluster_ratio, welch_interval
 from ttrsim.tables import PROFILE_SUM_COLS, profile_stats
 
@@ -243,7 +243,8 @@ def compare_profiles(runs, labels=None, group: str = ALL, people=None,
                      confidence: float = DEFAULT_CONFIDENCE) -> ProfileComparison:
     """The game profiles of several runs side by side, and people's figures beside them.
 
-    ``runs``: a run or a list of runs (per-event or summary mode) of one board, player count
+    ``runs``: a run or a list of runs (per-event or summary mode; a saved run's directory is
+    read) of one board, player count
     and turn limit (others are refused: the difference would mix the game's change with the
     play's). ``labels``: one per run (default: the run's directory name, or ``run 1``...).
     ``group``: the seat-games each run's column holds: ``"all"`` (default), ``"winners"``
@@ -254,7 +255,7 @@ def compare_profiles(runs, labels=None, group: str = ALL, people=None,
     for people's figures none. Returns a :class:`ProfileComparison`."""
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be between 0 and 1, not {confidence!r}")
-    runs = list(runs) if isinstance(runs, (list, tuple)) else [runs]
+    runs = runs_of(runs, "compare_profiles")
     if not runs:
         raise ValueError("compare_profiles needs at least one run")
     labels = _labels(runs, labels)
