@@ -245,3 +245,23 @@ def test_route_maps_take_one_scale_for_comparison():
     assert (norm(plain).vmin, norm(plain).vmax) == (0.0, 2.0)
     with pytest.raises(ValueError, match="low < high"):
         plots.plot_route_map(board, {ids[0]: 0.5}, "x", limits=(1, 1))
+
+
+# ------------------------------------------------------------------ counts in words
+
+def test_show_counts_one_playout_and_one_decision_in_the_singular(capsys):
+    """`show --analyse 0 --playouts 1` said "1 playouts a candidate"."""
+    final = pd.DataFrame({"policy": ["tickets", "random"], "total": [40, 12]})
+    record = SimpleNamespace(final=final, board=SimpleNamespace(name="newyork"), n_players=2,
+                             game=0, actions=[7])
+    data = {"analysis": {"seat": 0, "decisions": {"0": {"flag": True}}, "playouts": 1,
+                         "rollout": "tickets", "level": 0.05, "meaning": "m."}}
+    cli._print_shown(record, data, "g.html")
+    out = capsys.readouterr().out
+    assert "1 decision, final scores" in out
+    assert "seat 0: 1 decision analysed (1 playout a candidate, rollout tickets), 1 move " \
+           "flagged" in out
+    data["analysis"].update(playouts=2, decisions={"0": {"flag": False}, "1": {"flag": False}})
+    cli._print_shown(record, data, "g.html")
+    assert "2 decisions analysed (2 playouts a candidate, rollout tickets), 0 moves" in \
+        capsys.readouterr().out

@@ -287,6 +287,11 @@ def _cmd_analyse(sub):
     p.set_defaults(func=run)
 
 
+def _count(n, word: str) -> str:
+    """``n`` and the word, plural unless ``n`` is one: "1 playout", "2 playouts"."""
+    return f"{n} {word}" + ("" if n == 1 else "s")
+
+
 # what the seat to move is doing, by phase of the turn
 _PHASE_TEXT = {"setup_tickets": "choosing its initial tickets", "turn": "at the start of its turn",
                "second_draw": "drawing its second card", "keep_tickets":
@@ -313,14 +318,11 @@ def _position_text(game) -> str:
     def tickets(ids):
         return "; ".join(ticket_text(board, t) for t in ids) or "none"
 
-    def count(n, word):
-        return f"{n} {word}" + ("" if n == 1 else "s")
-
     hand = view["hand"]
     lines = [f"Position: {board.name}, {game.n_players} players, turn {view['turn']}; seat "
              f"{seat} to move, {_PHASE_TEXT.get(view['phase'], view['phase'])}"
              + (" (the last round)" if view["last_round"] else ""),
-             f"  seat {seat}'s hand ({count(sum(hand), 'card')}): {cards(hand)}",
+             f"  seat {seat}'s hand ({_count(sum(hand), 'card')}): {cards(hand)}",
              f"  seat {seat}'s tickets: {tickets(view['tickets'])}"]
     if view["pending"]:
         lines.append(f"  tickets offered: {tickets(view['pending'])}")
@@ -332,15 +334,15 @@ def _position_text(game) -> str:
                   + (f" + {wild} wild" if wild else ""))
         lines.append(f"  tunnel: {route_text(board, r)} played with {played}; revealed "
                      f"{', '.join(card_name(board, c) for c in tunnel['revealed']) or 'nothing'}: "
-                     f"{count(int(tunnel['extra']), 'more card')} to pay")
+                     f"{_count(int(tunnel['extra']), 'more card')} to pay")
     lines.append("  face-up cards: " + ", ".join(
         "(empty)" if c < 0 else card_name(board, c) for c in view["faceup"]))
     stations = bool(board.stations)
     for q, p in enumerate(view["players"]):
-        lines.append(f"  seat {q}: {count(p['trains'], 'train')}, "
-                     f"{count(p['route_points'], 'route point')}, {count(p['hand_size'], 'card')}, "
-                     f"{count(p['tickets'], 'ticket')}"
-                     + (f", {count(p['stations_left'], 'station')} left" if stations else ""))
+        lines.append(f"  seat {q}: {_count(p['trains'], 'train')}, "
+                     f"{_count(p['route_points'], 'route point')}, {_count(p['hand_size'], 'card')}, "
+                     f"{_count(p['tickets'], 'ticket')}"
+                     + (f", {_count(p['stations_left'], 'station')} left" if stations else ""))
     return "\n".join(lines)
 
 
@@ -444,13 +446,13 @@ def _print_shown(record, data, path) -> None:
     fin = record.final
     scores = ", ".join(f"seat {q} ({fin.policy[q]}) {fin.total[q]}" for q in fin.index)
     print(f"{record.board.name} {record.n_players}p game {record.game}: "
-          f"{len(record.actions)} decisions, final scores {scores}")
+          f"{_count(len(record.actions), 'decision')}, final scores {scores}")
     a = data.get("analysis")              # None when no seat was analysed
     if a:
         flagged = sum(d["flag"] for d in a["decisions"].values())
-        print(f"seat {a['seat']}: {len(a['decisions'])} decisions analysed ({a['playouts']} "
-              f"playouts a candidate, rollout {a['rollout']}), {flagged} move"
-              f"{'' if flagged == 1 else 's'} flagged (false discovery rate {a['level']:g}). "
+        print(f"seat {a['seat']}: {_count(len(a['decisions']), 'decision')} analysed "
+              f"({_count(a['playouts'], 'playout')} a candidate, rollout {a['rollout']}), "
+              f"{_count(flagged, 'move')} flagged (false discovery rate {a['level']:g}). "
               f"{a['meaning']}")
     print(f"written to {path} (open it in a browser)")
 
