@@ -434,3 +434,39 @@ def test_a_page_in_folders_still_to_make_is_checked_in_the_nearest_existing_one(
     assert "--out" not in capsys.readouterr().err and not (tmp_path / "new").exists()
     one_line_error(capsys, ["show", "no-such-run", "--game", "0", "--out", "/proc/new/g.html"],
                    "--out /proc/new/g.html: cannot be written")
+
+
+def test_an_unknown_option_is_answered_with_the_command_usage(capsys, tmp_path):
+    """`analyse RUN --seat 1` answered with the top-level usage, which names no option."""
+    with pytest.raises(SystemExit) as info:
+        main(["analyse", str(tmp_path), "--seat", "1"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2
+    assert err.startswith("usage: ttrsim analyse ") and "--playouts" in err
+    assert err.splitlines()[-1] == "ttrsim analyse: error: unrecognized arguments: --seat 1"
+    with pytest.raises(SystemExit):
+        main(["--nosuch"])
+    assert capsys.readouterr().err.splitlines()[-1] == ("ttrsim: error: unrecognized "
+                                                        "arguments: --nosuch")
+
+
+def test_league_help_names_every_built_in_board(monkeypatch):
+    """`league --help` named usa, europe and newyork only; the list is the boards' registry."""
+    from ttrsim import maps
+    from ttrsim.cli import build_parser
+
+    monkeypatch.setenv("COLUMNS", "1000")           # one line per option: no wrapped names
+    parser = build_parser()
+    for name in ("league", "simulate", "tunnel-odds", "route-importance", "play"):
+        assert f"({', '.join(maps.BUILTIN)};" in parser.commands[name].format_help(), name
+
+
+def test_policies_names_every_shipped_expert_model(capsys):
+    """`ttrsim policies` did not name expert:model=whole."""
+    from ttrsim._expert import SHIPPED_MODELS
+
+    assert main(["policies"]) == 0
+    text = capsys.readouterr().out
+    expert = " ".join(text[text.index("\nexpert\n"):].split("\n      reach=")[0].split())
+    for name in SHIPPED_MODELS:
+        assert f" {name} (" in expert or f"({name})" in expert, name

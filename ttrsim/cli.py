@@ -957,6 +957,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for add in COMMANDS:
         add(sub)
+    parser.commands = sub.choices              # name -> the command's own parser
     return parser
 
 
@@ -964,7 +965,12 @@ def main(argv: list[str] | None = None) -> int:
     """Run one command; every user mistake ends with one line on stderr and exit code 2,
     an interrupt (Ctrl-C) with one line and exit code 130, as shells report SIGINT."""
     parser = build_parser()
-    args = parser.parse_args(argv)        # --help ends here, having loaded nothing more
+    # --help ends here, having loaded nothing more; an option the command does not know
+    # is refused with that command's usage, not the top-level one
+    args, unknown = parser.parse_known_args(argv)
+    if unknown:
+        parser.commands.get(args.command, parser).error(
+            f"unrecognized arguments: {' '.join(unknown)}")
     from ttrsim.actions import PolicyError
     from ttrsim.script import run_script
 

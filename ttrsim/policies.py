@@ -180,7 +180,9 @@ REGISTRY: dict[str, PolicyInfo] = {
         {"model": ("", "model file (JSON) to use instead of the default shipped with ttrsim "
                        "(field), or a model shipped beside it: v4 (the default until "
                        "2026-11-28, trained against tickets only; the search's rollouts), "
-                       "usa1910 (trained further on the USA 1910 decks)"),
+                       "usa1910 (trained further on the USA 1910 decks), whole (format 5: "
+                       "also draws tickets after the deal and keeps them with trees of its "
+                       "own; docs/expert.md)"),
          "reach": (-1, "the turn trees decide once some seat has this many trains or fewer "
                        "(-1: the model's own, every turn); smaller is faster and weaker"),
          "wide": (0, "1: a turn's candidates also hold the four longest claims the hand "
