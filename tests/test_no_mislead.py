@@ -265,3 +265,29 @@ def test_show_counts_one_playout_and_one_decision_in_the_singular(capsys):
     cli._print_shown(record, data, "g.html")
     assert "2 decisions analysed (2 playouts a candidate, rollout tickets), 0 moves" in \
         capsys.readouterr().out
+
+
+def test_refusals_cut_board_checksums_to_12_hex_digits(tmp_path, capsys):
+    """A refused --out printed both 64-digit checksums, which hid the words around them."""
+    import json
+    import re
+
+    from ttrsim.analysis.inputs import identity_differences
+
+    out = tmp_path / "run"
+    assert cli.main(["simulate", "--board", "newyork", "--players", "2", "--games", "4",
+                     "--quiet", "--out", str(out)]) == 0
+    capsys.readouterr()
+    m = json.loads((out / "manifest.json").read_text())
+    here, m["board_checksum"] = m["board_checksum"], "ab" * 32
+    (out / "manifest.json").write_text(json.dumps(m))
+    assert cli.main(["simulate", "--board", "newyork", "--players", "2", "--games", "4",
+                     "--quiet", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert f"board_checksum: 'abababababab' there, '{here[:12]}' here" in err
+    assert not re.search(r"[0-9a-f]{13,}", err), err
+    words = identity_differences(SimpleNamespace(manifest={"board_checksum": here, "seed": 1}),
+                                 SimpleNamespace(manifest={"board_checksum": "cd" * 32, "seed": 2}),
+                                 "the run", "the baseline")
+    assert words == [f"board checksum 'cdcdcdcdcdcd' in the baseline, '{here[:12]}' in the run",
+                     "seed 2 in the baseline, 1 in the run"]

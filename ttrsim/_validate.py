@@ -112,3 +112,14 @@ def check_empty(path, name: str, what: str = "a directory") -> None:
         raise ValueError(f"{name} is empty, which would mean the current directory; give "
                          f"{what} name" + (" (it is created if missing)" if what == "a directory"
                                            else ""))
+
+
+def shown(value) -> str:
+    """``repr(value)`` for a message, a long hex digest (a board's SHA-256 checksum) cut to
+    its first 12 digits, as the manifests' model digests are: two 64-digit numbers side by
+    side hide the words around them, and 12 digits tell two boards apart."""
+    import re
+
+    if isinstance(value, str) and re.fullmatch(r"[0-9a-f]{40,}", value):
+        return repr(value[:12])
+    return repr(value)

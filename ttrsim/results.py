@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim import maps
+from ttrsim._validate import shown
 from ttrsim.batches import RunConfig, config_from_manifest
 from ttrsim.summary import summary_table, summary_text
 from ttrsim.tables import EVENT_TABLES, SUMMARY_TABLES, add_summary, categories, summary_tables
@@ -311,7 +312,7 @@ def prepare_out(path, manifest: dict, identity, what: str = "run", models: bool 
         old = read_manifest(path)
         check_kind(path, old, manifest)
         diff = [k for k in identity if old.get(k) != manifest.get(k)]
-        details = [f"{k}: {old.get(k)!r} there, {manifest.get(k)!r} here" for k in diff]
+        details = [f"{k}: {shown(old.get(k))} there, {shown(manifest.get(k))} here" for k in diff]
         # the same spec plays other games with another model file: compared by content,
         # wherever the file lies
         digests = [model_digests(m.get("expert_models")) if models else []

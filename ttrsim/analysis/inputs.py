@@ -12,6 +12,8 @@ from collections.abc import Iterable, Iterator
 import numpy as np
 import pandas as pd
 
+from ttrsim._validate import shown
+
 EVENT = "event"
 SUMMARY = "summary"
 
@@ -97,7 +99,7 @@ def identity_differences(run, other, run_name: str, other_name: str) -> list[str
     :data:`GAME_IDENTITY` key whose manifest values differ (a key missing from either
     manifest is not compared), e.g. ``"seed 1 in the baseline, 2 in the run"``."""
     m, o = manifest_of(run), manifest_of(other)
-    return [f"{word} {o[k]!r} in {other_name}, {m[k]!r} in {run_name}"
+    return [f"{word} {shown(o[k])} in {other_name}, {shown(m[k])} in {run_name}"
             for k, word in GAME_IDENTITY.items() if k in m and k in o and m[k] != o[k]]
 
 

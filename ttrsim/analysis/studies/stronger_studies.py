@@ -13,6 +13,7 @@ import dataclasses
 import numpy as np
 import pandas as pd
 
+from ttrsim._validate import shown
 from ttrsim._version import __version__
 from ttrsim.analysis.inputs import manifest_of
 from ttrsim.analysis.studies.verdicts import (VALUES, expert_models, finish, policy_differences,
@@ -75,7 +76,7 @@ def _check_same_study(base, strong, kind: str, keys: tuple) -> None:
         if mm.get("kind") != kind:
             raise TypeError(f"the {side} study is not a {kind} result (its kind: "
                             f"{mm.get('kind')!r})")
-    diff = [f"{k} {ms.get(k)!r} in the strong study, {m.get(k)!r} in the base study"
+    diff = [f"{k} {shown(ms.get(k))} in the strong study, {shown(m.get(k))} in the base study"
             for k in ("board", "board_checksum", "players", "games", "seed", "max_turns", *keys)
             if m.get(k) != ms.get(k)]
     diff += policy_differences(m.get("policies"), ms.get("policies"))
@@ -241,7 +242,7 @@ def compare_variant(base, strong, *, alpha: float = 0.05,
         if "variant_checksum" not in mm:
             raise TypeError(f"the {side} study is not a board-variant comparison "
                             "(ttrsim.compare's result)")
-    diff = [f"{k} {ms.get(k)!r} in the strong study, {m.get(k)!r} in the base study"
+    diff = [f"{k} {shown(ms.get(k))} in the strong study, {shown(m.get(k))} in the base study"
             for k in ("base_checksum", "variant_checksum", "players", "games", "seed",
                       "variant_seed", "common_random_numbers")
             if m.get(k) != ms.get(k)]
