@@ -470,3 +470,34 @@ def test_policies_names_every_shipped_expert_model(capsys):
     expert = " ".join(text[text.index("\nexpert\n"):].split("\n      reach=")[0].split())
     for name in SHIPPED_MODELS:
         assert f" {name} (" in expert or f"({name})" in expert, name
+
+
+def test_a_ctrl_c_after_the_whole_result_keeps_its_exit_code(capsys, monkeypatch):
+    """A Ctrl-C that lands once the result is printed in full (the last flush, the workers
+    shutting down) ended with "interrupted" and 130, as if the result were incomplete."""
+    real_flush, pressed = sys.stdout.flush, []
+
+    def interrupted_flush():
+        real_flush()
+        if not pressed:               # once: the key pressed during run_script's last flush
+            pressed.append(True)
+            raise KeyboardInterrupt
+    monkeypatch.setattr(sys.stdout, "flush", interrupted_flush)
+    assert main(["maps"]) == 0 and pressed
+    captured = capsys.readouterr()
+    assert "europe" in captured.out and captured.err == ""
+
+
+def test_a_ctrl_c_while_the_process_ends_exits_0_after_a_complete_result():
+    """The same at the process's end (the interpreter joining the workers' pool): a SIGINT
+    after the command returned ends the process with the command's code."""
+    code = ("import os, signal, sys, time\n"
+            "from ttrsim.cli import main\n"
+            "sys.argv = ['ttrsim', 'maps']\n"
+            "rc = main()\n"
+            "os.kill(os.getpid(), signal.SIGINT)\n"
+            "time.sleep(5)\n"
+            "sys.exit(99)\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 0 and "europe" in out.stdout and out.stderr == "", out

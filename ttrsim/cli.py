@@ -977,15 +977,46 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
+    finished = []                     # the command's code, once its result is complete
+
+    def command(args):
+        code = args.func(args)
+        finished.append(code)
+        if argv is None:              # the process's own command line: it ends after this
+            _end_quietly_on_interrupt(code)
+        return code
+
     try:
-        return run_script(args.func, args)
+        return run_script(command, args)
     except KeyboardInterrupt:
+        if finished:                  # after the whole result: nothing was interrupted
+            return int(finished[0] or 0)
         _error(args, "interrupted" + _saved_note(args))
         return 130
     except (ValueError, KeyError, ImportError, OSError, PolicyError) as exc:
         # Bad input: one clear line, no traceback.
         _error(args, _one_line(exc))
         return 2
+
+
+def _end_quietly_on_interrupt(code) -> None:
+    """From now on a Ctrl-C (landing while the workers and the interpreter shut down, after
+    the result was printed in full) ends the process at once with the command's own code:
+    there is nothing left to interrupt, and 130 would say the result is incomplete."""
+    import os
+    import signal
+
+    def end(signum, frame):
+        try:
+            sys.stdout.flush()
+        except (OSError, ValueError):
+            pass
+        os._exit(int(code or 0))
+
+    try:
+        signal.signal(signal.SIGINT, end)
+    except ValueError:                # not the main thread: leave the handler as it is
+        pass
 
 
 def _error(args, message: str) -> None:
