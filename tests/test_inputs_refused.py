@@ -605,3 +605,46 @@ def test_game_apply_refuses_what_is_no_action(action):
         g.apply(action)
     g.apply(g.legal_actions()[0])
     g.apply(np.int32(g.legal_actions()[0].code))        # a numpy code is a code
+
+
+STUDIES = {
+    "simulate": lambda **kw: simulate("newyork", 2, games=2, **kw),
+    "compare": lambda **kw: ttrsim.compare("newyork", "newyork", 2, games=2, **kw),
+    "route_importance": lambda **kw: route_importance("newyork", 2, games=2, routes=[1], **kw),
+    "ticket_fairness": lambda **kw: ticket_fairness("newyork", 2, games=2, **kw),
+    "league": lambda **kw: ttrsim.league(policies=["tickets", "random"], games=2, **kw),
+}
+
+
+@pytest.mark.parametrize("name", list(STUDIES))
+@pytest.mark.parametrize("kw, words", [
+    (dict(scheduler="tcp://127.0.0.1:1"), "scheduler= (--scheduler) is the address of a dask "
+                                          "scheduler: add backend='dask' (--backend dask)"),
+    (dict(backend="dask"), "backend='dask' (--backend dask) needs scheduler= (--scheduler) "
+                           "ADDRESS"),
+    (dict(n_jobs=0), "n_jobs (--jobs) must be a number of workers"),
+    (dict(backend="spark"), "unknown backend 'spark'"),
+])
+def test_simulate_and_every_study_check_their_workers_as_the_command_line(name, kw, words):
+    """One check (ttrsim.dispatch.check_workers) for simulate, every study and the command
+    line: a scheduler without dask was dropped without a word in Python (the shell refused
+    it), a worker count of 0 refused only once the work was laid out."""
+    if kw.get("backend") == "dask":
+        pytest.importorskip("distributed")
+    with pytest.raises(ValueError) as info:
+        STUDIES[name](**kw)
+    assert str(info.value).startswith(words), str(info.value)
+    argv = {"n_jobs": ["--jobs", "0"], "backend": ["--backend", str(kw.get("backend"))],
+            "scheduler": ["--scheduler", "tcp://127.0.0.1:1"]}[next(iter(kw))]
+    if kw.get("backend") == "spark":
+        return                                  # argparse's choices refuse it in the shell
+    command = (words.replace("scheduler= (--scheduler)", "--scheduler")
+               .replace("backend='dask' (--backend dask)", "--backend dask")
+               .replace("n_jobs (--jobs)", "--jobs"))
+    from ttrsim.dispatch import COMMAND_NAMES, PYTHON_NAMES, check_workers
+
+    with pytest.raises(ValueError) as shell:
+        check_workers(kw.get("n_jobs", 1), kw.get("backend", "loky"), kw.get("scheduler"),
+                      COMMAND_NAMES)
+    assert str(shell.value).startswith(command) and argv
+    assert PYTHON_NAMES.keys() == COMMAND_NAMES.keys()

@@ -217,7 +217,7 @@ def test_resume_after_kill_gives_the_uninterrupted_tables(tmp_path):
     (dict(seed=-1), "seed must be"),
     (dict(players="four"), "players must be"),
     (dict(backend="spark"), "unknown backend"),
-    (dict(backend="dask"), "scheduler address"),
+    (dict(backend="dask"), "needs scheduler= .--scheduler. ADDRESS"),
     (dict(n_jobs=0), r"n_jobs \(--jobs\) must be a number of workers"),
     (dict(n_jobs=2.5), r"n_jobs \(--jobs\) must be a number of workers"),
 ])

@@ -727,21 +727,13 @@ def _backend_options(p) -> None:
 
 
 def backend_options(args) -> dict:
-    """``args.backend`` and ``args.scheduler`` as keyword arguments, checked (given together,
-    dask installed, the scheduler answering) before any game is played or anything written:
-    the one check of every command and script that takes ``--backend`` and
-    ``--scheduler``."""
-    from ttrsim.dispatch import check_backend, check_scheduler
+    """``args.backend`` and ``args.scheduler`` as keyword arguments, checked with
+    ``args.jobs`` (given together, dask installed, the scheduler answering) before any game
+    is played or anything written, by the check ``simulate`` and the studies make
+    (``ttrsim.dispatch.check_workers``), in the command line's words."""
+    from ttrsim.dispatch import COMMAND_NAMES, check_workers
 
-    if args.scheduler is not None and args.backend != "dask":
-        raise ValueError("--scheduler is the address of a dask scheduler: add --backend dask "
-                         "to play on its cluster (or leave --scheduler out to play here)")
-    if args.backend == "dask" and not args.scheduler:
-        raise ValueError("--backend dask needs --scheduler ADDRESS, the address 'dask "
-                         "scheduler' prints, e.g. tcp://10.0.0.5:8786")
-    check_backend(args.backend, args.scheduler)
-    if args.backend == "dask":
-        check_scheduler(args.scheduler)
+    check_workers(getattr(args, "jobs", 1), args.backend, args.scheduler, COMMAND_NAMES)
     return {"backend": args.backend, "scheduler": args.scheduler}
 
 

@@ -13,7 +13,7 @@ import joblib
 from ttrsim._validate import check_n_jobs
 from ttrsim._version import __version__
 
-__all__ = ["run_tasks", "check_backend", "check_scheduler", "progress_bar"]
+__all__ = ["run_tasks", "check_backend", "check_scheduler", "check_workers", "progress_bar"]
 
 
 def progress_bar(show: bool, total: int, initial: int = 0, unit: str = "game",
@@ -28,8 +28,35 @@ def progress_bar(show: bool, total: int, initial: int = 0, unit: str = "game",
                 smoothing=0.1)
 
 
+#: How the messages of :func:`check_workers` name the arguments: in Python (the default)
+#: and on the command line.
+PYTHON_NAMES = {"jobs": "n_jobs (--jobs)", "scheduler": "scheduler= (--scheduler)",
+                "dask": "backend='dask' (--backend dask)"}
+COMMAND_NAMES = {"jobs": "--jobs", "scheduler": "--scheduler", "dask": "--backend dask"}
+
+
+def check_workers(n_jobs, backend: str, scheduler: str | None, names: dict = PYTHON_NAMES) -> None:
+    """The one check of where a job's games are played, before any is played or anything
+    written: ``simulate``, every study and every command that takes ``--jobs``,
+    ``--backend`` and ``--scheduler`` call it (``names``: how the messages name them). A
+    worker count, a backend that can run, a scheduler only with dask and always with it,
+    and one that answers (:func:`check_scheduler`)."""
+    check_n_jobs(n_jobs, names["jobs"])
+    if scheduler is not None and backend != "dask":
+        raise ValueError(f"{names['scheduler']} is the address of a dask scheduler: add "
+                         f"{names['dask']} to play on its cluster (or leave "
+                         f"{names['scheduler'].split(' ')[0]} out to play here)")
+    if backend == "dask" and not scheduler:
+        raise ValueError(f"{names['dask']} needs {names['scheduler']} ADDRESS, the address "
+                         "'dask scheduler' prints, e.g. tcp://10.0.0.5:8786")
+    check_backend(backend, scheduler)
+    if backend == "dask":
+        check_scheduler(scheduler)
+
+
 def check_backend(backend: str, scheduler: str | None) -> None:
-    """Refuse a backend that cannot run before anything is written."""
+    """Refuse a backend that cannot run before anything is written (the part of
+    :func:`check_workers` that needs no connection)."""
     if backend == "dask":
         try:
             import distributed  # noqa: F401

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from ttrsim._validate import check_n_jobs, check_out_dir
+from ttrsim._validate import check_out_dir
 from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, make_config, play
-from ttrsim.dispatch import check_backend, progress_bar, run_tasks
+from ttrsim.dispatch import check_workers, progress_bar, run_tasks
 from ttrsim.results import (Run, batch_name, broken_batches, check_kind, finish_out, prepare_out,
                             read_manifest, saved_run, unmark_done, write_batch)
 from ttrsim.tables import EVENT_TABLES, add_summary, batch_summary, batch_tables, summary_tables
@@ -83,13 +83,12 @@ def simulate(board="europe", players=4, games: int = 10_000, seed: int = 0, n_jo
     max_turns : a game still running after this many turns is stopped and scored
         (``truncated`` in the games table); built-in policies never reach it.
     """
-    check_n_jobs(n_jobs, "n_jobs (--jobs)")
+    check_workers(n_jobs, backend, scheduler)
     path = check_out_dir(out)
     saved = saved_manifest(path)
     if saved is not None and batch_size is None:
         batch_size = saved.get("batch_size")   # a resumed or extended run keeps its batches
     cfg = make_config(board, players, games, seed, batch_size, rotate, summary, max_turns)
-    check_backend(backend, scheduler)
     manifest = cfg.manifest()
     done = set() if path is None else _batches_done(path, saved, manifest, cfg)
     todo = [b for b in range(cfg.n_batches) if b not in done]

@@ -17,7 +17,7 @@ from ttrsim.batches import DEFAULT_MAX_TURNS
 from ttrsim._validate import check_fraction
 from ttrsim.analysis.studies.paired import (align, paired_configs, paired_moments, paired_stats,
                                             play_metrics, sum_moments)
-from ttrsim.dispatch import progress_bar, run_tasks
+from ttrsim.dispatch import check_workers, progress_bar, run_tasks
 from ttrsim.policies import expert_models
 from ttrsim.stats import bh_q
 
@@ -161,6 +161,7 @@ def compare(base, variant, players=4, policies=None, games: int = 10_000, seed: 
     whose ids the caller knows to correspond (e.g. a map file edited by hand).
     """
     alpha = check_fraction("alpha", alpha)
+    check_workers(n_jobs, backend, scheduler)
     cfg_b, cfg_v = paired_configs(base, variant, players, policies, games, seed, batch_size,
                                   max_turns, crn)
     if not allow_unrelated:

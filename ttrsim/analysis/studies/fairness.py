@@ -19,7 +19,7 @@ from ttrsim._validate import (check_fraction, check_int, check_number, check_out
                               check_resamples)
 from ttrsim.analysis.studies.paired import paired_configs, study_manifest
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
-from ttrsim.dispatch import check_backend, progress_bar, run_tasks
+from ttrsim.dispatch import check_workers, progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import (atomic_write, finish_out, mark_done, prepare_out,
                             resumed_batch_size)
@@ -251,7 +251,7 @@ def ticket_fairness(board="usa", players=4, games: int = 20_000, seed: int = 0,
     ``n_jobs``/``backend``/``scheduler`` as in ``simulate``; the tables do not depend on them.
     """
     rounds = check_int("rounds", rounds, 0)
-    check_backend(backend, scheduler)
+    check_workers(n_jobs, backend, scheduler)
     check_fraction("min_completion", min_completion, 0.5, 1.0)
     check_fraction("confidence", confidence)
     check_resamples(n_resamples, confidence)

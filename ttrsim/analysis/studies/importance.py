@@ -18,7 +18,7 @@ from ttrsim._validate import check_int, check_out_dir, is_int
 from ttrsim.analysis.studies.paired import (align, game_metrics, paired_configs, paired_moments,
                                             paired_stats, play_metrics, study_manifest)
 from ttrsim.batches import DEFAULT_MAX_TURNS, play
-from ttrsim.dispatch import check_backend, progress_bar, run_tasks
+from ttrsim.dispatch import check_workers, progress_bar, run_tasks
 from ttrsim.maps import resolve_board
 from ttrsim.results import atomic_write, finish_out, mark_done, prepare_out, resumed_batch_size
 from ttrsim.stats import bh_q
@@ -119,7 +119,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     """
     start = time.perf_counter()
     confirm = check_int("confirm", confirm, 0)
-    check_backend(backend, scheduler)
+    check_workers(n_jobs, backend, scheduler)
     base = resolve_board(board)
     ids = [int(r) for r in base.route_id] if routes is None else _route_ids(routes, base)
     group_size = check_int("group_size", group_size, 1)

@@ -48,12 +48,12 @@ from scipy.optimize import brentq
 from scipy.special import expit, log_expit
 from scipy.stats import chi2
 
-from ttrsim._validate import (check_fraction, check_int, check_n_jobs, check_out_dir,
+from ttrsim._validate import (check_fraction, check_int, check_out_dir,
                               check_resamples)
 from ttrsim._version import __version__
 from ttrsim.analysis.game_profile import profile
 from ttrsim.batches import DEFAULT_MAX_TURNS, make_config, versions
-from ttrsim.dispatch import check_backend
+from ttrsim.dispatch import check_workers
 from ttrsim.maps import resolve_board
 from ttrsim.policies import DEFAULT_POLICY, REGISTRY, check_policy, expert_models
 from ttrsim.results import finish_out, model_digests, prepare_out, read_manifest
@@ -293,8 +293,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     progress : a progress bar per pairing or mixture.
     """
     start = time.perf_counter()
-    check_n_jobs(n_jobs, "n_jobs (--jobs)")
-    check_backend(backend, scheduler)
+    check_workers(n_jobs, backend, scheduler)
     board = resolve_board(board)
     players = board.check_players(check_int("players", players, 2, 5))
     policies, names = _check_policies(policies, board)
