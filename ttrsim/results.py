@@ -277,8 +277,8 @@ def read_manifest(path) -> dict:
     """The manifest of a saved job; a clear error when it is missing or unreadable."""
     mfile = Path(path) / "manifest.json"
     if not Path(path).exists():
-        raise FileNotFoundError(f"{path} does not exist: give the directory of a saved run "
-                                "(simulate --out DIR wrote it)")
+        raise FileNotFoundError(f"{path} does not exist: give the directory a saved run was "
+                                "written to")
     if not Path(path).is_dir():
         raise FileNotFoundError(f"{path} is a file, not a saved run's directory")
     if not mfile.exists():
