@@ -877,13 +877,14 @@ def _cmd_play(sub):
         "(your seat labelled --name), which show, profile and report read as any run; "
         "the game is saved after every move and the same command resumes it. Needs "
         "pip install \"ttrsim[play]\". See docs/play.md.")
-    p.add_argument("--board", default="europe",
-                   help="a built-in board (ttrsim maps lists them) or a map file (default europe)")
-    p.add_argument("--players", type=int, default=4, help="player count, you included (default 4)")
+    p.add_argument("--board", default=None,
+                   help="a built-in board (ttrsim maps lists them) or a map file (default europe; "
+                        "--out alone: the saved run's, as every option below)")
+    p.add_argument("--players", type=int, default=None, help="player count, you included (default 4)")
     p.add_argument("--opponent", action="append", metavar="SPEC",
                    help="the policy of the other seats: once for all, or once per other seat in "
                         "seat order (default tickets); see 'ttrsim policies'")
-    p.add_argument("--seat", type=int, default=0, help="your seat, 0 moves first (default 0)")
+    p.add_argument("--seat", type=int, default=None, help="your seat, 0 moves first (default 0)")
     p.add_argument("--seed", type=int, default=None,
                    help="the run's seed (default: the saved run's, else drawn at random)")
     p.add_argument("--out", metavar="DIR", default=None,
@@ -896,13 +897,20 @@ def _cmd_play(sub):
     def run(args):
         from ttrsim._validate import check_int
         from ttrsim.play import DEFAULT_NAME, PlaySession, check_server, default_out, serve
+        from ttrsim.play.session import saved_settings
 
         check_server()
         check_int("--port", args.port, 0, 65535, " (0: a free one)")
-        out = args.out or default_out(args.board, args.players)
+        # what is not given comes from the saved run (--out alone resumes), else the defaults
+        given = dict(board=args.board, players=args.players, opponents=args.opponent,
+                     seat=args.seat, name=args.name)
+        saved = (saved_settings(args.out) if args.out else None) or dict(
+            board="europe", players=4, opponents=None, seat=0, name=DEFAULT_NAME)
+        o = {k: saved[k] if v is None else v for k, v in given.items()}
+        out = args.out or default_out(o["board"], o["players"])
         check_output_dir(out, "--out")
-        session = PlaySession(args.board, args.players, args.opponent, out=out, seat=args.seat,
-                              seed=args.seed, name=args.name or DEFAULT_NAME)
+        session = PlaySession(o["board"], o["players"], o["opponents"], out=out, seat=o["seat"],
+                              seed=args.seed, name=o["name"])
         return serve(session, args.port, open_browser=not args.no_browser)
 
     p.set_defaults(func=run)

@@ -38,7 +38,15 @@ __all__ = ["create_app", "PlayServer", "TOKEN_HEADER"]
 TOKEN_HEADER = "X-Ttrsim-Token"
 # the page may reach its own server and nothing else (no network: no CDN, no fonts)
 CSP = ("default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; "
-       "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'")
+       "connect-src 'self'; img-src data:; base-uri 'none'; form-action 'none'; "
+       "frame-ancestors 'none'")
+#: On every answer: no framing by another site, no guessing of types, no address (and
+#: so no token) sent on to another site, nothing kept in a cache.
+HEADERS = {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+           "Referrer-Policy": "no-referrer", "X-Frame-Options": "DENY",
+           "Cache-Control": "no-store"}
+#: The largest request body read (a move is a few dozen bytes).
+MAX_BODY = 16 * 1024
 
 
 def page_html(session: PlaySession) -> str:
@@ -70,23 +78,41 @@ def create_app(session: PlaySession, token: str) -> Starlette:
             return HTMLResponse("<!DOCTYPE html><title>ttrsim play</title><p>Open the address "
                                 "<code>ttrsim play</code> printed, with its <code>?token=...</code>.",
                                 status_code=403)
-        return HTMLResponse(page, headers={"Content-Security-Policy": CSP,
-                                           "Cache-Control": "no-store"})
+        return HTMLResponse(page)
 
     async def state(request):
         if not allowed(request):
             return forbidden()
         since = request.query_params.get("since", "0")
-        msg = await run_in_threadpool(session.state, int(since) if since.isdigit() else 0)
-        return JSONResponse(msg, headers={"Cache-Control": "no-store"})
+        if not (since.isascii() and since.isdigit() and len(since) <= 9):
+            return refused("malformed request: 'since' must be a whole number (a log "
+                           "entry's index)", 400)
+        msg = await run_in_threadpool(session.state, int(since))
+        return JSONResponse(msg)
+
+    async def read_body(request):
+        """The body, or None when it is larger than MAX_BODY (read no further)."""
+        size = request.headers.get("content-length", "0")
+        if not size.isdigit() or len(size) > 9 or int(size) > MAX_BODY:
+            return None
+        body = b""
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY:
+                return None
+        return body
 
     def post(call):
         async def endpoint(request):
             if not allowed(request):
                 return forbidden()
+            raw = await read_body(request)
+            if raw is None:
+                return refused(f"request too large: a move's body is at most {MAX_BODY} "
+                               "bytes", 413)
             try:
-                body = json.loads(await request.body())
-            except (ValueError, UnicodeDecodeError):
+                body = json.loads(raw)
+            except (ValueError, UnicodeDecodeError, RecursionError):
                 body = None
             if not isinstance(body, dict):
                 return refused("malformed request: the body must be a JSON object", 400)
@@ -94,7 +120,7 @@ def create_app(session: PlaySession, token: str) -> Starlette:
                 msg = await run_in_threadpool(call, body)
             except MoveRefused as exc:
                 return refused(str(exc), exc.status)
-            return JSONResponse(msg, headers={"Cache-Control": "no-store"})
+            return JSONResponse(msg)
         return endpoint
 
     routes = [
@@ -106,8 +132,31 @@ def create_app(session: PlaySession, token: str) -> Starlette:
             methods=["POST"]),
         Route("/api/next", post(lambda b: session.next_game(b.get("game"))), methods=["POST"])]
     hosts = ["127.0.0.1", "localhost"]
-    return Starlette(routes=routes, middleware=[Middleware(TrustedHostMiddleware,
+    return Starlette(routes=routes, middleware=[Middleware(SecurityHeaders),
+                                                Middleware(TrustedHostMiddleware,
                                                            allowed_hosts=hosts)])
+
+
+class SecurityHeaders:
+    """ASGI middleware adding ``HEADERS`` to every answer, refusals included."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+
+        async def send_with(message):
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                have = {k.lower() for k, _ in headers}
+                headers += [(k.lower().encode(), v.encode()) for k, v in HEADERS.items()
+                            if k.lower().encode() not in have]
+                message = dict(message, headers=headers)
+            await send(message)
+
+        await self.app(scope, receive, send_with)
 
 
 class PlayServer:
