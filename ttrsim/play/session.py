@@ -185,8 +185,10 @@ class Table:
         msg["final"] = None
         if self.over:
             scores = self.game.scores()
+            # at the end every seat shows its tickets (the rules' scoring)
+            held = [p["tickets"] for p in self.game.state()["players"]]
             msg["final"] = final_scores(self.board, scores, self.seat, self.names,
-                                        not self.game.is_over())
+                                        not self.game.is_over(), held)
             # as scored: a ticket joined through a station's borrowed route counts
             done = set(scores[self.seat]["completed"])
             for ticket in msg["tickets"]:
@@ -377,7 +379,9 @@ class PlaySession:
         and the person's seat."""
         b = self.board
         return {"title": f"{b.title or b.name}, {len(self.names)} players",
-                "board": board_view(b), "names": list(self.names), "seat": self.seat}
+                "board": board_view(b), "names": list(self.names), "seat": self.seat,
+                "attractions": [int(c) for c in b.attractions],
+                "attraction_points": int(b.attraction_points)}
 
     def state(self, since=0) -> dict:
         """The person's message (``ttrsim.play.view.seat_message``) with the log from
