@@ -917,3 +917,44 @@ def test_out_alone_resumes_with_the_saved_settings(tmp_path):
     assert saved_settings(out) == {"board": "europe", "players": 3, "seat": 1, "name": "ann",
                                    "opponents": ["expert", "tickets"]}
     assert saved_settings(tmp_path / "none") is None
+
+
+def test_public_cards_face_up_picks_and_other_seats_tunnel_reveals():
+    """What the table knows of another seat's cards: never more than it holds, and what
+    its tunnels revealed, the same cards its own view showed."""
+    from collections import Counter
+
+    from ttrsim.actions import WILD, card_name
+    from ttrsim.play.session import Table
+
+    board = resolve("europe")
+    reveals = known = 0
+    for seed in range(6):
+        t = Table(board, [None, "random", "random"], ["p", "r1", "r2"], 0, seed, 1000)
+        rng = np.random.default_rng(seed)
+        pending = None
+        while not t.over:
+            q = t.game.current_player
+            own = t.game.observation(q)
+            if q == 0:
+                codes = list(map(int, t.game.legal_action_codes()))
+                t._apply(codes[int(rng.integers(len(codes)))])
+            else:
+                if own["phase"] == "tunnel":
+                    pending = Counter(card_name(board, int(c)) for c in own["tunnel"]["revealed"])
+                t._apply(t._opponent_choice())
+                text = t.log[-1]["text"]
+                if pending is not None and own["phase"] == "tunnel":
+                    shown = text.split("; the tunnel revealed ")
+                    if len(shown) == 2:
+                        assert Counter(shown[1].split(", ")) == pending, text
+                        reveals += 1
+                    pending = None
+            st = t.game.state()
+            for p in (1, 2):
+                hand = st["players"][p]["hand"]
+                assert all(t.public.known[p][c] <= hand[c] for c in range(WILD + 1))
+                known += sum(t.public.known[p])
+    assert reveals >= 5 and known > 100
+    msg = t.message(0)
+    assert "known" in msg["players"][1] and "known" not in msg["players"][0]

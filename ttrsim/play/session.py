@@ -31,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim._validate import check_int, is_int
+from ttrsim.actions import WILD, Action, card_name
 from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, game_seeds, play
 from ttrsim.game import Game
 from ttrsim.maps import resolve_board
@@ -128,6 +129,7 @@ class Table:
         # is shown stays there (the tickets earlier seats return would tell how many
         # they kept)
         self.setup_ticket_deck = int(self.view["ticket_deck_size"])
+        self.public = PublicCards(board, n)
         for k, (q, code) in enumerate(decisions):
             self._replay(k, int(q), int(code))
 
@@ -159,8 +161,11 @@ class Table:
         q, before = self.game.current_player, self.view
         self.game.apply(code)
         self.view = self.game.observation(self.seat)
-        self.log.append(log_entry(self.board, self.seat, q, code, before, self.view,
-                                  len(self.decisions)))
+        entry = log_entry(self.board, self.seat, q, code, before, self.view,
+                          len(self.decisions))
+        if q != self.seat:
+            self.public.seen(q, code, before, self.view, entry)
+        self.log.append(entry)
         self.decisions.append((q, code))
 
     def _opponent_choice(self) -> int:
@@ -182,6 +187,9 @@ class Table:
                            since=since, decision=len(self.decisions), over=self.over)
         if msg["phase"] == SETUP:
             msg["ticket_deck"] = self.setup_ticket_deck
+        for q, p in enumerate(msg["players"]):
+            if q != self.seat:
+                p["known"] = self.public.named(q)
         msg["final"] = None
         if self.over:
             scores = self.game.scores()
@@ -194,6 +202,70 @@ class Table:
             for ticket in msg["tickets"]:
                 ticket["done"] = ticket["index"] in done
         return msg
+
+
+class PublicCards:
+    """What the table knows of the other seats' cards from their moves, as players keep
+    track: the cards taken from the face-up row (at least that many are still held,
+    less what was played since), and the cards another seat's tunnel revealed (read from
+    the discards: the revealed cards are discarded with the cards paid)."""
+
+    def __init__(self, board, n: int):
+        self.board = board
+        self.known = [[0] * (WILD + 1) for _ in range(n)]
+        self.names = [card_name(board, t) for t in range(WILD + 1)]
+        self.tunnel = None     # (view before the claim, known before it, colour, wilds)
+
+    def named(self, q: int) -> list:
+        return [[self.names[t], k] for t, k in enumerate(self.known[q]) if k]
+
+    def _paid(self, q, color: int, wild: int, total: int) -> list:
+        """The cards of a payment of ``total`` cards, ``wild`` of them wild."""
+        paid = [0] * (WILD + 1)
+        paid[WILD] = total if color == WILD else wild
+        if color != WILD:
+            paid[color] = total - wild
+        for t in range(WILD + 1):
+            self.known[q][t] = max(0, self.known[q][t] - paid[t])
+        return paid
+
+    def _revealed(self, first: dict, after: dict, paid: list):
+        d = [int(a) - int(b) - p for a, b, p in zip(after["discard"], first["discard"], paid)]
+        if min(d) < 0 or not 0 < sum(d) <= 3:       # the discards went back into the deck
+            return None
+        return ", ".join(n for t, n in enumerate(self.names) for _ in range(d[t]))
+
+    def seen(self, q: int, code: int, before: dict, after: dict, entry: dict) -> None:
+        """Seat ``q`` (not the viewer) played ``code``; ``entry``: the viewer's log entry
+        of it, told what the tunnel revealed."""
+        a = Action.decode(code, self.board, dict(before, pending=[]))
+        hand = before["players"][q]["hand_size"] - after["players"][q]["hand_size"]
+        if a.kind == "draw_faceup":
+            self.known[q][int(before["faceup"][a.slot])] += 1
+        elif a.kind in ("claim", "station"):
+            color = self.names.index(a.color)
+            snapshot = list(self.known[q])
+            paid = self._paid(q, color, int(a.wild or 0), hand)
+            if a.kind == "claim" and self.board.route_tunnel[a.route]:
+                if after["phase"] == "tunnel" and after["current"] == q:
+                    self.tunnel = (before, snapshot, color, int(a.wild or 0))
+                else:                 # no extra card asked: settled at once
+                    shown = self._revealed(before, after, paid)
+                    if shown:
+                        entry["text"] += f"; the tunnel revealed {shown}"
+        elif a.kind in ("tunnel_pay", "tunnel_decline") and self.tunnel is not None:
+            first, snapshot, color, wild = self.tunnel
+            self.tunnel = None
+            total = first["players"][q]["hand_size"] - after["players"][q]["hand_size"]
+            if a.kind == "tunnel_decline":
+                self.known[q] = snapshot          # the cards played came back
+                paid = [0] * (WILD + 1)
+            else:
+                self.known[q] = snapshot
+                paid = self._paid(q, color, wild + int(a.wild or 0), total)
+            shown = self._revealed(first, after, paid)
+            if shown:
+                entry["text"] += f"; the tunnel revealed {shown}"
 
 
 class PlaySession:
