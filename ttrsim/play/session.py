@@ -213,7 +213,9 @@ class PublicCards:
     def __init__(self, board, n: int):
         self.board = board
         self.known = [[0] * (WILD + 1) for _ in range(n)]
-        self.names = [card_name(board, t) for t in range(WILD + 1)]
+        # (a board of fewer colours has unused card types before the wild one)
+        self.names = [card_name(board, t) if t == WILD or t < len(board.colors) else f"card {t}"
+                      for t in range(WILD + 1)]
         self.tunnel = None     # (view before the claim, known before it, colour, wilds)
 
     def named(self, q: int) -> list:
