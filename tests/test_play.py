@@ -632,11 +632,11 @@ class Person:
         return r
 
 
-def serve(tmp_path, board, n, opponents, seat=0, seed=0, out="run"):
+def serve(tmp_path, board, n, opponents, seat=0, seed=0, out="run", **analysis):
     from ttrsim.play.server import PlayServer
 
     s = PlaySession(board, n, opponents, out=tmp_path / out, seat=seat, seed=seed)
-    return s, PlayServer(s).start()
+    return s, PlayServer(s, **analysis).start()
 
 
 def check_saved_game(run_dir, page_text):
@@ -958,3 +958,66 @@ def test_public_cards_face_up_picks_and_other_seats_tunnel_reveals():
     assert reveals >= 5 and known > 100
     msg = t.message(0)
     assert "known" in msg["players"][1] and "known" not in msg["players"][0]
+
+
+MARKS = """
+const q = s => Array.from(document.querySelectorAll(s));
+return {lengths: q('#lengths .route-len text').map(t => parseInt(t.textContent)),
+        stars: q('.attraction').map(e => parseInt(e.dataset.city)),
+        mine: q('.ring.mine, .ring.done').map(e => parseInt(e.dataset.city)).sort((a, b) => a - b),
+        offered: q('.ring.offered').map(e => parseInt(e.dataset.city)).sort((a, b) => a - b),
+        fresh: q('#map g[data-owner]').map((g, i) => [i, parseInt(g.dataset.owner), g.classList.contains('fresh')])
+          .filter(x => x[2]).map(x => [x[0], x[1]]),
+        white: q('.white-outline').length};
+"""
+
+
+@pytest.mark.slow
+def test_the_map_marks_the_last_moves_and_the_link_to_the_analysis(browser, tmp_path):
+    """New York at the page: every route's length, the attractions, the cities of the
+    person's (and the offered) tickets ringed, the routes the other seat claimed since
+    the person's last move glowing; at the end a link opens the game in the viewer with
+    the analysis of the person's seat, behind the token."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    s, server = serve(tmp_path, "newyork", 2, ["expert"], seat=1, seed=21, playouts=2,
+                      rollout="random")
+    board = s.board
+    person = Person(browser)
+    fresh_seen = 0
+    try:
+        browser.get(server.url + "&pace=0")
+        r = person.wait(-1)
+        while r["state"] != "over":
+            m = s.state()
+            marks = browser.execute_script(MARKS)
+            assert marks["lengths"] == [int(x) for x in board.route_len]
+            assert sorted(marks["stars"]) == sorted(board.attractions) and marks["stars"]
+            want = sorted(c for t in m["tickets"] for c in (t["a"], t["b"]))
+            assert marks["mine"] == want
+            assert marks["offered"] == sorted(c for t in m["offer"] for c in (t["a"], t["b"]))
+            for route, owner in marks["fresh"]:
+                assert owner == 0 and m["owner"][route] == 0
+            if m["phase"] == "setup_tickets":
+                assert marks["offered"]
+            fresh_seen += bool(marks["fresh"])
+            person.move(r)
+            r = person.wait(r["decision"])
+        assert fresh_seen >= 3
+        browser.find_element("id", "analysis-link").click()
+        WebDriverWait(browser, 10).until(lambda b: len(b.window_handles) == 2)
+        browser.switch_to.window(browser.window_handles[1])
+        WebDriverWait(browser, 120).until(
+            lambda b: "2 playouts per candidate" in b.find_element("id", "analysis").text)
+        assert "token=" in browser.current_url
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+        # behind the token, as every page of the server
+        bare = server.url.split("?")[0] + "viewer?game=0"
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(bare, timeout=10)
+        assert e.value.code == 403
+        assert console_errors(browser) == []
+    finally:
+        server.stop()
+        s.close()

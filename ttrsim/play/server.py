@@ -58,9 +58,34 @@ def page_html(session: PlaySession) -> str:
             .replace("__TITLE__", title).replace("__DATA__", data))
 
 
-def create_app(session: PlaySession, token: str) -> Starlette:
-    """The ASGI app of ``session``, answering only requests that carry ``token``."""
+def viewer_page(session: PlaySession, game: int, playouts: int, rollout=None) -> str:
+    """The viewer's page of finished game ``game`` with the analysis of the person's
+    seat (``ttrsim show RUN --game G --analyse SEAT``), made once and kept in the run
+    (0600, as every file of it)."""
+    from ttrsim.play.session import _private
+    from ttrsim.results import load_run
+    from ttrsim.viewer import render_html
+
+    f = session.path / "viewer" / f"game-{game:06d}-seat{session.seat}-{playouts}.html"
+    if f.is_file():
+        return f.read_text(encoding="utf-8")
+    record = load_run(session.path).game(game)
+    html = render_html(record.view_data(session.seat, playouts, rollout=rollout))
+    try:
+        with _private():
+            f.parent.mkdir(exist_ok=True)
+            f.write_text(html, encoding="utf-8")
+    except OSError:
+        pass                               # not kept: made again next time
+    return html
+
+
+def create_app(session: PlaySession, token: str, playouts: int = 100,
+               rollout=None) -> Starlette:
+    """The ASGI app of ``session``, answering only requests that carry ``token``;
+    ``playouts``, ``rollout``: the analysis of the person's finished games."""
     page = page_html(session)
+    made = threading.Lock()              # one analysis at a time
 
     def allowed(request) -> bool:
         given = request.headers.get(TOKEN_HEADER) or request.query_params.get("token") or ""
@@ -123,8 +148,22 @@ def create_app(session: PlaySession, token: str) -> Starlette:
             return JSONResponse(msg)
         return endpoint
 
+    async def viewer(request):
+        if not allowed(request):
+            return forbidden()
+        g = request.query_params.get("game", "")
+        done = session.manifest["games"]
+        if not (g.isascii() and g.isdigit() and len(g) <= 9 and int(g) < done):
+            return refused(f"malformed request: 'game' must be a finished game's number "
+                           f"(0 to {done - 1})" if done else "no finished game yet", 400)
+
+        def make():
+            with made:
+                return viewer_page(session, int(g), playouts, rollout)
+        return HTMLResponse(await run_in_threadpool(make))
+
     routes = [
-        Route("/", index), Route("/api/state", state),
+        Route("/", index), Route("/api/state", state), Route("/viewer", viewer),
         Route("/api/move", post(lambda b: session.move(b.get("decision"), b.get("code"),
                                                         b.get("since"))), methods=["POST"]),
         Route("/api/advance", post(lambda b: session.advance(
@@ -164,7 +203,7 @@ class PlayServer:
     fresh random token: ``url`` is the address to open. ``run()`` serves until Ctrl-C;
     ``start()`` serves from a thread until ``stop()`` (for tests)."""
 
-    def __init__(self, session: PlaySession, port: int = 0):
+    def __init__(self, session: PlaySession, port: int = 0, playouts: int = 100, rollout=None):
         import uvicorn
 
         port = check_int("--port", port, 0, 65535, " (0: a free one)")
@@ -180,7 +219,8 @@ class PlayServer:
                              "another port, or none for a free one") from None
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}/?token={self.token}"
-        config = uvicorn.Config(create_app(session, self.token), log_level="warning",
+        config = uvicorn.Config(create_app(session, self.token, playouts, rollout),
+                                log_level="warning",
                                 timeout_graceful_shutdown=2, lifespan="off")
         self.server = uvicorn.Server(config)
         self._thread = None
