@@ -1021,3 +1021,57 @@ def test_the_map_marks_the_last_moves_and_the_link_to_the_analysis(browser, tmp_
     finally:
         server.stop()
         s.close()
+
+
+def _scripted(spec, board):
+    """A scripted person who plays as the policy ``spec`` would (asked on the session's
+    own game: a test's shortcut for a person at the page)."""
+    from ttrsim.policies import decide, make_policy
+
+    pol, started = make_policy(spec, board), []
+
+    def choose(m, s):
+        code = decide(pol, s.table.game, np.uint64(m["decision"]), start=not started)
+        started.append(1)
+        return int(code)
+    return choose
+
+
+def test_people_on_the_bots_scale(tmp_path, capsys):
+    """Each finished game is a result against named opponents: the end shows the record
+    against each so far, and the league rates the person among the policies from a
+    folder of people's games, with a wide interval from few games."""
+    from ttrsim.analysis.studies.league import league
+
+    out = tmp_path / "ann"
+    s = PlaySession("newyork", 2, ["random"], out=out, seed=1, name="ann")
+    choose = _scripted("tickets", s.board)
+    wins = 0
+    for g in range(6):
+        m = play_to_end(s, lambda m: choose(m, s))
+        ranks = {r["seat"]: r["rank"] for r in m["final"]["seats"]}
+        wins += ranks[0] < ranks[1]
+        assert m["record"] == [{"opponent": "random", "games": g + 1, "wins": wins,
+                                "ties": m["record"][0]["ties"], "losses": m["record"][0]["losses"]}]
+        assert sum(m["record"][0][k] for k in ("wins", "ties", "losses")) == g + 1
+        if g < 5:
+            s.next_game(g)
+    s.close()
+    again = PlaySession("newyork", 2, ["random"], out=out, name="ann")     # the run's record
+    assert again.record()[0]["games"] == 6 and again.record()[0]["wins"] == wins
+    again.close()
+    lg = league("newyork", 2, ["tickets", "random"], games=20, seed=3, n_resamples=40,
+                people=[out])
+    r = lg.ratings.set_index("policy")
+    assert set(r.index) == {"tickets", "random", "ann"}
+    assert r.loc["ann", "rating"] > r.loc["random", "rating"]
+    width = r.rating_high - r.rating_low
+    assert width["ann"] > width["tickets"] > 0          # 6 games against 20
+    assert r.loc["ann", "seat_games"] == 6
+    with pytest.raises(ValueError, match="not in the league"):
+        league("newyork", 2, ["tickets", "expert"], games=2, seed=3, n_resamples=40, people=[out])
+    with pytest.raises(ValueError, match="league is usa"):
+        league("usa", 2, ["tickets", "random"], games=2, seed=3, n_resamples=40, people=[out])
+    assert main(["league", "--board", "newyork", "--policy", "tickets", "--policy", "random",
+                 "--games", "4", "--resamples", "40", "--people", str(out), "--quiet"]) == 0
+    assert "ann" in capsys.readouterr().out

@@ -783,6 +783,9 @@ def _cmd_league(sub):
     p.add_argument("--resamples", type=int, default=1000,
                    help="bootstrap resamples over games, which widen a rating interval where "
                    "the games vary more than the likelihood says (default 1000, at least 40)")
+    p.add_argument("--people", action="append", metavar="DIR",
+                   help="a run of people's games (ttrsim play --out) against policies of the "
+                   "league: its person is rated on the same scale (repeatable)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
 
     def run(args):
@@ -796,7 +799,7 @@ def _cmd_league(sub):
             raise ValueError("--out and --report name the same directory; give the report its own")
         result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
                         out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet, **backend_options(args))
+                        progress=not args.quiet, people=args.people, **backend_options(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")
