@@ -533,6 +533,17 @@ def test_cli_play_prints_an_address_that_serves_the_page(tmp_path):
     assert p.returncode == 0, err
     assert "stopped" in rest and "Traceback" not in err
     assert (tmp_path / default_out("newyork", 2) / IN_PROGRESS).is_file()
+    # --out alone resumes: the board, players, opponents, seat and name are the saved run's
+    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "play", "--out", default_out("newyork", 2),
+                          "--no-browser"], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = p.stdout.readline()
+        assert first.startswith("ttrsim play: game 0") and "--out play-newyork-2p resumes" in first
+    finally:
+        p.send_signal(signal.SIGINT)
+        rest, err = p.communicate(timeout=30)
+    assert p.returncode == 0 and "Traceback" not in err, err
 
 
 # --- a person at the page, in a browser ---------------------------------------------------

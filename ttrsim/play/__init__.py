@@ -69,8 +69,9 @@ def serve(session: PlaySession, port: int = 0, open_browser: bool = True, stream
     t = session.table
     where = (f"game {session.game_index} resumed at decision {len(t.decisions)}"
              if t.decisions and not t.over else f"game {session.game_index}")
-    print(f"ttrsim play: {where}, saved in {session.path} after every move (the same command "
-          f"resumes it)\nopen {server.url}\n(Ctrl-C stops the server)", file=out, flush=True)
+    print(f"ttrsim play: {where}, saved in {session.path} after every move (ttrsim play "
+          f"--out {session.path} resumes it)\nopen {server.url}\n(Ctrl-C stops the server)",
+          file=out, flush=True)
     redirect = None
     if open_browser:
         import webbrowser
@@ -87,6 +88,6 @@ def serve(session: PlaySession, port: int = 0, open_browser: bool = True, stream
         if redirect is not None:
             redirect.unlink(missing_ok=True)
     print(f"stopped; {session.manifest['games']} finished game"
-          f"{'' if session.manifest['games'] == 1 else 's'} in {session.path}; the same command "
-          "resumes", file=out, flush=True)
+          f"{'' if session.manifest['games'] == 1 else 's'} in {session.path}; ttrsim play "
+          f"--out {session.path} resumes", file=out, flush=True)
     return 0
