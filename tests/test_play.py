@@ -540,6 +540,7 @@ def test_cli_play_prints_an_address_that_serves_the_page(tmp_path):
     try:
         first = p.stdout.readline()
         assert first.startswith("ttrsim play: game 0") and "--out play-newyork-2p resumes" in first
+        assert p.stdout.readline().startswith("open http://127.0.0.1:")
     finally:
         p.send_signal(signal.SIGINT)
         rest, err = p.communicate(timeout=30)

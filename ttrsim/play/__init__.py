@@ -69,16 +69,16 @@ def serve(session: PlaySession, port: int = 0, open_browser: bool = True, stream
     t = session.table
     where = (f"game {session.game_index} resumed at decision {len(t.decisions)}"
              if t.decisions and not t.over else f"game {session.game_index}")
-    print(f"ttrsim play: {where}, saved in {session.path} after every move (ttrsim play "
-          f"--out {session.path} resumes it)\nopen {server.url}\n(Ctrl-C stops the server)",
-          file=out, flush=True)
     redirect = None
-    if open_browser:
-        import webbrowser
+    try:                          # (a Ctrl-C from here on stops the server as any other)
+        print(f"ttrsim play: {where}, saved in {session.path} after every move (ttrsim play "
+              f"--out {session.path} resumes it)\nopen {server.url}\n(Ctrl-C stops the "
+              "server)", file=out, flush=True)
+        if open_browser:
+            import webbrowser
 
-        redirect = redirect_file(server.url)
-        threading.Timer(0.5, webbrowser.open, (redirect.as_uri(),)).start()
-    try:
+            redirect = redirect_file(server.url)
+            threading.Timer(0.5, webbrowser.open, (redirect.as_uri(),)).start()
         server.run()
     except KeyboardInterrupt:
         pass
