@@ -998,8 +998,15 @@ def test_the_map_marks_the_last_moves_and_the_link_to_the_analysis(browser, tmp_
     person = Person(browser)
     fresh_seen = 0
     try:
+        browser.set_window_size(1280, 720)
         browser.get(server.url + "&pace=0")
         r = person.wait(-1)
+        # at 1280 x 720 the hand and the face-up row are in view with the map
+        inside = browser.execute_script(
+            "return ['hand', 'faceup-4', 'deck', 'map'].map(id => "
+            "document.getElementById(id).getBoundingClientRect().top < window.innerHeight - 20)")
+        assert inside == [True] * 4
+        browser.set_window_size(1400, 1000)
         while r["state"] != "over":
             m = s.state()
             marks = browser.execute_script(MARKS)

@@ -62,7 +62,7 @@ def viewer_page(session: PlaySession, game: int, playouts: int, rollout=None) ->
     """The viewer's page of finished game ``game`` with the analysis of the person's
     seat (``ttrsim show RUN --game G --analyse SEAT``), made once and kept in the run
     (0600, as every file of it)."""
-    from ttrsim.play.session import _private
+    from ttrsim.play.session import private_files
     from ttrsim.results import load_run
     from ttrsim.viewer import render_html
 
@@ -72,12 +72,35 @@ def viewer_page(session: PlaySession, game: int, playouts: int, rollout=None) ->
     record = load_run(session.path).game(game)
     html = render_html(record.view_data(session.seat, playouts, rollout=rollout))
     try:
-        with _private():
+        with private_files():
             f.parent.mkdir(exist_ok=True)
             f.write_text(html, encoding="utf-8")
     except OSError:
         pass                               # not kept: made again next time
     return html
+
+
+async def read_body(request):
+    """The body, or None when it is larger than MAX_BODY (read no further)."""
+    size = request.headers.get("content-length", "0")
+    if not size.isdigit() or len(size) > 9 or int(size) > MAX_BODY:
+        return None
+    body = b""
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > MAX_BODY:
+            return None
+    return body
+
+
+def finished_game(session: PlaySession, g: str):
+    """The finished game a ``?game=`` names, or an error message."""
+    done = session.manifest["games"]
+    if not done:
+        return "no finished game yet"
+    if not (g.isascii() and g.isdigit() and len(g) <= 9 and int(g) < done):
+        return f"malformed request: 'game' must be a finished game's number (0 to {done - 1})"
+    return int(g)
 
 
 def create_app(session: PlaySession, token: str, playouts: int = 100,
@@ -115,18 +138,6 @@ def create_app(session: PlaySession, token: str, playouts: int = 100,
         msg = await run_in_threadpool(session.state, int(since))
         return JSONResponse(msg)
 
-    async def read_body(request):
-        """The body, or None when it is larger than MAX_BODY (read no further)."""
-        size = request.headers.get("content-length", "0")
-        if not size.isdigit() or len(size) > 9 or int(size) > MAX_BODY:
-            return None
-        body = b""
-        async for chunk in request.stream():
-            body += chunk
-            if len(body) > MAX_BODY:
-                return None
-        return body
-
     def post(call):
         async def endpoint(request):
             if not allowed(request):
@@ -151,15 +162,13 @@ def create_app(session: PlaySession, token: str, playouts: int = 100,
     async def viewer(request):
         if not allowed(request):
             return forbidden()
-        g = request.query_params.get("game", "")
-        done = session.manifest["games"]
-        if not (g.isascii() and g.isdigit() and len(g) <= 9 and int(g) < done):
-            return refused(f"malformed request: 'game' must be a finished game's number "
-                           f"(0 to {done - 1})" if done else "no finished game yet", 400)
+        g = finished_game(session, request.query_params.get("game", ""))
+        if isinstance(g, str):
+            return refused(g, 400)
 
         def make():
             with made:
-                return viewer_page(session, int(g), playouts, rollout)
+                return viewer_page(session, g, playouts, rollout)
         return HTMLResponse(await run_in_threadpool(make))
 
     routes = [

@@ -42,7 +42,7 @@ from ttrsim.tables import batch_tables
 from ttrsim.play.view import SETUP, final_scores, log_entry, seat_message
 
 __all__ = ["PlaySession", "MoveRefused", "NotSaved", "DEFAULT_NAME", "IN_PROGRESS",
-           "PLAY_IDENTITY", "saved_settings"]
+           "PLAY_IDENTITY", "saved_settings", "private_files"]
 
 DEFAULT_NAME = "person"
 #: The game being played, in the run's directory.
@@ -82,7 +82,7 @@ def _why(exc: OSError) -> str:
 
 
 @contextlib.contextmanager
-def _private():
+def private_files():
     """Files created inside are the person's alone (0600; folders 0700): the saved game
     holds the deal seed, from which every hand, ticket and deck order follows."""
     old = os.umask(0o077)
@@ -293,7 +293,7 @@ class PlaySession:
         self.path = Path(out)
         self._lockfile = None
         if not self.path.exists():
-            with _private():
+            with private_files():
                 self.path.mkdir(parents=True)
         if self.path.is_dir():
             self._take_lock()
@@ -307,7 +307,7 @@ class PlaySession:
         self.manifest = dict(self.cfg.manifest(), people=[self.seat])
         self._lock = threading.Lock()
         try:
-            with _private():
+            with private_files():
                 prepare_out(self.path, self.manifest, PLAY_IDENTITY,
                             what="run of people's games")
                 finish_out(self.path, self.manifest)
@@ -376,7 +376,7 @@ class PlaySession:
         self.game_index, self.table = g, self._new_table(g, decisions)
         self.saved = len(decisions)
         if g == done and self.table.over:      # stopped between its end and its saving
-            with _private():
+            with private_files():
                 self._store()
 
     def _write(self, decisions) -> None:
@@ -385,7 +385,7 @@ class PlaySession:
                  "seed": self.table.seed,
                  "decisions": [[int(q), int(c)] for q, c in decisions]}
         try:
-            with _private():
+            with private_files():
                 atomic_write(self.path / IN_PROGRESS, lambda p: p.write_text(json.dumps(state)))
         except OSError as exc:
             raise NotSaved(self._not_saved(
@@ -415,7 +415,7 @@ class PlaySession:
 
     def _store_or_say(self) -> None:
         try:
-            with _private():
+            with private_files():
                 self._store()
         except OSError as exc:
             raise NotSaved(self._not_saved(

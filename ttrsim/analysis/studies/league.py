@@ -290,11 +290,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
         ``cells/``. The same call again resumes; more ``games`` or more ``policies``
         extend the league, playing only what is missing.
     n_resamples, confidence : the bootstrap of the ratings.
-    progress : a progress bar per pairing or mixture.
-    people : directories of people's games (``ttrsim play --out``) on the same board and
-        player count against policies of the league: each person (by the run's name) is
-        rated among the policies from those games, besides the league's own (their deals
-        are their own, not the league's seed; few games give a wide interval).
+    progress : a progress bar per pairing or mixture; people : runs of people's games, rated in.
     """
     start = time.perf_counter()
     check_n_jobs(n_jobs, "n_jobs (--jobs)")
@@ -311,8 +307,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     max_turns = check_int("max_turns", max_turns, 1)
     check_fraction("confidence", confidence)
     n_resamples = check_resamples(n_resamples, confidence)
-    if batch_size is not None:
-        batch_size = check_int("batch_size", batch_size, 1)
+    batch_size = None if batch_size is None else check_int("batch_size", batch_size, 1)
     path = check_out_dir(out)
     cells = schedule(len(policies), players)
     manifest = _manifest(board, players, names, games, seed, max_turns, cells, n_resamples,
@@ -347,8 +342,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
         on_disk = _directory_manifest(manifest, held, runs)
         manifest["out"] = str(path)
         manifest["held_policies"] = on_disk["policies"]
-    if people:
-        manifest = _with_people(manifest, runs, people, board)
+    manifest = _with_people(manifest, runs, people, board) if people else manifest
     result = _tables(manifest, runs, seed, played)
     manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
     if path is not None:
@@ -414,9 +408,11 @@ def _directory_manifest(manifest: dict, held: dict | None, runs: dict | None = N
 
 
 def _with_people(manifest: dict, runs: dict, people, board) -> dict:
-    """The league's manifest with each run of people's games as one more cell (``runs``
-    gains it), its person a rated name; refused unless its board, player count and
-    opponents are the league's."""
+    """The league's manifest with each run of people's games (``people``: directories
+    ``ttrsim play --out`` wrote) as one more cell (``runs`` gains it), its person (the
+    run's name) rated among the policies from those games; refused unless its board,
+    player count and opponents are the league's. Their deals are their own, not the
+    league's seed; few games give a wide interval."""
     from ttrsim.results import load_run
 
     manifest = dict(manifest, policies=list(manifest["policies"]), cells=list(manifest["cells"]))
