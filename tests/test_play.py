@@ -534,8 +534,8 @@ def test_cli_play_prints_an_address_that_serves_the_page(tmp_path):
     assert "stopped" in rest and "Traceback" not in err
     assert (tmp_path / default_out("newyork", 2) / IN_PROGRESS).is_file()
     # --out alone resumes: the board, players, opponents, seat and name are the saved run's
-    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "play", "--out", default_out("newyork", 2),
-                          "--no-browser"], cwd=tmp_path, stdout=subprocess.PIPE,
+    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "play", "--out",
+                          default_out("newyork", 2), "--no-browser"], cwd=tmp_path, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, env=env)
     try:
         first = p.stdout.readline()
