@@ -9,10 +9,14 @@ viewer's own ``viewer_board.js``); it talks JSON to four endpoints:
 - ``POST /api/move`` ``{"decision": D, "code": C}``: the person's move at decision D;
 - ``POST /api/advance`` ``{"decision": D}``: the policy to move makes its decision
   (``"all": true``: the policies move until the person is to move, or half a second);
-- ``POST /api/next`` ``{"game": G}``: the next game, once game G is over.
+- ``POST /api/next`` ``{"game": G}``: the next game, once game G is over;
+- ``GET /viewer?game=G``: finished game G in the viewer, with the analysis of the
+  person's seat.
 
 A refused request changes nothing and answers ``{"error": "..."}`` with status 400
-(malformed), 403 (no or a wrong token), 409 (stale, or out of turn) or 422 (illegal).
+(malformed), 403 (no or a wrong token), 409 (stale, or out of turn), 413 (a body over
+``MAX_BODY``), 422 (illegal) or 503 (not saved: the disk full or read-only; the game
+stays as saved).
 """
 from __future__ import annotations
 
