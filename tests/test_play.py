@@ -132,6 +132,7 @@ def test_resume_goes_on_as_the_game_would_have(tmp_path):
     before = play_to_end(cut, person, stop=lambda m: m["decision"] >= 60)
     saved = json.loads((tmp_path / "b" / IN_PROGRESS).read_text())
     assert len(saved["decisions"]) == before["decision"] >= 60
+    cut.close()
     again = PlaySession("europe", 3, ["expert", "tickets"], out=tmp_path / "b")   # seed: saved
     assert again.state() == before
     play_to_end(again, person)
@@ -144,6 +145,7 @@ def test_a_mismatched_command_is_refused(tmp_path, capsys):
     out = tmp_path / "run"
     s = PlaySession("newyork", 2, ["expert"], out=out, seed=3)
     s.move(0, s.state()["legal"][0]["code"])
+    s.close()
     for kwargs, word in [(dict(opponents=["tickets"]), "policies"), (dict(seat=1), "policies"),
                          (dict(name="bob"), "policies"), (dict(seed=4), "seed"),
                          (dict(board="usa"), "board")]:
@@ -161,6 +163,7 @@ def test_a_mismatched_command_is_refused(tmp_path, capsys):
     ttrsim.simulate("newyork", 2, games=3, seed=1, out=tmp_path / "sim")
     with pytest.raises(ValueError, match="holds a simulate run, not people's games"):
         PlaySession("newyork", 2, out=tmp_path / "sim")
+    s = PlaySession("newyork", 2, ["expert"], out=out)
     play_to_end(s)
     assert main(["simulate", "--board", "newyork", "--players", "2", "--games", "5",
                  "--out", str(out), "--quiet"]) == 2
@@ -219,6 +222,7 @@ def test_a_map_file_is_played_and_read_back(tmp_path):
     assert default_out(path, 3) == "play-short_usa-3p"
     s = PlaySession(path, 3, ["tickets", "expert"], out=tmp_path / "run", seat=2, seed=1)
     final = play_to_end(s)["final"]
+    s.close()
     run = load_run(tmp_path / "run")
     assert run.manifest["board_path"] == path and run.board.name == "short_usa"
     assert replay_through_game(tmp_path / "run", 0) == [r["total"] for r in final["seats"]]
@@ -271,7 +275,8 @@ def test_runs_without_people_still_load_and_replay(tmp_path):
 
 def test_a_damaged_decision_file_is_refused(tmp_path):
     out = tmp_path / "run"
-    play_to_end(PlaySession("newyork", 2, out=out, seed=6))
+    with PlaySession("newyork", 2, out=out, seed=6) as s:
+        play_to_end(s)
     f = out / "decisions" / "part-000000.parquet"
     dec = pd.read_parquet(f)
     dec.loc[len(dec) // 2, "code"] = dec["code"].iloc[0]       # another move halfway
@@ -293,8 +298,17 @@ def _twin(table, seed: int):
     return twin
 
 
-@pytest.mark.parametrize("board,n,seat", [("europe", 3, 1), ("usa-mega", 4, 0),
-                                          ("newyork", 2, 1)])
+LEAK_GAMES = [("usa", 3, 2), ("europe", 3, 1), ("newyork", 2, 1), ("usa-1910", 4, 3),
+              ("usa-mega", 4, 0), ("usa-bigcities", 2, 1)]
+
+
+def test_every_built_in_board_is_in_the_leak_tests():
+    from ttrsim.maps import BUILTIN
+
+    assert {b for b, _, _ in LEAK_GAMES} == set(BUILTIN)
+
+
+@pytest.mark.parametrize("board,n,seat", LEAK_GAMES)
 def test_messages_hold_only_the_seats_information_set(tmp_path, board, n, seat):
     """At every decision of a game, the message the person is sent equals the message
     of a game that differs only in hidden information (the other hands and tickets, the
@@ -306,12 +320,12 @@ def test_messages_hold_only_the_seats_information_set(tmp_path, board, n, seat):
     t = s.table
     checked = entries = 0
     m = s.state()
-    while not m["over"] and m["decision"] < 160:
-        for k in range(2):
-            twin = _twin(t, 100 * m["decision"] + k)
-            assert twin.message(0) == t.message(0), (m["decision"], m["phase"])
-            assert twin.game.state()["deck"] != t.game.state()["deck"] or len(t.game.state()["deck"]) < 2
-            checked += 1
+    while not m["over"] and m["decision"] < 70:
+        twin = _twin(t, 100 * m["decision"])
+        last = t.message(0)
+        assert twin.message(0) == last, (m["decision"], m["phase"])
+        assert twin.game.state()["deck"] != t.game.state()["deck"] or len(t.game.state()["deck"]) < 2
+        checked += 1
         q = t.game.current_player
         if q == seat:
             codes = [a["code"] for a in m["legal"]]
@@ -327,17 +341,57 @@ def test_messages_hold_only_the_seats_information_set(tmp_path, board, n, seat):
             if after == t.view:        # the same public outcome (a tunnel's draw may differ)
                 assert log_entry(t.board, seat, q, code, before, after, m["decision"]) == t.log[-1]
                 entries += 1
-        s._save()
+        s._write(t.decisions)
         m = s.state()
-    assert checked > 60 and entries >= 10
-    # the text of the messages: none of the other seats' tickets, held or offered
-    text = json.dumps(t.message(0))
+    assert checked > 40 and entries >= 5
+    # the text of the last message in play: none of the other seats' tickets, held or
+    # offered (at the end the rules show them)
+    text = json.dumps(last)
     st = t.game.state()
     others = [tk for q, p in enumerate(st["players"]) if q != seat
               for tk in p["tickets"] + p["pending"]]
     names = {t.board.ticket_name(x) for x in others} - {t.board.ticket_name(x) for x in
                                                       st["players"][seat]["tickets"]}
     assert names and not any(name in text for name in names)
+    s.close()
+
+
+@pytest.mark.parametrize("board,n,seat", LEAK_GAMES)
+def test_the_initial_choice_leaves_no_trace_before_play_starts(tmp_path, board, n, seat):
+    """The initial ticket choice is secret until play starts: whatever the other seats
+    kept (the fewest, or all), every message the person is sent during it is the same,
+    counts included (the tickets returned go under the ticket deck: its count would
+    tell how many were kept)."""
+    from ttrsim.play.session import Table
+
+    def messages(keep_all: bool):
+        t = Table(resolve(board), [None if q == seat else "tickets" for q in range(n)],
+                  [f"p{q}" for q in range(n)], seat, 5, 1000)
+        out = []
+        while t.game.observation(seat)["phase"] == "setup_tickets":
+            msg = t.message(0)
+            out.append(msg)
+            codes = sorted(map(int, t.game.legal_action_codes()),
+                           key=lambda c: bin((c >> 16) & 0xFF).count("1"))
+            q = t.game.current_player
+            # the person keeps the same; the others the fewest, or every ticket offered
+            t._apply(codes[0] if q == seat or not keep_all else codes[-1])
+        return out, t
+
+    fewest, t0 = messages(False)
+    most, t1 = messages(True)
+    assert len(fewest) == n
+    assert [m["ticket_deck"] for m in fewest] == [fewest[0]["ticket_deck"]] * n
+    assert fewest == most
+    # and the choices did differ: the hidden states are not the same
+    kept = [[len(p["tickets"]) for p in t.game.state()["players"]] for t in (t0, t1)]
+    assert kept[0] != kept[1]
+
+
+def resolve(board):
+    from ttrsim.maps import resolve_board
+
+    return resolve_board(board)
 
 
 def test_another_seats_ticket_choice_reads_the_same_whatever_it_kept():
@@ -479,6 +533,18 @@ def test_cli_play_prints_an_address_that_serves_the_page(tmp_path):
     assert p.returncode == 0, err
     assert "stopped" in rest and "Traceback" not in err
     assert (tmp_path / default_out("newyork", 2) / IN_PROGRESS).is_file()
+    # --out alone resumes: the board, players, opponents, seat and name are the saved run's
+    p = subprocess.Popen([sys.executable, "-m", "ttrsim", "play", "--out",
+                          default_out("newyork", 2), "--no-browser"], cwd=tmp_path, stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        first = p.stdout.readline()
+        assert first.startswith("ttrsim play: game 0") and "--out play-newyork-2p resumes" in first
+        assert p.stdout.readline().startswith("open http://127.0.0.1:")
+    finally:
+        p.send_signal(signal.SIGINT)
+        rest, err = p.communicate(timeout=30)
+    assert p.returncode == 0 and "Traceback" not in err, err
 
 
 # --- a person at the page, in a browser ---------------------------------------------------
@@ -578,11 +644,11 @@ class Person:
         return r
 
 
-def serve(tmp_path, board, n, opponents, seat=0, seed=0, out="run"):
+def serve(tmp_path, board, n, opponents, seat=0, seed=0, out="run", **analysis):
     from ttrsim.play.server import PlayServer
 
     s = PlaySession(board, n, opponents, out=tmp_path / out, seat=seat, seed=seed)
-    return s, PlayServer(s).start()
+    return s, PlayServer(s, **analysis).start()
 
 
 def check_saved_game(run_dir, page_text):
@@ -613,6 +679,7 @@ def test_a_person_plays_newyork_through_the_page_and_resumes_after_a_stop(browse
         r = person.play(server.url + "&pace=0", until=lambda r: r["decision"] >= 20)
     finally:
         server.stop()
+        s.close()
     assert r["state"] == "yours"
     shown = browser.execute_script("return document.getElementById('log').children.length")
     assert shown == r["decision"]
@@ -673,3 +740,357 @@ def test_a_person_plays_usa_mega_with_a_ticket_draw(browser, tmp_path):
         assert console_errors(browser) == []
     finally:
         server.stop()
+
+
+# --- secrets kept on the machine, no move lost ------------------------------------------------
+
+def test_the_browser_opens_a_private_redirect_not_the_token(tmp_path, monkeypatch):
+    """The browser is handed a 0600 file that redirects to the address: the token is
+    on no command line (``ps`` shows a browser's arguments to every user)."""
+    import stat
+    import threading
+    import webbrowser
+
+    import ttrsim.play as play
+    from ttrsim.play.server import PlayServer
+
+    opened, files = [], []
+
+    class Now:                                   # the timer fires at once
+        def __init__(self, _delay, fn, args):
+            self.fn, self.args = fn, args
+
+        def start(self):
+            self.fn(*self.args)
+
+    def browser_open(uri):
+        path = Path(uri.removeprefix("file://"))
+        files.append((path, stat.S_IMODE(path.stat().st_mode), path.read_text()))
+        opened.append(uri)
+
+    monkeypatch.setattr(play.threading, "Timer", Now)
+    monkeypatch.setattr(webbrowser, "open", browser_open)
+    urls = []
+    monkeypatch.setattr(PlayServer, "run", lambda self: urls.append(self.url) or
+                        (_ for _ in ()).throw(KeyboardInterrupt))
+    s = PlaySession("newyork", 2, out=tmp_path / "run", seed=1)
+    import io
+
+    assert play.serve(s, open_browser=True, stream=io.StringIO()) == 0
+    (uri,), (path, mode, text) = opened, files[0]
+    token = urls[0].split("token=")[1]
+    assert token not in uri and uri.startswith("file://")
+    assert mode == 0o600 and urls[0] in text and "http-equiv=\"refresh\"" in text
+    assert not path.exists()                     # removed when the server stops
+    assert threading.active_count() >= 1
+    PlaySession("newyork", 2, out=tmp_path / "run").close()      # the lock was let go
+
+
+def test_the_run_is_the_persons_alone(tmp_path):
+    """--out 0700, every file in it 0600 (the saved game holds the deal seed); a run
+    saved readable by all is tightened when it is opened."""
+    import stat
+
+    out = tmp_path / "run"
+    with PlaySession("newyork", 2, out=out, seed=2) as s:
+        play_to_end(s)
+    modes = {p.relative_to(out): stat.S_IMODE(p.stat().st_mode) for p in [out, *out.rglob("*")]}
+    assert len(modes) > 10
+    assert {m for p, m in modes.items() if (out / p).is_dir()} == {0o700}
+    assert {m for p, m in modes.items() if (out / p).is_file()} == {0o600}
+    (out / IN_PROGRESS).chmod(0o644)
+    out.chmod(0o755)
+    PlaySession("newyork", 2, out=out).close()
+    assert stat.S_IMODE(out.stat().st_mode) == 0o700
+    assert stat.S_IMODE((out / IN_PROGRESS).stat().st_mode) == 0o600
+
+
+def test_headers_body_cap_and_malformed_input(tmp_path):
+    s = PlaySession("newyork", 2, out=tmp_path / "run", seed=1)
+    c = client(s)
+    for r in (c.get("/?token=secret"), c.get("/"), c.get("/api/state", headers=AUTH)):
+        h = r.headers
+        assert "frame-ancestors 'none'" in h["content-security-policy"]
+        assert h["x-content-type-options"] == "nosniff" and h["referrer-policy"] == "no-referrer"
+        assert h["cache-control"] == "no-store"
+    for body, status in [(b"[" * 15_000, 400), (b"{\"a\":" * 3_000, 400), (b"[" * 100_000, 413),
+                         (b'{"decision": 0, "code": 1, "x": "' + b"a" * 50_000 + b'"}', 413)]:
+        r = c.post("/api/move", content=body, headers=AUTH)
+        assert r.status_code == status and "error" in r.json(), r.text
+    for since in ("9" * 5000, "abc", "-1", "１"):
+        r = c.get(f"/api/state?since={since}", headers=AUTH)
+        assert r.status_code == 400 and "'since'" in r.json()["error"]
+    assert s.state()["decision"] == 0
+    s.close()
+
+
+def _full(exc_errno):
+    import errno as E
+
+    def write(*_a, **_k):
+        raise OSError(exc_errno, os.strerror(exc_errno))
+    return write
+
+
+def test_a_move_that_cannot_be_saved_is_not_played(tmp_path, monkeypatch):
+    """A full or read-only disk: the move is refused in words, the game stays as saved,
+    and the same move plays once saving works again; a policy's move likewise."""
+    import errno
+
+    import ttrsim.play.session as session
+
+    out = tmp_path / "run"
+    s = PlaySession("europe", 2, ["expert"], out=out, seat=1, seed=3)
+    c = client(s)
+    first = c.get("/api/state", headers=AUTH).json()
+    saved = (out / IN_PROGRESS).read_bytes()
+    real = session.atomic_write
+    monkeypatch.setattr(session, "atomic_write", _full(errno.ENOSPC))
+    r = c.post("/api/advance", json={"decision": 0}, headers=AUTH)
+    assert r.status_code == 503 and "the disk is full" in r.json()["error"]
+    m = c.get("/api/state", headers=AUTH).json()
+    assert m["decision"] == 0 and "disk is full" in m["saving_error"]
+    assert {k: v for k, v in m.items() if k != "saving_error"} == \
+        {k: v for k, v in first.items() if k != "saving_error"}
+    monkeypatch.setattr(session, "atomic_write", real)
+    m = c.post("/api/advance", json={"decision": 0}, headers=AUTH).json()
+    assert m["decision"] == 1 and m["saving_error"] is None
+    code = m["legal"][0]["code"]
+    monkeypatch.setattr(session, "atomic_write", _full(errno.EROFS))
+    r = c.post("/api/move", json={"decision": 1, "code": code}, headers=AUTH)
+    assert r.status_code == 503 and "read-only" in r.json()["error"]
+    assert s.state()["decision"] == 1
+    assert json.loads((out / IN_PROGRESS).read_bytes())["decisions"] == \
+        json.loads(saved)["decisions"] + [list(s.table.decisions[0])]
+    monkeypatch.setattr(session, "atomic_write", real)
+    assert c.post("/api/move", json={"decision": 1, "code": code}, headers=AUTH).status_code == 200
+    assert json.loads((out / IN_PROGRESS).read_bytes())["decisions"][1] == [1, code]
+    s.close()
+
+
+def test_a_finished_game_is_stored_before_the_next_starts(tmp_path, monkeypatch):
+    import errno
+
+    import ttrsim.play.session as session
+
+    out = tmp_path / "run"
+    s = PlaySession("newyork", 2, ["tickets"], out=out, seed=4)
+    real = session.write_batch
+    monkeypatch.setattr(session, "write_batch", _full(errno.ENOSPC))
+    with pytest.raises(MoveRefused, match="disk is full. Game 0 is over and saved, but not yet added"):
+        play_to_end(s)          # its last move is saved, the game is not stored
+    m = s.state()
+    assert m["over"] and m["games_done"] == 0 and "disk is full" in m["saving_error"]
+    with pytest.raises(MoveRefused, match="disk is full"):
+        s.next_game(0)
+    assert s.game_index == 0 and s.state()["over"]          # the finished game stays
+    monkeypatch.setattr(session, "write_batch", real)
+    m = s.next_game(0)
+    assert (m["game"], m["games_done"], m["saving_error"]) == (1, 1, None)
+    assert load_run(out).manifest["games"] == 1
+    s.close()
+
+
+def test_one_server_at_a_time_and_kill_9_between_save_and_answer(tmp_path):
+    """A second session on the same --out is refused while the first holds it; a server
+    killed (kill -9) after saving a move and before answering left no lock, and the
+    move is in the game it resumes."""
+    out = tmp_path / "run"
+    s = PlaySession("newyork", 2, out=out, seed=7)
+    with pytest.raises(ValueError, match="being played by another ttrsim play"):
+        PlaySession("newyork", 2, out=out)
+    s.close()
+    script = f"""
+import os, signal
+from ttrsim.play import PlaySession
+s = PlaySession("newyork", 2, out={str(out)!r})
+m = s.state()
+code = m["legal"][-1]["code"]
+print(code, flush=True)
+s._message = lambda since: os.kill(os.getpid(), signal.SIGKILL)     # saved, not answered
+s.move(m["decision"], code)
+"""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    p = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, env=env,
+                       timeout=60)
+    assert p.returncode == -signal.SIGKILL, p.stderr
+    code = int(p.stdout.split()[0])
+    with PlaySession("newyork", 2, out=out) as again:           # no stale lock
+        assert again.state()["decision"] == 1 and again.table.decisions == [(0, code)]
+
+
+def test_out_alone_resumes_with_the_saved_settings(tmp_path):
+    from ttrsim.play.session import saved_settings
+
+    out = tmp_path / "run"
+    with PlaySession("europe", 3, ["expert", "tickets"], out=out, seat=1, seed=2,
+                     name="ann") as s:
+        s.advance(0)
+    assert saved_settings(out) == {"board": "europe", "players": 3, "seat": 1, "name": "ann",
+                                   "opponents": ["expert", "tickets"]}
+    assert saved_settings(tmp_path / "none") is None
+
+
+def test_public_cards_face_up_picks_and_other_seats_tunnel_reveals():
+    """What the table knows of another seat's cards: never more than it holds, and what
+    its tunnels revealed, the same cards its own view showed."""
+    from collections import Counter
+
+    from ttrsim.actions import WILD, card_name
+    from ttrsim.play.session import Table
+
+    board = resolve("europe")
+    reveals = known = 0
+    for seed in range(6):
+        t = Table(board, [None, "random", "random"], ["p", "r1", "r2"], 0, seed, 1000)
+        rng = np.random.default_rng(seed)
+        pending = None
+        while not t.over:
+            q = t.game.current_player
+            own = t.game.observation(q)
+            if q == 0:
+                codes = list(map(int, t.game.legal_action_codes()))
+                t._apply(codes[int(rng.integers(len(codes)))])
+            else:
+                if own["phase"] == "tunnel":
+                    pending = Counter(card_name(board, int(c)) for c in own["tunnel"]["revealed"])
+                t._apply(t._opponent_choice())
+                text = t.log[-1]["text"]
+                if pending is not None and own["phase"] == "tunnel":
+                    shown = text.split("; the tunnel revealed ")
+                    if len(shown) == 2:
+                        assert Counter(shown[1].split(", ")) == pending, text
+                        reveals += 1
+                    pending = None
+            st = t.game.state()
+            for p in (1, 2):
+                hand = st["players"][p]["hand"]
+                assert all(t.public.known[p][c] <= hand[c] for c in range(WILD + 1))
+                known += sum(t.public.known[p])
+    assert reveals >= 5 and known > 100
+    msg = t.message(0)
+    assert "known" in msg["players"][1] and "known" not in msg["players"][0]
+
+
+MARKS = """
+const q = s => Array.from(document.querySelectorAll(s));
+return {lengths: q('#lengths .route-len text').map(t => parseInt(t.textContent)),
+        stars: q('.attraction').map(e => parseInt(e.dataset.city)),
+        mine: q('.ring.mine, .ring.done').map(e => parseInt(e.dataset.city)).sort((a, b) => a - b),
+        offered: q('.ring.offered').map(e => parseInt(e.dataset.city)).sort((a, b) => a - b),
+        fresh: q('#map g[data-owner]').map((g, i) => [i, parseInt(g.dataset.owner), g.classList.contains('fresh')])
+          .filter(x => x[2]).map(x => [x[0], x[1]]),
+        white: q('.white-outline').length};
+"""
+
+
+@pytest.mark.slow
+def test_the_map_marks_the_last_moves_and_the_link_to_the_analysis(browser, tmp_path):
+    """New York at the page: every route's length, the attractions, the cities of the
+    person's (and the offered) tickets ringed, the routes the other seat claimed since
+    the person's last move glowing; at the end a link opens the game in the viewer with
+    the analysis of the person's seat, behind the token."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    s, server = serve(tmp_path, "newyork", 2, ["expert"], seat=1, seed=21, playouts=2,
+                      rollout="random")
+    board = s.board
+    person = Person(browser)
+    fresh_seen = 0
+    try:
+        browser.set_window_size(1280, 720)
+        browser.get(server.url + "&pace=0")
+        r = person.wait(-1)
+        # at 1280 x 720 the hand and the face-up row are in view with the map
+        inside = browser.execute_script(
+            "return ['hand', 'faceup-4', 'deck', 'map'].map(id => "
+            "document.getElementById(id).getBoundingClientRect().top < window.innerHeight - 20)")
+        assert inside == [True] * 4
+        browser.set_window_size(1400, 1000)
+        while r["state"] != "over":
+            m = s.state()
+            marks = browser.execute_script(MARKS)
+            assert marks["lengths"] == [int(x) for x in board.route_len]
+            assert sorted(marks["stars"]) == sorted(board.attractions) and marks["stars"]
+            want = sorted(c for t in m["tickets"] for c in (t["a"], t["b"]))
+            assert marks["mine"] == want
+            assert marks["offered"] == sorted(c for t in m["offer"] for c in (t["a"], t["b"]))
+            for route, owner in marks["fresh"]:
+                assert owner == 0 and m["owner"][route] == 0
+            if m["phase"] == "setup_tickets":
+                assert marks["offered"]
+            fresh_seen += bool(marks["fresh"])
+            person.move(r)
+            r = person.wait(r["decision"])
+        assert fresh_seen >= 3
+        browser.find_element("id", "analysis-link").click()
+        WebDriverWait(browser, 10).until(lambda b: len(b.window_handles) == 2)
+        browser.switch_to.window(browser.window_handles[1])
+        WebDriverWait(browser, 120).until(
+            lambda b: "2 playouts per candidate" in b.find_element("id", "analysis").text)
+        assert "token=" in browser.current_url
+        browser.close()
+        browser.switch_to.window(browser.window_handles[0])
+        # behind the token, as every page of the server
+        bare = server.url.split("?")[0] + "viewer?game=0"
+        with pytest.raises(urllib.error.HTTPError) as e:
+            urllib.request.urlopen(bare, timeout=10)
+        assert e.value.code == 403
+        assert console_errors(browser) == []
+    finally:
+        server.stop()
+        s.close()
+
+
+def _scripted(spec, board):
+    """A scripted person who plays as the policy ``spec`` would (asked on the session's
+    own game: a test's shortcut for a person at the page)."""
+    from ttrsim.policies import decide, make_policy
+
+    pol, started = make_policy(spec, board), []
+
+    def choose(m, s):
+        code = decide(pol, s.table.game, np.uint64(m["decision"]), start=not started)
+        started.append(1)
+        return int(code)
+    return choose
+
+
+def test_people_on_the_bots_scale(tmp_path, capsys):
+    """Each finished game is a result against named opponents: the end shows the record
+    against each so far, and the league rates the person among the policies from a
+    folder of people's games, with a wide interval from few games."""
+    from ttrsim.analysis.studies.league import league
+
+    out = tmp_path / "ann"
+    s = PlaySession("newyork", 2, ["random"], out=out, seed=1, name="ann")
+    choose = _scripted("tickets", s.board)
+    wins = 0
+    for g in range(6):
+        m = play_to_end(s, lambda m: choose(m, s))
+        ranks = {r["seat"]: r["rank"] for r in m["final"]["seats"]}
+        wins += ranks[0] < ranks[1]
+        assert m["record"] == [{"opponent": "random", "games": g + 1, "wins": wins,
+                                "ties": m["record"][0]["ties"], "losses": m["record"][0]["losses"]}]
+        assert sum(m["record"][0][k] for k in ("wins", "ties", "losses")) == g + 1
+        if g < 5:
+            s.next_game(g)
+    s.close()
+    again = PlaySession("newyork", 2, ["random"], out=out, name="ann")     # the run's record
+    assert again.record()[0]["games"] == 6 and again.record()[0]["wins"] == wins
+    again.close()
+    lg = league("newyork", 2, ["tickets", "random"], games=20, seed=3, n_resamples=40,
+                people=[out])
+    r = lg.ratings.set_index("policy")
+    assert set(r.index) == {"tickets", "random", "ann"}
+    assert r.loc["ann", "rating"] > r.loc["random", "rating"]
+    width = r.rating_high - r.rating_low
+    assert width["ann"] > width["tickets"] > 0          # 6 games against 20
+    assert r.loc["ann", "seat_games"] == 6
+    with pytest.raises(ValueError, match="not in the league"):
+        league("newyork", 2, ["tickets", "expert"], games=2, seed=3, n_resamples=40, people=[out])
+    with pytest.raises(ValueError, match="league is usa"):
+        league("usa", 2, ["tickets", "random"], games=2, seed=3, n_resamples=40, people=[out])
+    assert main(["league", "--board", "newyork", "--policy", "tickets", "--policy", "random",
+                 "--games", "4", "--resamples", "40", "--people", str(out), "--quiet"]) == 0
+    assert "ann" in capsys.readouterr().out

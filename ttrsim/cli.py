@@ -757,6 +757,9 @@ def _cmd_league(sub):
     p.add_argument("--resamples", type=int, default=1000,
                    help="bootstrap resamples over games, which widen a rating interval where "
                    "the games vary more than the likelihood says (default 1000, at least 40)")
+    p.add_argument("--people", action="append", metavar="DIR",
+                   help="a run of people's games (ttrsim play --out) against policies of the "
+                   "league: its person is rated on the same scale (repeatable)")
     _options(p, quiet=dict(help="no progress bars"))
 
     def run(args):
@@ -770,7 +773,7 @@ def _cmd_league(sub):
             raise ValueError("--out and --report name the same directory; give the report its own")
         result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
                         out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet, **backend_options(args))
+                        progress=not args.quiet, people=args.people, **backend_options(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")
@@ -850,15 +853,18 @@ def _cmd_play(sub):
         "(your seat labelled --name), which show, profile and report read as any run; "
         "the game is saved after every move and the same command resumes it. Needs "
         "pip install \"ttrsim[play]\". See docs/play.md.")
-    _options(p, board="europe", players=dict(default=4, help="player count, you included "
-                                               "(default {default})"))
+    _options(p, board=dict(default=None, help="a built-in board ({boards}) or a map file "
+                           "(default europe; --out alone: the saved run's, as every option "
+                           "below)"),
+             players=dict(default=None, help="player count, you included (default 4)"))
     p.add_argument("--opponent", action="append", metavar="SPEC",
                    help="the policy of the other seats: once for all, or once per other seat in "
                         "seat order (default tickets); see 'ttrsim policies'")
-    p.add_argument("--seat", type=int, default=0, help="your seat, 0 moves first (default 0)")
+    p.add_argument("--seat", type=int, default=None, help="your seat, 0 moves first (default 0)")
     _options(p, seed=dict(default=None, help="the run's seed (default: the saved run's, else "
                           "drawn at random)"),
-             out=dict(help="the run your games are saved in (default play-BOARD-Np)"))
+             out=dict(default=None, help="the run your games are saved in (default "
+                      "play-BOARD-Np)"))
     p.add_argument("--name", default=None,
                    help="your label in the results (default person)")
     p.add_argument("--port", type=int, default=0, help="the port to listen on (default: a free one)")
@@ -867,13 +873,20 @@ def _cmd_play(sub):
     def run(args):
         from ttrsim._validate import check_int
         from ttrsim.play import DEFAULT_NAME, PlaySession, check_server, default_out, serve
+        from ttrsim.play.session import saved_settings
 
         check_server()
         check_int("--port", args.port, 0, 65535, " (0: a free one)")
-        out = args.out or default_out(args.board, args.players)
+        # what is not given comes from the saved run (--out alone resumes), else the defaults
+        given = dict(board=args.board, players=args.players, opponents=args.opponent,
+                     seat=args.seat, name=args.name)
+        saved = (saved_settings(args.out) if args.out else None) or dict(
+            board="europe", players=4, opponents=None, seat=0, name=DEFAULT_NAME)
+        o = {k: saved[k] if v is None else v for k, v in given.items()}
+        out = args.out or default_out(o["board"], o["players"])
         check_output_dir(out, "--out")
-        session = PlaySession(args.board, args.players, args.opponent, out=out, seat=args.seat,
-                              seed=args.seed, name=args.name or DEFAULT_NAME)
+        session = PlaySession(o["board"], o["players"], o["opponents"], out=out, seat=o["seat"],
+                              seed=args.seed, name=o["name"])
         return serve(session, args.port, open_browser=not args.no_browser)
 
     p.set_defaults(func=run)

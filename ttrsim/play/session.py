@@ -18,7 +18,10 @@ have.
 """
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
+import os
 import re
 import secrets
 import threading
@@ -28,6 +31,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim._validate import check_int, is_int
+from ttrsim.actions import WILD, Action, card_name
 from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, game_seeds, play
 from ttrsim.game import Game
 from ttrsim.maps import resolve_board
@@ -35,9 +39,10 @@ from ttrsim.policies import DEFAULT_POLICY, REGISTRY, decide, make_policy, polic
 from ttrsim.record import board_view, recorded_policies
 from ttrsim.results import atomic_write, finish_out, prepare_out, read_manifest, write_batch
 from ttrsim.tables import batch_tables
-from ttrsim.play.view import final_scores, log_entry, seat_message
+from ttrsim.play.view import SETUP, final_scores, log_entry, seat_message
 
-__all__ = ["PlaySession", "MoveRefused", "DEFAULT_NAME", "IN_PROGRESS", "PLAY_IDENTITY"]
+__all__ = ["PlaySession", "MoveRefused", "NotSaved", "DEFAULT_NAME", "IN_PROGRESS",
+           "PLAY_IDENTITY", "saved_settings", "private_files"]
 
 DEFAULT_NAME = "person"
 #: The game being played, in the run's directory.
@@ -57,6 +62,52 @@ class MoveRefused(ValueError):
         self.status = status
 
 
+class NotSaved(MoveRefused):
+    """A move not played because the game could not be saved (the disk full or
+    read-only): the game stays as saved, and the same move can be played again."""
+
+    def __init__(self, message: str):
+        super().__init__(message, 503)
+
+
+def _why(exc: OSError) -> str:
+    """An OSError of a write, in words a person acts on."""
+    if exc.errno in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)):
+        return "the disk is full"
+    if exc.errno == errno.EROFS:
+        return "the disk is read-only"
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return "no permission to write there"
+    return exc.strerror or str(exc)
+
+
+@contextlib.contextmanager
+def private_files():
+    """Files created inside are the person's alone (0600; folders 0700): the saved game
+    holds the deal seed, from which every hand, ticket and deck order follows."""
+    old = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(old)
+
+
+def saved_settings(out) -> dict | None:
+    """The settings of the run of people's games in ``out`` (board, players, opponents,
+    seat, name), so that ``ttrsim play --out DIR`` alone resumes it; None when ``out``
+    holds none."""
+    if not (Path(out) / "manifest.json").is_file():
+        return None
+    m = read_manifest(out)
+    if not m.get("people"):
+        return None
+    seat = int(m["people"][0])
+    board = m.get("board_path") or m["board"]
+    return {"board": board, "players": int(m["players"]), "seat": seat,
+            "name": m["policies"][seat],
+            "opponents": [p for q, p in enumerate(m["policies"]) if q != seat]}
+
+
 class Table:
     """One game: a person in seat ``seat``, the policies ``specs`` (None at the
     person's seat) in the others; ``decisions`` already played, as (seat, code) pairs."""
@@ -74,6 +125,11 @@ class Table:
         self.decisions: list = []
         self.log: list = []
         self.view = self.game.observation(seat)
+        # the ticket deck as dealt: during the secret initial choice the count the seat
+        # is shown stays there (the tickets earlier seats return would tell how many
+        # they kept)
+        self.setup_ticket_deck = int(self.view["ticket_deck_size"])
+        self.public = PublicCards(board, n)
         for k, (q, code) in enumerate(decisions):
             self._replay(k, int(q), int(code))
 
@@ -105,8 +161,11 @@ class Table:
         q, before = self.game.current_player, self.view
         self.game.apply(code)
         self.view = self.game.observation(self.seat)
-        self.log.append(log_entry(self.board, self.seat, q, code, before, self.view,
-                                  len(self.decisions)))
+        entry = log_entry(self.board, self.seat, q, code, before, self.view,
+                          len(self.decisions))
+        if q != self.seat:
+            self.public.seen(q, code, before, self.view, entry)
+        self.log.append(entry)
         self.decisions.append((q, code))
 
     def _opponent_choice(self) -> int:
@@ -116,30 +175,99 @@ class Table:
         self.started.add(q)
         return int(code)
 
-    def play_opponent(self) -> None:
-        """The seat to move (a policy) makes its decision."""
-        self._apply(self._opponent_choice())
-
-    def play_person(self, code: int) -> None:
+    def check_person(self, code: int) -> None:
+        """Refuse (422) a move of the person's that is not legal here."""
         if code not in set(map(int, self.game.legal_action_codes())):
             raise MoveRefused(f"move {code} is not legal here; choose one of the moves the "
                               "page offers", 422)
-        self._apply(code)
 
     def message(self, since: int) -> dict:
         codes = self.game.legal_action_codes() if self.person_to_move else []
         msg = seat_message(self.board, self.view, codes, names=self.names, log=self.log,
                            since=since, decision=len(self.decisions), over=self.over)
+        if msg["phase"] == SETUP:
+            msg["ticket_deck"] = self.setup_ticket_deck
+        for q, p in enumerate(msg["players"]):
+            if q != self.seat:
+                p["known"] = self.public.named(q)
         msg["final"] = None
         if self.over:
             scores = self.game.scores()
+            # at the end every seat shows its tickets (the rules' scoring)
+            held = [p["tickets"] for p in self.game.state()["players"]]
             msg["final"] = final_scores(self.board, scores, self.seat, self.names,
-                                        not self.game.is_over())
+                                        not self.game.is_over(), held)
             # as scored: a ticket joined through a station's borrowed route counts
             done = set(scores[self.seat]["completed"])
             for ticket in msg["tickets"]:
                 ticket["done"] = ticket["index"] in done
         return msg
+
+
+class PublicCards:
+    """What the table knows of the other seats' cards from their moves, as players keep
+    track: the cards taken from the face-up row (at least that many are still held,
+    less what was played since), and the cards another seat's tunnel revealed (read from
+    the discards: the revealed cards are discarded with the cards paid)."""
+
+    def __init__(self, board, n: int):
+        self.board = board
+        self.known = [[0] * (WILD + 1) for _ in range(n)]
+        # (a board of fewer colours has unused card types before the wild one)
+        self.names = [card_name(board, t) if t == WILD or t < len(board.colors) else f"card {t}"
+                      for t in range(WILD + 1)]
+        self.tunnel = None     # (view before the claim, known before it, colour, wilds)
+
+    def named(self, q: int) -> list:
+        return [[self.names[t], k] for t, k in enumerate(self.known[q]) if k]
+
+    def _paid(self, q, color: int, wild: int, total: int) -> list:
+        """The cards of a payment of ``total`` cards, ``wild`` of them wild."""
+        paid = [0] * (WILD + 1)
+        paid[WILD] = total if color == WILD else wild
+        if color != WILD:
+            paid[color] = total - wild
+        for t in range(WILD + 1):
+            self.known[q][t] = max(0, self.known[q][t] - paid[t])
+        return paid
+
+    def _revealed(self, first: dict, after: dict, paid: list):
+        d = [int(a) - int(b) - p for a, b, p in zip(after["discard"], first["discard"], paid)]
+        if min(d) < 0 or not 0 < sum(d) <= 3:       # the discards went back into the deck
+            return None
+        return ", ".join(n for t, n in enumerate(self.names) for _ in range(d[t]))
+
+    def seen(self, q: int, code: int, before: dict, after: dict, entry: dict) -> None:
+        """Seat ``q`` (not the viewer) played ``code``; ``entry``: the viewer's log entry
+        of it, told what the tunnel revealed."""
+        a = Action.decode(code, self.board, dict(before, pending=[]))
+        hand = before["players"][q]["hand_size"] - after["players"][q]["hand_size"]
+        if a.kind == "draw_faceup":
+            self.known[q][int(before["faceup"][a.slot])] += 1
+        elif a.kind in ("claim", "station"):
+            color = self.names.index(a.color)
+            snapshot = list(self.known[q])
+            paid = self._paid(q, color, int(a.wild or 0), hand)
+            if a.kind == "claim" and self.board.route_tunnel[a.route]:
+                if after["phase"] == "tunnel" and after["current"] == q:
+                    self.tunnel = (before, snapshot, color, int(a.wild or 0))
+                else:                 # no extra card asked: settled at once
+                    shown = self._revealed(before, after, paid)
+                    if shown:
+                        entry["text"] += f"; the tunnel revealed {shown}"
+        elif a.kind in ("tunnel_pay", "tunnel_decline") and self.tunnel is not None:
+            first, snapshot, color, wild = self.tunnel
+            self.tunnel = None
+            total = first["players"][q]["hand_size"] - after["players"][q]["hand_size"]
+            if a.kind == "tunnel_decline":
+                self.known[q] = snapshot          # the cards played came back
+                paid = [0] * (WILD + 1)
+            else:
+                self.known[q] = snapshot
+                paid = self._paid(q, color, wild + int(a.wild or 0), total)
+            shown = self._revealed(first, after, paid)
+            if shown:
+                entry["text"] += f"; the tunnel revealed {shown}"
 
 
 class PlaySession:
@@ -163,6 +291,12 @@ class PlaySession:
         self.names = _names(board, self.specs, self.seat, name)
         self.max_turns = check_int("max_turns", max_turns, 1)
         self.path = Path(out)
+        self._lockfile = None
+        if not self.path.exists():
+            with private_files():
+                self.path.mkdir(parents=True)
+        if self.path.is_dir():
+            self._take_lock()
         saved = read_manifest(self.path) if (self.path / "manifest.json").is_file() else {}
         if seed is None:
             seed = saved.get("seed", secrets.randbits(63))
@@ -171,10 +305,46 @@ class PlaySession:
         self.cfg = RunConfig(board, self.names, done, seed, 1, False, False, self.max_turns,
                              self.names)
         self.manifest = dict(self.cfg.manifest(), people=[self.seat])
-        prepare_out(self.path, self.manifest, PLAY_IDENTITY, what="run of people's games")
-        finish_out(self.path, self.manifest)
         self._lock = threading.Lock()
-        self._open()
+        try:
+            with private_files():
+                prepare_out(self.path, self.manifest, PLAY_IDENTITY,
+                            what="run of people's games")
+                finish_out(self.path, self.manifest)
+                _tighten(self.path)
+            self.saving_error = None
+            self.results = _results(self.path, self.manifest["games"])
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _take_lock(self) -> None:
+        """Hold the folder itself locked (``flock``): one server plays a run at a time. The
+        kernel lets the lock go when its process ends, however it ends, so a killed
+        server's lock is no lock, and no lock file is left behind."""
+        import fcntl
+
+        fd = os.open(self.path, os.O_RDONLY)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            raise ValueError(f"{self.path} is being played by another ttrsim play (still "
+                             "running); stop that one (Ctrl-C) or give another --out") from None
+        self._lockfile = fd
+
+    def close(self) -> None:
+        """Let the run go (its lock), so that another session may open it."""
+        if self._lockfile is not None:
+            os.close(self._lockfile)
+            self._lockfile = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
 
     # --- the game in progress ------------------------------------------------------
     def _deal_seed(self, g: int) -> int:
@@ -190,7 +360,7 @@ class PlaySession:
         done = self.manifest["games"]
         if not f.is_file():
             self.game_index, self.table = done, self._new_table(done)
-            self._save()
+            self._write(())
             return
         try:
             saved = json.loads(f.read_text())
@@ -204,14 +374,55 @@ class PlaySession:
             raise ValueError(f"{f} is not the game in progress of this run (damaged or edited); "
                              "move it away to start the next game")
         self.game_index, self.table = g, self._new_table(g, decisions)
+        self.saved = len(decisions)
         if g == done and self.table.over:      # stopped between its end and its saving
-            self._store()
+            with private_files():
+                self._store()
 
-    def _save(self) -> None:
+    def _write(self, decisions) -> None:
+        """Save the game in progress with ``decisions`` (NotSaved when it cannot be)."""
         state = {"format": "ttrsim-play", "version": PLAY_FORMAT, "game": self.game_index,
                  "seed": self.table.seed,
-                 "decisions": [[int(q), int(c)] for q, c in self.table.decisions]}
-        atomic_write(self.path / IN_PROGRESS, lambda p: p.write_text(json.dumps(state)))
+                 "decisions": [[int(q), int(c)] for q, c in decisions]}
+        try:
+            with private_files():
+                atomic_write(self.path / IN_PROGRESS, lambda p: p.write_text(json.dumps(state)))
+        except OSError as exc:
+            raise NotSaved(self._not_saved(
+                exc, f"The move is not played: the game stays as saved (decision "
+                f"{self.saved}). Free space or make the folder writable, then play the "
+                "move again")) from None
+        self.saved = len(decisions)
+
+    def _not_saved(self, exc: OSError, what: str) -> str:
+        self.saving_error = f"not saved: cannot write in {self.path}: {_why(exc)}. {what}"
+        return self.saving_error
+
+    def _save_then_apply(self, code: int, policy: bool) -> None:
+        """Play ``code`` (the seat to move's), saved first: a move the page is told of is
+        on disk, and a move that cannot be saved is not played."""
+        t = self.table
+        try:
+            self._write(t.decisions + [(t.game.current_player, code)])
+        except NotSaved:
+            if policy:            # the policy's state went on: back to the game as saved
+                self.table = self._new_table(self.game_index, t.decisions)
+            raise
+        t._apply(code)
+        self.saving_error = None
+        if t.over:
+            self._store_or_say()
+
+    def _store_or_say(self) -> None:
+        try:
+            with private_files():
+                self._store()
+        except OSError as exc:
+            raise NotSaved(self._not_saved(
+                exc, f"Game {self.game_index} is over and saved, but not yet added to the "
+                "run: free space or make the folder writable, then ask for the next game "
+                "(it is added first)")) from None
+        self.saving_error = None
 
     def _store(self) -> None:
         """Add the finished game to the run: its tables, made by the batch loop from its
@@ -234,6 +445,7 @@ class PlaySession:
         write_batch(self.path, cfg, g, tables)
         self.manifest.update(games=g + 1, batches=g + 1)
         finish_out(self.path, self.manifest)
+        self.results.append(_result(tables["games"]))
 
     # --- what the page asks -----------------------------------------------------------
     def page_data(self) -> dict:
@@ -241,7 +453,9 @@ class PlaySession:
         and the person's seat."""
         b = self.board
         return {"title": f"{b.title or b.name}, {len(self.names)} players",
-                "board": board_view(b), "names": list(self.names), "seat": self.seat}
+                "board": board_view(b), "names": list(self.names), "seat": self.seat,
+                "attractions": [int(c) for c in b.attractions],
+                "attraction_points": int(b.attraction_points)}
 
     def state(self, since=0) -> dict:
         """The person's message (``ttrsim.play.view.seat_message``) with the log from
@@ -252,8 +466,26 @@ class PlaySession:
     def _message(self, since) -> dict:
         since = 0 if not is_int(since) or since < 0 else int(since)
         msg = self.table.message(since)
-        msg.update(game=self.game_index, games_done=self.manifest["games"], out=str(self.path))
+        msg.update(game=self.game_index, games_done=self.manifest["games"], out=str(self.path),
+                   saving_error=self.saving_error)
+        if msg["over"]:
+            msg["record"] = self.record()
         return msg
+
+    def record(self) -> list:
+        """The person's record against each opponent over the run's finished games: wins
+        (finished ahead), ties and losses, by opponent name."""
+        out = {}
+        for ranks in self.results:
+            me = ranks[self.seat]
+            for q, r in enumerate(ranks):
+                if q == self.seat:
+                    continue
+                row = out.setdefault(self.names[q], {"opponent": self.names[q], "games": 0,
+                                                     "wins": 0, "ties": 0, "losses": 0})
+                row["games"] += 1
+                row["wins" if me < r else "ties" if me == r else "losses"] += 1
+        return list(out.values())
 
     def _check(self, decision, since) -> None:
         if not is_int(decision):
@@ -282,8 +514,8 @@ class PlaySession:
             if not t.person_to_move:
                 raise MoveRefused(f"it is not your move: {t.names[t.game.current_player]} "
                                   f"(seat {t.game.current_player}) is to move", 409)
-            t.play_person(int(code))
-            self._after_decision()
+            t.check_person(int(code))
+            self._save_then_apply(int(code), policy=False)
             return self._message(since or 0)
 
     def advance(self, decision, since=None, *, until_person: bool = False,
@@ -303,16 +535,11 @@ class PlaySession:
                 raise MoveRefused("it is your move", 409)
             start = time.monotonic()
             while True:
-                t.play_opponent()
-                self._after_decision()
+                self._save_then_apply(t._opponent_choice(), policy=True)
+                t = self.table
                 if (not until_person or t.over or t.person_to_move
                         or time.monotonic() - start > budget):
                     return self._message(since or 0)
-
-    def _after_decision(self) -> None:
-        if self.table.over:
-            self._store()
-        self._save()
 
     def next_game(self, game) -> dict:
         """Start the game after game ``game`` (the one just finished)."""
@@ -325,10 +552,41 @@ class PlaySession:
                                   f"(game {self.game_index})", 409)
             if not self.table.over:
                 raise MoveRefused(f"game {game} is not over yet", 409)
-            self.game_index = self.manifest["games"]
-            self.table = self._new_table(self.game_index)
-            self._save()
+            if self.manifest["games"] == self.game_index:       # its storing failed: again
+                self._store_or_say()
+            table = self._new_table(self.game_index + 1)
+            old = self.game_index, self.table
+            self.game_index, self.table = self.game_index + 1, table
+            try:
+                self._write(())
+            except NotSaved:
+                self.game_index, self.table = old
+                raise
             return self._message(0)
+
+
+def _result(games: pd.DataFrame) -> list:
+    """A finished game's finishing ranks, by seat (1: first; a shared rank: a tie)."""
+    return [int(x) for x in games.sort_values("seat")["rank"]]
+
+
+def _results(path: Path, done: int) -> list:
+    """The ranks of the run's first ``done`` games (the games table of each)."""
+    from ttrsim.results import part_path
+
+    return [_result(pd.read_parquet(part_path(path, "games", g), columns=["seat", "rank"]))
+            for g in range(done)]
+
+
+def _tighten(path: Path) -> None:
+    """The run's folder 0700 and its files 0600 (a run saved by an older ttrsim was
+    readable by every user)."""
+    path.chmod(0o700)
+    for root, dirs, files in os.walk(path):
+        for d in dirs:
+            os.chmod(os.path.join(root, d), 0o700)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o600)
 
 
 def _seat_specs(opponents, n: int, seat: int) -> list:

@@ -40,7 +40,8 @@ def seat_message(board, obs: dict, legal_codes, *, names, log, since: int = 0,
         "deck": obs["deck_size"], "ticket_deck": obs["ticket_deck_size"],
         "discards": int(sum(obs["discard"])),
         "tickets": ticket_progress(board, obs),
-        "offer": [{"index": int(t), "name": ticket_text(board, t)} for t in obs["pending"]],
+        "offer": [{"index": int(t), "name": ticket_text(board, t), "a": int(board.ticket_a[t]),
+                   "b": int(board.ticket_b[t])} for t in obs["pending"]],
         "owner": [int(x) for x in obs["route_owner"]],
         "station": [int(x) for x in obs["city_station"]],
         "players": [{"seat": q, "name": names[q], "score": p["route_points"],
@@ -131,6 +132,7 @@ def ticket_progress(board, obs: dict) -> list:
     for t in obs["tickets"]:
         need = _fewest_trains(adj, int(board.ticket_a[t]), int(board.ticket_b[t]))
         out.append({"index": int(t), "name": ticket_text(board, t),
+                    "a": int(board.ticket_a[t]), "b": int(board.ticket_b[t]),
                     "points": int(board.ticket_points[t]), "done": need == 0,
                     "trains_needed": need})
     return out
@@ -153,10 +155,12 @@ def _fewest_trains(adj: list, a: int, b: int):
     return None
 
 
-def final_scores(board, scores: list, seat: int, names, truncated: bool) -> dict:
+def final_scores(board, scores: list, seat: int, names, truncated: bool,
+                 tickets=None) -> dict:
     """The final scores, public at the end of a game: each seat's total, rank and the
     parts that add up to it; for ``seat`` also which routes its stations borrowed (the
-    engine chooses them for every player, the rules' ruling)."""
+    engine chooses them for every player, the rules' ruling). ``tickets``: each seat's
+    tickets, shown at the end as the rules have them (each with ``done``)."""
     rows = []
     for q, s in enumerate(scores):
         parts = [[name, int(s[col])] for col, name in SCORE_PARTS if s.get(col)]
@@ -167,5 +171,10 @@ def final_scores(board, scores: list, seat: int, names, truncated: bool) -> dict
                      "rank": int(s["rank"]), "parts": parts,
                      "tickets_completed": int(s["tickets_completed"]),
                      "tickets_failed": int(s["tickets_failed"])})
+        if tickets is not None:
+            done = set(map(int, s["completed"]))
+            rows[-1]["tickets"] = [{"name": ticket_text(board, t), "done": int(t) in done,
+                                    "points": int(board.ticket_points[t])}
+                                   for t in tickets[q]]
     borrowed = [route_text(board, int(r)) for r in scores[seat]["borrowed"] if r >= 0]
     return {"seats": rows, "borrowed": borrowed, "truncated": bool(truncated)}

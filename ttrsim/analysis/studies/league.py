@@ -272,7 +272,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
            n_jobs: int = 1, *, out=None, batch_size: int | None = None,
            n_resamples: int = 1000, confidence: float = 0.95, progress: bool = False,
            backend: str = "loky", scheduler: str | None = None,
-           max_turns: int = DEFAULT_MAX_TURNS) -> League:
+           max_turns: int = DEFAULT_MAX_TURNS, people=None) -> League:
     """Play a league and rate its policies.
 
     Parameters
@@ -290,7 +290,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
         ``cells/``. The same call again resumes; more ``games`` or more ``policies``
         extend the league, playing only what is missing.
     n_resamples, confidence : the bootstrap of the ratings.
-    progress : a progress bar per pairing or mixture.
+    progress : a progress bar per pairing or mixture; people : runs of people's games, rated in.
     """
     start = time.perf_counter()
     check_workers(n_jobs, backend, scheduler)
@@ -306,8 +306,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     max_turns = check_int("max_turns", max_turns, 1)
     check_fraction("confidence", confidence)
     n_resamples = check_resamples(n_resamples, confidence)
-    if batch_size is not None:
-        batch_size = check_int("batch_size", batch_size, 1)
+    batch_size = None if batch_size is None else check_int("batch_size", batch_size, 1)
     path = check_out_dir(out)
     cells = schedule(len(policies), players)
     manifest = _manifest(board, players, names, games, seed, max_turns, cells, n_resamples,
@@ -342,6 +341,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
         on_disk = _directory_manifest(manifest, held, runs)
         manifest["out"] = str(path)
         manifest["held_policies"] = on_disk["policies"]
+    manifest = _with_people(manifest, runs, people, board) if people else manifest
     result = _tables(manifest, runs, seed, played)
     manifest["wall_seconds"] = round(time.perf_counter() - start, 3)
     if path is not None:
@@ -404,6 +404,44 @@ def _directory_manifest(manifest: dict, held: dict | None, runs: dict | None = N
     return {**manifest, "policies": list(dict.fromkeys(held.get("policies", []) + manifest["policies"])),
             "games": max(c["games"] for c in cells.values()), "cells": list(cells.values()),
             **({"expert_models": models} if models else {})}
+
+
+def _with_people(manifest: dict, runs: dict, people, board) -> dict:
+    """The league's manifest with each run of people's games (``people``: directories
+    ``ttrsim play --out`` wrote) as one more cell (``runs`` gains it), its person (the
+    run's name) rated among the policies from those games; refused unless its board,
+    player count and opponents are the league's. Their deals are their own, not the
+    league's seed; few games give a wide interval."""
+    from ttrsim.results import load_run
+
+    manifest = dict(manifest, policies=list(manifest["policies"]), cells=list(manifest["cells"]))
+    own = list(manifest["policies"])
+    for k, d in enumerate([people] if isinstance(people, (str, Path)) else people):
+        run = load_run(d)
+        m = run.manifest
+        if not m.get("people"):
+            raise ValueError(f"--people {d}: holds no people's games (ttrsim play --out DIR "
+                             "writes them)")
+        if run.board.name != board.name or m["players"] != manifest["players"]:
+            raise ValueError(f"--people {d}: {run.board.name}, {m['players']} players, the "
+                             f"league is {board.name}, {manifest['players']} players; rate "
+                             "people's games in a league of their board and player count")
+        persons = {m["policies"][q] for q in m["people"]}
+        missing = [p for q, p in enumerate(m["policies"]) if q not in m["people"]
+                   and p not in manifest["policies"]]
+        if missing:
+            raise ValueError(f"--people {d}: played against {', '.join(sorted(set(missing)))}, "
+                             "not in the league; add --policy for each")
+        clash = sorted(persons & set(own))
+        if clash:
+            raise ValueError(f"--people {d}: the person's name {clash[0]!r} is a policy of the "
+                             "league; give the person another --name")
+        manifest["policies"] += [p for p in sorted(persons) if p not in manifest["policies"]]
+        key = f"people/{k}"
+        manifest["cells"].append({"dir": key, "policies": list(m["policies"]),
+                                  "games": int(m["games"])})
+        runs[key] = run
+    return manifest
 
 
 def load_league(path) -> League:
