@@ -127,3 +127,39 @@ def test_levers_pickle_and_bad_values_are_refused():
     tk = lambda k: [TicketsPolicy() for _ in range(k)]
     with pytest.raises(ValueError, match="foes must be 5 distinct"):
         SearchPolicy(tk(6), foes=tk(4))
+
+
+# --- the measuring scripts --------------------------------------------------------------
+
+def test_diagnosis_script_records_the_search_and_the_shadow_expert():
+    from helpers import load_script
+
+    diag = load_script("search_diagnosis")
+    rows = diag.play("newyork", 2, 2, 5, 4, "search:playouts=6", "expert")
+    assert rows and all(r["turn"] < 8 and r["round"] == r["turn"] // 2 for r in rows)
+    for r in rows:
+        g = Game("newyork", 2, seed=5 + r["game"])
+        assert r["seat"] == r["game"] % 2
+        assert len(r["expert_cands"]) == len(r["expert_scores"]) >= 1
+        assert r["search_kind"] in ("claim", "card", "tickets", "station")
+        assert str(r["search"]) in r["search_vals"] or not r["search_vals"]
+        # the shadow expert's move is one of its candidates
+        assert r["expert"] in r["expert_cands"]
+    text = diag.summary(rows, 2)
+    assert "| 0-2 |" in text and "games: 2" in text
+
+
+def test_levers_script_measures_a_row_and_resumes(tmp_path):
+    from helpers import load_script
+
+    lv = load_script("search_levers")
+    out = tmp_path / "levers.json"
+    argv = ["--board", "newyork", "--games", "4", "--cost-games", "1", "--spec",
+            "search:playouts=4,rare=2", "--against", "search:playouts=4", "--json", str(out)]
+    assert lv.main(argv) == 0
+    import json
+    rows = json.loads(out.read_text())
+    assert len(rows) == 1 and rows[0]["spec"] == "search:playouts=4,rare=2"
+    assert 0 <= rows[0]["low"] <= rows[0]["win_share"] <= rows[0]["high"] <= 1
+    assert rows[0]["cpu_per_decision"] > 0
+    assert lv.main(argv) == 0 and len(json.loads(out.read_text())) == 1   # not played again
