@@ -163,3 +163,11 @@ def test_levers_script_measures_a_row_and_resumes(tmp_path):
     assert 0 <= rows[0]["low"] <= rows[0]["win_share"] <= rows[0]["high"] <= 1
     assert rows[0]["cpu_per_decision"] > 0
     assert lv.main(argv) == 0 and len(json.loads(out.read_text())) == 1   # not played again
+
+
+def test_today_s_search_is_foes_named_as_its_rollout():
+    """docs/search.md names `search:foes=expert:model=v4` as playing today's search."""
+    g = midgame("usa", 3, 4, 10)
+    a, b = make_policy("search", g.board), make_policy("search:foes=expert:model=v4", g.board)
+    assert decide(a, g, seed=2) == decide(b, g, seed=2)
+    assert a.last_decision() == b.last_decision()
