@@ -42,7 +42,7 @@ PAGES = [ROOT / "README.md"] + sorted((ROOT / "docs").glob("*.md"))
 SHELL = {"bash", "sh", "shell", "console"}
 GAMES = int(os.environ.get("TTRSIM_DOC_GAMES", "40"))
 #: scripts whose tables play the `search` policy
-SEARCH_SCRIPTS = ("search_strength.py", "expert_strength.py")
+SEARCH_SCRIPTS = ("search_strength.py", "expert_strength.py", "search_levers.py")
 INSTALL = ("pip ", "python3 -m venv", "python -m venv", "build-env/", "pipx ")
 
 

@@ -7,7 +7,7 @@ from ttrsim._policy import Policy
 
 def search_params(playouts: int = ..., worlds: int = ..., c: float = ..., utility: float = ...,
                   claims: int = ..., draws: int = ..., z: float = ..., infer: float = ...,
-                  ticket_draws: int = ..., phases: int = ...) -> dict[str, Any]: ...
+                  ticket_draws: int = ..., phases: int = ..., rare: int = ...) -> dict[str, Any]: ...
 
 class SearchPolicy(Policy):
     playouts: int
@@ -20,6 +20,9 @@ class SearchPolicy(Policy):
     draws: int
     ticket_draws: int
     phases: int
+    rare: int
+    foes: str
+    foe_policies: tuple[Policy, ...]
     scale: float
     infer: float
     z: float
@@ -35,7 +38,8 @@ class SearchPolicy(Policy):
                  playouts: int = ..., rollout: str | None = ..., worlds: int = ...,
                  c: float = ..., utility: float = ..., claims: int = ..., draws: int = ...,
                  z: float = ..., infer: float = ..., ticket_draws: int = ..., phases: int = ...,
-                 lead: str = ..., spec: str | None = ...) -> None: ...
+                 lead: str = ..., spec: str | None = ..., rare: int = ...,
+                 foes: Sequence[Policy] = ..., foe_spec: str = ...) -> None: ...
     @property
     def params(self) -> dict[str, Any]: ...
     def init_args(self) -> dict[str, Any]: ...

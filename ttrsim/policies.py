@@ -78,7 +78,7 @@ def _builtin_spec(role: str, spec: str) -> PolicySpec:
 
 
 def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: int = 0,
-                       **params) -> SearchPolicy:
+                       foes: str = "", **params) -> SearchPolicy:
     """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
     ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
     instances and its proposers. ``playouts`` per decision; 0: :func:`search_budget`'s
@@ -88,16 +88,19 @@ def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: 
     are not searched. ``params`` are the search's own (``ttrsim policies``). The
     proposers: of the rollout followed by tickets, greedy and routes (without the
     rollout), the first three less any that plays at random, less the first when it is
-    the default candidate (no `lead`)."""
-    rollout, lead = str(rollout).strip(), str(lead or "").strip()
+    the default candidate (no `lead`). ``foes`` (a built-in spec; "" : the rollout) plays
+    the other seats in the playouts."""
+    rollout, lead, foes = str(rollout).strip(), str(lead or "").strip(), str(foes or "").strip()
     roll = _builtin_spec("rollout", rollout)
     first = _builtin_spec("lead", lead) if lead else roll
     rollouts = [roll.build() for _ in range(5)] + [first.build()]
     others = [p for p in _PROPOSERS if p != rollout and p in REGISTRY][:2]
     proposers = [p for p in [roll.build()] + [parse_spec(n).build() for n in others]
                  if not isinstance(p, RandomPolicy)]
+    foe = [_builtin_spec("foes", foes).build() for _ in range(5)] if foes else []
     return SearchPolicy(rollouts, proposers if lead else proposers[1:], rollout=rollout,
-                        lead=lead, playouts=search_budget(rollout, playouts), **params)
+                        lead=lead, playouts=search_budget(rollout, playouts), foes=foe,
+                        foe_spec=foes, **params)
 
 
 def _check_search(values: dict) -> None:
@@ -105,7 +108,10 @@ def _check_search(values: dict) -> None:
     one instance of its rollout policy and one of its lead (not the search's nine)."""
     own = dict(values)
     rollout, lead = str(own.pop("rollout")).strip(), str(own.pop("lead") or "").strip()
+    foes = str(own.pop("foes", "") or "").strip()
     _builtin_spec("rollout", rollout).build()
+    if foes:
+        _builtin_spec("foes", foes).build()
     if lead:
         _builtin_spec("lead", lead).build()
     own["playouts"] = search_budget(rollout, own["playouts"])
@@ -166,6 +172,11 @@ REGISTRY: dict[str, PolicyInfo] = {
                         "touch); 0: uniformly at random"),
          "ticket_draws": (1, "0: a ticket draw is a candidate only when the rollout policy "
                              "itself would draw (to measure what ticket draws are worth)"),
+         "rare": (1, "budget multiple at the rare, costly decisions: the initial and drawn "
+                     "ticket choices and the turns before the seat's first claim (1: the "
+                     "same budget everywhere)"),
+         "foes": ("", "built-in policy that plays the other seats in the playouts (e.g. "
+                      "tickets, which claims early); empty: the rollout policy"),
          "phases": (31, "decisions searched, a sum of 1 (initial tickets), 2 (drawn "
                         "tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
                         "(tunnels); the others are the rollout policy's own (to measure "

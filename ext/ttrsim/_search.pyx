@@ -62,7 +62,7 @@ def _is_whole(x):
 
 
 def search_params(playouts=200, worlds=0, c=0.0, utility=0.2, claims=0, draws=0, z=1.0,
-                  infer=5.0, ticket_draws=1, phases=31):
+                  infer=5.0, ticket_draws=1, phases=31, rare=1):
     """The search's own parameters (all but its rollout and lead policies) checked, as the
     types it keeps; ValueError naming the first that is out of range. ``SearchPolicy``
     checks them with it, and so does a spec's validation, which builds no search."""
@@ -93,9 +93,13 @@ def search_params(playouts=200, worlds=0, c=0.0, utility=0.2, claims=0, draws=0,
     if not 0.0 <= float(infer) <= 20.0:
         raise ValueError(f"search: infer must be within 0..20 (0: the others' tickets "
                          f"uniformly at random), got {infer}")
+    if not _is_whole(rare) or not 1 <= int(rare) <= 16:
+        raise ValueError(f"search: rare must be a whole number from 1 to 16 (the budget's "
+                         f"multiple at ticket choices and before the seat's first claim; "
+                         f"1: the same budget everywhere), got {rare!r}")
     return dict(playouts=int(playouts), worlds=int(worlds), c=float(c), utility=float(utility),
                 claims=int(claims), draws=int(draws), ticket_draws=int(ticket_draws),
-                phases=int(phases), z=float(z), infer=float(infer))
+                phases=int(phases), z=float(z), infer=float(infer), rare=int(rare))
 
 
 cdef class SearchPolicy(Policy):
@@ -111,6 +115,11 @@ cdef class SearchPolicy(Policy):
     cdef readonly int draws            # 1: search second card draws too; 0: the rollout decides
     cdef readonly int ticket_draws     # 0: a ticket draw is a candidate only as the default
     cdef readonly int phases           # decisions searched (bits: phase_bit); others: the rollout's
+    cdef readonly int rare             # budget multiple at ticket choices and turns before
+                                       # the seat's first claim (rare, costly decisions)
+    cdef int budget                    # this decision's playouts (playouts, or x rare)
+    cdef readonly str foes             # spec of the policy playing the other seats in the
+                                       # playouts ("" : the rollout policy)
     cdef readonly double scale         # points of margin that map to the utility's full range
     cdef readonly double infer         # weight of the others' routes in dealing their tickets
     cdef readonly double z             # a candidate replaces the rollout policy's own choice
@@ -120,6 +129,10 @@ cdef class SearchPolicy(Policy):
     cdef double* mvals                 # (analyse's paired tests read them)
     cdef int cap                       # playouts per candidate that vals holds
     cdef PolicyRef roll[MAX_PLAYERS]   # rollout instances, one per seat of a playout
+    cdef PolicyRef own_roll[MAX_PLAYERS]   # the rollout policy's instances
+    cdef PolicyRef foe_roll[MAX_PLAYERS]   # the foes' (the other seats of a playout)
+    cdef bint has_foes
+    cdef readonly tuple foe_policies
     cdef PolicyRef me                  # the lead (default: the rollout policy) playing this
                                        # seat's real game: its choice is the default candidate
     cdef PolicyRef prop[MAX_PROP]      # proposers: policies whose choices become candidates
@@ -164,24 +177,33 @@ cdef class SearchPolicy(Policy):
 
     def __init__(self, rollouts, proposers=(), playouts=200, rollout=None, worlds=0, c=0.0,
                  utility=0.2, claims=0, draws=0, z=1.0, infer=5.0, ticket_draws=1, phases=31,
-                 lead="", spec=None):
+                 lead="", spec=None, rare=1, foes=(), foe_spec=""):
         """`rollouts`: MAX_PLAYERS + 1 (6) distinct compiled instances: the first
         MAX_PLAYERS of the rollout policy, one per seat of a playout; the last plays this
         seat's real game (its choice is the default candidate): another instance of the
         rollout policy, or of the `lead` policy. `proposers`: up to 3 compiled policies
         whose choices at a turn become candidates too. `rollout`, `lead`: their spec texts
         (for ``params``; default the instances' spec, "" : the lead is the rollout).
+        `foes`: () or MAX_PLAYERS distinct compiled instances of one policy (spec text
+        `foe_spec`) that play the other seats in the playouts; the rollout policy then
+        plays only the searching seat's own future turns.
         ``ttrsim.policies.make_policy("search:...")`` builds them all from the registry; the
         other parameters are listed by ``ttrsim policies``."""
         Policy.__init__(self, spec)
-        rollouts, proposers = tuple(rollouts), tuple(proposers)
+        rollouts, proposers, foes = tuple(rollouts), tuple(proposers), tuple(foes)
+        if foes and (len(foes) != MAX_PLAYERS or len({id(p) for p in rollouts + foes})
+                     != len(rollouts) + len(foes)):
+            raise ValueError(f"search: foes must be {MAX_PLAYERS} distinct instances of the "
+                             f"foes' policy (one per seat of a playout), got {len(foes)}")
+        if foes and len({type(p) for p in foes}) != 1:
+            raise ValueError("search: the foes' instances must all be of one policy")
         if len(rollouts) != MAX_PLAYERS + 1 or len({id(p) for p in rollouts}) != len(rollouts):
             raise ValueError(f"search: rollouts must be {MAX_PLAYERS + 1} distinct instances "
                              f"of the rollout policy (one per seat, one for the real game), "
                              f"got {len(rollouts)}")
         if len(proposers) > MAX_PROP:
             raise ValueError(f"search: at most {MAX_PROP} proposers, got {len(proposers)}")
-        for p in rollouts + proposers:
+        for p in rollouts + proposers + foes:
             if isinstance(p, SearchPolicy):
                 raise ValueError("search: the rollout and proposer policies cannot be search "
                                  "itself (a playout would search at every decision)")
@@ -194,7 +216,7 @@ cdef class SearchPolicy(Policy):
             raise ValueError("search: the instance playing the real game is not of the "
                              "rollout policy; name its policy as `lead`")
         own = search_params(playouts, worlds, c, utility, claims, draws, z, infer, ticket_draws,
-                            phases)
+                            phases, rare)
         self.playouts = own["playouts"]
         self.rollout = str(rollout).strip() if rollout is not None else rollouts[0].spec
         self.lead = str(lead or "").strip()
@@ -208,7 +230,10 @@ cdef class SearchPolicy(Policy):
         self.scale = 50.0
         self.z = own["z"]
         self.infer = own["infer"]
-        self.cap = self.playouts + 2
+        self.rare = own["rare"]
+        self.budget = self.playouts
+        self.foes = str(foe_spec or "").strip() if foes else ""
+        self.cap = self.playouts * self.rare + 2
         self.vals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
         self.wvals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
         self.mvals = <double*>malloc(MAX_CAND * self.cap * sizeof(double))
@@ -216,13 +241,22 @@ cdef class SearchPolicy(Policy):
             raise MemoryError()
         self.rollouts = rollouts
         self.proposers = proposers
+        self.foe_policies = foes
+        self.has_foes = len(foes) > 0
         for q in range(MAX_PLAYERS):
-            policy_ref(rollouts[q], &self.roll[q])
+            policy_ref(rollouts[q], &self.own_roll[q])
+            self.roll[q] = self.own_roll[q]
+            if self.has_foes:
+                policy_ref(foes[q], &self.foe_roll[q])
         policy_ref(rollouts[MAX_PLAYERS], &self.me)
         self.n_prop = len(proposers)
         for k in range(self.n_prop):
             policy_ref(proposers[k], &self.prop[k])
         self.roll_random = self.roll[0].random_rng != NULL
+        if self.has_foes and (self.roll_random or self.foe_roll[0].random_rng != NULL):
+            raise ValueError("search: foes cannot be combined with a `random` rollout or be "
+                             "`random` themselves (a random rollout shares one generator "
+                             "over the seats)")
         self.n_cand = 0
         self.chosen = -1
         self.uniform = False
@@ -237,13 +271,15 @@ cdef class SearchPolicy(Policy):
         return dict(playouts=self.playouts, rollout=self.rollout, worlds=self.worlds, c=self.c,
                     utility=self.utility, claims=self.claims, draws=self.draws, z=self.z,
                     infer=self.infer, ticket_draws=self.ticket_draws,
-                    phases=self.phases, lead=self.lead)
+                    phases=self.phases, lead=self.lead, rare=self.rare, foes=self.foes)
 
     def init_args(self):
         # fresh copies of the rollout and proposer policies (two copies of a search must
         # not share them between seats)
+        # (`foes` the instances here, their spec text `foe_spec`)
         return dict(self.params, rollouts=[copy.copy(p) for p in self.rollouts],
-                    proposers=[copy.copy(p) for p in self.proposers])
+                    proposers=[copy.copy(p) for p in self.proposers],
+                    foes=[copy.copy(p) for p in self.foe_policies], foe_spec=self.foes)
 
     # --- dispatch to the rollout instances and proposers -------------------------------
     @cython.final
@@ -472,10 +508,12 @@ cdef class SearchPolicy(Policy):
                     uint64_t base) noexcept nogil:
         """Share the budget out over the candidates; return the index of the choice."""
         cdef int k
-        if not self.uniform and self.n_cand > self.playouts:
-            self.n_cand = self.playouts     # the budget: the first candidates, default first
+        if self.uniform:
+            self.budget = self.playouts
+        if not self.uniform and self.n_cand > self.budget:
+            self.n_cand = self.budget       # the budget: the first candidates, default first
         self.done = 0
-        self.planned = self.n_cand * self.playouts if self.uniform else self.playouts
+        self.planned = self.n_cand * self.playouts if self.uniform else self.budget
         for k in range(self.n_cand):
             self.visits[k] = 0
             self.usum[k] = 0.0
@@ -509,7 +547,7 @@ cdef class SearchPolicy(Policy):
         cdef double v, bv, total
         for k in range(self.n_cand):
             self.run(b, s, seat, k, 1, base)
-        for i in range(self.n_cand, self.playouts):
+        for i in range(self.n_cand, self.budget):
             total = log(<double>i)
             bv = -1.0
             for k in range(self.n_cand):
@@ -541,9 +579,9 @@ cdef class SearchPolicy(Policy):
         n_alive = self.n_cand
         while n_alive > 1:
             m = self.count_alive()        # the default may be one more than n_alive
-            if self.playouts - used < m:
+            if self.budget - used < m:
                 break
-            per = (self.playouts - used) // (m * rounds)
+            per = (self.budget - used) // (m * rounds)
             if per < 1:
                 per = 1
             j = 0
@@ -618,8 +656,13 @@ cdef class SearchPolicy(Policy):
 
     cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
                          uint64_t seed) noexcept nogil:
+        cdef int q
         rng_seed(&self.rng, seed)
         ref_start(&self.me, b, s, seat, seed ^ 0x5DEECE66DULL)
+        # the playouts' seats for this game: the rollout policy in the seat's own, the
+        # foes (when named) in the others
+        for q in range(MAX_PLAYERS):
+            self.roll[q] = self.foe_roll[q] if self.has_foes and q != seat else self.own_roll[q]
 
     cdef int32_t choose(self, const BoardC* b, const GameState* s, int seat,
                         const int32_t* legal, int n_legal) noexcept nogil:
@@ -633,6 +676,10 @@ cdef class SearchPolicy(Policy):
             self.n_cand = 0
             self.chosen = -1
             return ref_choose(&self.me, b, s, seat, legal, n_legal)
+        self.budget = self.playouts
+        if self.rare > 1 and (s.phase == PH_SETUP_TICKETS or s.phase == PH_KEEP_TICKETS or (
+                s.phase == PH_TURN and s.p[seat].n_routes == 0)):
+            self.budget = self.playouts * self.rare
         self.list_candidates(b, s, seat, legal, n_legal, base)
         if self.n_cand == 0:
             self.add_cand(legal[0])
