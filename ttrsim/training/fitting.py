@@ -34,6 +34,9 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
     # decision matters, and the mean of all its rows is a less noisy reference than one
     # row (tickets' choice; held-out, this fitted end-game turns better).
     y = centred(data.value, data.group) if centre else data.value.astype(np.float64)
+    if np.ptp(y[known]) == 0:           # e.g. one row a decision, centred: all zero
+        raise ValueError("no decision to learn from: every value equals its decision's mean "
+                         "(rows labelled by outcomes, one a decision, need centre=False)")
     if histogram:
         reg = HistGradientBoostingRegressor(
             max_iter=int(trees), max_depth=int(depth), max_leaf_nodes=None,
