@@ -86,6 +86,8 @@ def test_fitted_values_follow_the_outcomes_not_the_decisions_mean():
     from ttrsim.training.model_file import as_section
     pred = as_section(section).predict(X)
     assert pred[value == 1].min() > pred[value == 0].max()
+    # uncentred, the section predicts the outcome itself (its baseline kept): about 1 and 0
+    assert abs(pred[value == 1].mean() - 1) < 0.2 and abs(pred[value == 0].mean()) < 0.2
     # centred, as the search's labels are, one row a decision has nothing left to learn
     with pytest.raises(ValueError, match="no decision to learn from"):
         fit(data, 0, trees=10, depth=2, min_leaf=10, histogram=True)

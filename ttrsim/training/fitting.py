@@ -47,8 +47,13 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
                                         learning_rate=float(learning_rate), subsample=1.0,
                                         min_samples_leaf=int(min_leaf), random_state=int(seed))
     reg.fit(data.X[known], y[known])
-    section = {"trees": hist_trees(reg) if histogram else exact_trees(reg),
-               "base": 0.0, "margin": 0.0,
+    trees_ = hist_trees(reg) if histogram else exact_trees(reg)
+    # uncentred, the baseline is part of the value (the mean outcome): kept, so that the
+    # section predicts the outcome itself; centred sections keep base 0 as they always had
+    one = data.X[known][:1]
+    base = 0.0 if centre else float(reg.predict(one)[0] - section_from_dict(
+        {"trees": trees_, "base": 0.0, "margin": 0.0}).predict(one)[0])
+    section = {"trees": trees_, "base": base, "margin": 0.0,
                "fit": {"trees": int(trees), "depth": int(depth), "min_leaf": int(min_leaf),
                        "learning_rate": float(learning_rate), "seed": int(seed),
                        **({"histogram": True} if histogram else {}),
@@ -58,7 +63,8 @@ def fit(data: Positions, seed: int = 0, *, trees: int = 40, depth: int = 4,
     # the exported trees must rank candidates as the fitted model does
     raw = reg.predict(data.X[known][:2000])
     mine = section_from_dict(section).predict(data.X[known][:2000])
-    if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6):
+    if not np.allclose(raw - raw[0], mine - mine[0], atol=1e-6) or (
+            not centre and not np.allclose(raw, mine, atol=1e-5)):
         import sklearn
         raise RuntimeError("exported trees disagree with scikit-learn's predictions "
                            f"(scikit-learn {sklearn.__version__})")
