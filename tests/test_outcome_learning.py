@@ -113,3 +113,21 @@ def test_a_model_learned_from_outcomes_plays_only_legal_moves(tmp_path):
     run = simulate("europe", [f"expert:model={path}", "expert:model=field"], games=4, seed=0,
                    summary=True)
     assert run.summary(by="policy")["seat_games"].sum() == 8
+
+
+def test_appended_trees_score_the_sum_weighted():
+    import json
+
+    from ttrsim.training.model_file import append_trees, model_file, section_from_dict
+    whole = json.loads(open(model_file("whole")).read())["turns"]
+    rng = np.random.default_rng(1)
+    X = rng.random((300, len(FEATURES))).astype(np.float32)
+    value = X[:, F["draw_tickets"]] * 2 - X[:, F["hand"]]
+    n = np.arange(300)
+    more = fit(Positions(X, value.astype(np.float32), np.ones(300, np.int8), n, n, []), 0,
+               trees=5, depth=2, min_leaf=5, histogram=True, centre=False)
+    both = append_trees(whole["trees"], more["trees"], 0.5)
+    got = section_from_dict({"trees": both, "base": 0.0, "margin": 0.0}).predict(X)
+    a = section_from_dict({"trees": whole["trees"], "base": 0.0, "margin": 0.0}).predict(X)
+    b = section_from_dict({"trees": more["trees"], "base": 0.0, "margin": 0.0}).predict(X)
+    np.testing.assert_allclose(got, a + 0.5 * b, atol=1e-6)
