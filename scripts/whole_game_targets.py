@@ -6,7 +6,8 @@ Parts (--part, repeatable; rows appended to --json, default
 scripts/whole_game_targets.json; a rerun plays only the rows not there yet):
   style      4-player self-play on usa-mega and usa (--style-games games, seeds
              --seed + 11): ticket draws a player, the median game turn of the first
-             claim, the winners' mean score, tickets completed a player, of the model,
+             claim, the winners' mean score, tickets completed a player and the share of held
+             tickets completed, of the model,
              of `expert` and (--search-games games, the same deals) of the search
   two        the model against `expert` at 2 players on usa-mega, usa-1910, usa,
              europe and newyork (--games games)
@@ -73,7 +74,9 @@ def _style(games) -> dict:
     return {"ticket_draws": float(games["ticket_draws"].mean()),
             "first_claim_median": float(np.median(first[first >= 0])),
             "winner_score": float(games.loc[games["rank"] == 1, "score"].mean()),
-            "tickets_completed": float(games["tickets_completed"].mean())}
+            "tickets_completed": float(games["tickets_completed"].mean()),
+            "held_completed_share": float(games["tickets_completed"].sum() / max(
+                1, games["tickets_completed"].sum() + games["tickets_failed"].sum()))}
 
 
 def _versus(board, specs, games, seed, jobs) -> dict:

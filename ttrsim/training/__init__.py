@@ -16,8 +16,9 @@ earlier turn models measured). Needs scikit-learn (``pip install ttrsim[train]``
 
 The package by what it does: ``positions`` (the labelled decisions and their files),
 ``labelling`` (``generate_setup``, ``generate_endgame``, ``generate_games``: whole games,
-``generate_student``: a student's turns scored by a teacher model, ``label``), ``fitting``
-(``fit``), ``distilling`` (``distil``: a teacher's turns in fresh trees, ``draw_head``), ``model_file`` (the model file written from Python, beside its compiled
+``generate_student``: a student's turns scored by a teacher model, ``generate_outcomes``:
+decisions labelled by how their games ended, ``label``), ``fitting`` (``fit``,
+``fit_outcomes``: action values from outcomes), ``distilling`` (``distil``: a teacher's turns in fresh trees, ``draw_head``), ``model_file`` (the model file written from Python, beside its compiled
 reader ``ttrsim._expert``: ``make_model``, ``export``), ``evaluation`` (``agreement``,
 ``gain``, ``strength``, ``calibrate``) and ``rounds`` (``train``, whose output
 directory is opened with ``ttrsim.results.prepare_out`` as every job's is).
@@ -26,14 +27,15 @@ directory is opened with ``ttrsim.results.prepare_out`` as every job's is).
 """
 from ttrsim.training.distilling import distil, draw_head
 from ttrsim.training.evaluation import BOARDS, MARGINS, agreement, calibrate, gain, strength
-from ttrsim.training.fitting import fit
+from ttrsim.training.fitting import fit, fit_outcomes
 from ttrsim.training.labelling import (CHUNKS, CLAIMS, expert_move, generate_endgame,
-                                       generate_games, generate_setup, generate_student, label)
+                                       generate_games, generate_outcomes, generate_setup,
+                                       generate_student, label, outcome)
 from ttrsim.training.model_file import FEATURES, export, make_model
 from ttrsim.training.positions import Positions
 from ttrsim.training.rounds import train
 
 __all__ = ["BOARDS", "CHUNKS", "CLAIMS", "FEATURES", "MARGINS", "Positions", "agreement",
-           "calibrate", "distil", "draw_head", "expert_move", "export", "fit", "gain",
-           "generate_endgame", "generate_games", "generate_setup", "generate_student", "label",
-           "make_model", "strength", "train"]
+           "calibrate", "distil", "draw_head", "expert_move", "export", "fit", "fit_outcomes",
+           "gain", "generate_endgame", "generate_games", "generate_outcomes", "generate_setup", "generate_student", "label",
+           "make_model", "outcome", "strength", "train"]

@@ -15,7 +15,8 @@ from ttrsim.training.model_file import expert_spec
 from ttrsim.training.positions import Positions, from_lists, join
 
 __all__ = ["CHUNKS", "CLAIMS", "KINDS", "check_field", "expert_move", "generate_endgame",
-           "generate_games", "generate_setup", "generate_student", "label", "labelling_specs"]
+           "generate_games", "generate_outcomes", "generate_setup", "generate_student", "label",
+           "labelling_specs", "outcome", "play_experts"]
 
 
 def labelling_specs(search: str, rollout_model) -> tuple[str, str]:
@@ -79,13 +80,17 @@ CLAIMS = 4          # generate_endgame's search also values the 4 longest claims
 def expert_move(model, phase: str, codes, X, fewest_trains: int) -> int:
     """The move ``expert`` with ``model`` (an ExpertModel) makes among its candidates
     (``ExpertPolicy.candidates``): what the compiled policy decides, in Python."""
+    return int(codes[expert_pick(model, phase, X, fewest_trains)])
+
+
+def expert_pick(model, phase: str, X, fewest_trains: int) -> int:
+    """The index among the candidates' rows ``X`` of ``expert_move``'s move."""
     sec = model.setup if phase == "setup_tickets" else model.keep if phase == "keep_tickets" else (
         model.turns if phase == "turn" and model.turns is not None
         and fewest_trains <= model.turns.max_trains else None)
-    if sec is None or len(codes) < 2:
-        return int(codes[0])
-    scores = sec.predict(X) + sec.offsets(X)
-    return int(codes[int(np.argmax(scores))])
+    if sec is None or len(X) < 2:
+        return 0
+    return int(np.argmax(sec.predict(X) + sec.offsets(X)))
 
 
 def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: int = 0, *,
@@ -337,19 +342,37 @@ def generate_student(board="usa", players: int = 4, games: int = 20, seed: int =
             e = ExpertPolicy(paths[who[q]])
             e.start(g, q, int(rng.integers(1 << 62)))
             seats.append(e)
-        while not g.is_over() and g.turn < 1000:
-            q = g.current_player
-            phase = g.phase
-            codes, feats = seats[q].candidates(g)
+
+        def score(q, phase, codes, feats, pick):
+            nonlocal n_dec
             if who[q] == "student" and phase == "turn" and len(codes) > 1:
                 _record(part, feats, loaded["teacher"].turns.predict(feats), n_dec, i, board)
                 n_dec += 1
-            fewest = min(p["trains"] for p in g.state()["players"])
-            g.apply(expert_move(loaded[who[q]], phase, codes, feats, fewest))
+            return pick
+        play_experts(g, seats, [loaded[w] for w in who], score)
     return from_lists(*part, time.process_time() - t0)
 
 
+def play_experts(g, seats, models, hook=None) -> None:
+    """Play ``g`` to its end (or the turn cap) with ``expert`` in every seat: seat q's
+    ``ExpertPolicy`` ``seats[q]`` (started) lists the candidates, its model ``models[q]``
+    (an ExpertModel) picks as the compiled policy would (``expert_pick``).
+    ``hook(q, phase, codes, feats, pick)``, at every decision, returns the index of the
+    candidate played (``pick``: the model's; another: exploration) and may record it."""
+    while not g.is_over() and g.turn < 1000:
+        q = g.current_player
+        phase = g.phase
+        codes, feats = seats[q].candidates(g)
+        fewest = min(p["trains"] for p in g.state()["players"])
+        pick = expert_pick(models[q], phase, feats, fewest)
+        if hook is not None:
+            pick = int(hook(q, phase, codes, feats, pick))
+        g.apply(int(codes[pick]))
+
+
 def _label_task(kind, board, players, n, seed, kw):
+    if kind == "outcomes":
+        return generate_outcomes(board, players, n, seed, **kw)
     if kind == "setup":
         return generate_setup(board, players, n, seed, **kw)
     if kind == "games":
@@ -364,7 +387,8 @@ def _indexed(i, args):
 
 
 def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = True,
-          cache=None, **kw) -> Positions:
+          cache=None, backend: str = "loky", scheduler: str | None = None,
+          **kw) -> Positions:
     """``generate_setup`` (``kind="setup"``; ``parts``: (board, players, positions)),
     ``generate_endgame`` (``kind="endgame"``; (board, players, games)) or
     ``generate_games`` (``kind="games"``; (board, players, games): a dict of Positions
@@ -372,7 +396,9 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     small tasks spread over ``n_jobs`` workers (``kw`` goes to the generator). The same positions and labels whatever ``n_jobs``:
     each task has its own seed and the tasks are put back in order. ``cache``: a
     directory where each finished task is saved (atomically, under a key of its
-    arguments), so that a labelling cut short goes on from the tasks it finished."""
+    arguments), so that a labelling cut short goes on from the tasks it finished.
+    ``backend="dask"`` with ``scheduler`` spreads the tasks over a dask cluster
+    (``ttrsim.dispatch.run_tasks``), as ``simulate`` does."""
     from ttrsim.dispatch import progress_bar, run_tasks
 
     if kind not in CHUNKS:
@@ -382,6 +408,9 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     for key in ("student", "teacher"):          # names of shipped models as their paths
         if key in kw:
             kw[key] = model_file(kw[key])
+    if kind == "outcomes":
+        kw["model"] = model_file(kw.get("model", "whole"))
+        kw["field"] = tuple(str(Path(model_file(m)).resolve()) for m in kw.get("field") or ())
     for key in ("model", "rollout_model", "student", "teacher"):
         if kw.get(key) is not None:
             kw[key] = str(Path(kw[key]).resolve())
@@ -391,7 +420,7 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
         for c in range(0, int(n), size):
             tasks.append((kind, board, int(players), min(size, int(n) - c),
                           int(seed) * 1_000_003 + j * 10_007 + c, kw))
-    kinds = list(KINDS.values()) if kind == "games" else [None]
+    kinds = list(KINDS.values()) if kind in ("games", "outcomes") else [None]
     out = {}
     for i, task in enumerate(tasks):
         hit = _cached(cache, i, task, kinds)
@@ -401,7 +430,7 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     bar = progress_bar(progress, sum(t[3] for _, t in todo),
                        unit="position" if kind == "setup" else "game", desc=f"labelling {kind}")
     try:
-        with closing(run_tasks(_indexed, todo, n_jobs, bar=bar,
+        with closing(run_tasks(_indexed, todo, n_jobs, backend, scheduler, bar=bar,
                                sizes=[t[3] for _, t in todo])) as results:
             for i, p in results:
                 out[i] = p
@@ -409,7 +438,7 @@ def label(kind: str, parts, *, seed: int = 0, n_jobs: int = 1, progress: bool = 
     finally:
         if bar is not None:
             bar.close()
-    if kind == "games":
+    if kind in ("games", "outcomes"):
         return {k: join([out[i][k] for i in range(len(tasks))]) for k in KINDS.values()}
     return join([out[i] for i in range(len(tasks))])
 
@@ -449,3 +478,95 @@ def _store(cache, i, task, kinds, result) -> None:
     Path(cache).mkdir(parents=True, exist_ok=True)
     for k, f in zip(kinds, _task_files(cache, i, kinds)):
         save_positions(result[k] if k else result, f, _task_key(task))
+
+
+CHUNKS["outcomes"] = 20
+TARGETS = ("win", "margin")
+
+
+def outcome(scores, seat: int, target: str = "margin") -> float:
+    """The final result of ``seat`` from the game's ``scores()``: ``"win"``, 1 for a seat
+    ranked first (shared equally by the seats tied first) and 0 else; ``"margin"``, its
+    total minus the best total of the other seats, in hundreds of points (positive for a
+    winner)."""
+    if target == "win":
+        firsts = sum(1 for s in scores if s["rank"] == 1)
+        return 1.0 / firsts if scores[seat]["rank"] == 1 else 0.0
+    if target == "margin":
+        best = max(s["total"] for q, s in enumerate(scores) if q != seat)
+        return (scores[seat]["total"] - best) / 100.0
+    raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+
+
+def generate_outcomes(board="usa", players: int = 4, games: int = 20, seed: int = 0, *,
+                      model="whole", field=None, epsilon: float = 0.1, target: str = "margin",
+                      details: bool = False, progress: bool = False):
+    """Decisions labelled by how the game ended (Monte-Carlo learning, as DouZero): every
+    seat plays ``expert`` with ``model`` (a name or file), or, with ``field`` (model names
+    or files), the other seats of game i draw theirs from it in turn (seat
+    ``i % players`` keeps ``model``); at each decision of a kind the model decides
+    (``KINDS``) with more than one candidate a seat plays, with probability ``epsilon``
+    (drawn from the game's seed), another candidate than its model's, drawn uniformly
+    (exploration: ticket draws, keeps and claims the model would not make). Each such
+    decision gives one row: the features of the candidate played, ``value`` its seat's
+    final result (``outcome``: ``target``), ``chosen`` 1; ``group`` one id per decision,
+    ``game`` the game. Returns {"setup", "turns", "keep"}: the rows of each kind; with
+    ``details`` also ({kind: seat of each row}, ``scores()`` of each game). Same seed,
+    same games and labels."""
+    from tqdm.auto import tqdm
+
+    from ttrsim._expert import ExpertPolicy
+
+    if target not in TARGETS:
+        raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
+    if not 0.0 <= float(epsilon) <= 1.0:
+        raise ValueError(f"epsilon must be within 0..1, got {epsilon}")
+    names = [model] + list(field or ())
+    paths = {m: str(Path(model_file(m)).resolve()) for m in names}
+    loaded = {m: load_model(paths[m]) for m in names}
+    seeds = np.random.SeedSequence([int(seed), int(players), 0x0C7]).generate_state(
+        2 * int(games), dtype=np.uint64)
+    parts = {k: ([], [], [], [], [], []) for k in KINDS.values()}
+    seat_of = {k: [] for k in KINDS.values()}
+    finals = []
+    n_dec = 0
+    t0 = time.process_time()
+    for i in tqdm(range(int(games)), desc=f"outcomes {board} {players}p", disable=not progress):
+        g = Game(board, players, seed=int(seeds[2 * i]))
+        rng = np.random.default_rng(int(seeds[2 * i + 1]))
+        others = iter(range(i * (players - 1), (i + 1) * (players - 1)))
+        who = [model if q == i % players or not field else field[next(others) % len(field)]
+               for q in range(players)]
+        seats = []
+        for q in range(players):
+            e = ExpertPolicy(paths[who[q]])
+            e.start(g, q, int(rng.integers(1 << 62)))
+            seats.append(e)
+        rows = []                          # (kind, seat, features of the move played)
+
+        def explore(q, phase, codes, feats, pick):
+            kind = KINDS.get(phase)
+            if kind is None or len(codes) < 2:
+                return pick
+            if rng.random() < float(epsilon):
+                pick = (pick + 1 + int(rng.integers(len(codes) - 1))) % len(codes)
+            rows.append((kind, q, feats[pick]))
+            return pick
+        play_experts(g, seats, [loaded[w] for w in who], explore)
+        scores = g.scores()
+        finals.append(scores)
+        for kind, q, x in rows:
+            X, value, chosen, group, game_ids, boards = parts[kind]
+            X.append(x[None, :])
+            value.append(np.array([outcome(scores, q, target)], np.float32))
+            chosen.append(np.ones(1, np.int8))
+            group.append(np.array([n_dec], np.int64))
+            game_ids.append(np.array([i], np.int64))
+            boards.append(str(board))
+            seat_of[kind].append(q)
+            n_dec += 1
+    cpu = time.process_time() - t0
+    data = {k: from_lists(*parts[k], cpu if k == "turns" else 0.0) for k in parts}
+    if details:
+        return data, {k: np.array(v, np.int64) for k, v in seat_of.items()}, finals
+    return data

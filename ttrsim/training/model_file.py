@@ -21,7 +21,7 @@ from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, default_model_path
 from ttrsim.results import atomic_write
 
 __all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "default_model_path",
-           "exact_trees", "expert_spec", "export", "first_trees", "hist_trees", "load_model", "make_model",
+           "append_trees", "exact_trees", "expert_spec", "export", "first_trees", "hist_trees", "load_model", "make_model",
            "model_file", "section_from_dict"]
 
 
@@ -82,6 +82,22 @@ def first_trees(trees: dict, k: int) -> dict:
     roots = trees["roots"][:k]
     end = trees["roots"][k] if k < len(trees["roots"]) else len(trees["feature"])
     return {key: (list(v[:end]) if key != "roots" else list(roots)) for key, v in trees.items()}
+
+
+def append_trees(trees: dict, more: dict, scale: float = 1.0) -> dict:
+    """The node arrays of ``trees`` followed by those of ``more``, its leaf values times
+    ``scale``: an ensemble that scores ``trees``' score plus ``scale`` times ``more``'s
+    (e.g. turn trees learned from outcomes added to a distilled model's, weighted)."""
+    off = len(trees["feature"])
+
+    def moved(nodes):
+        return [int(c) + off if c >= 0 else -1 for c in nodes]
+    return {"feature": list(trees["feature"]) + list(more["feature"]),
+            "threshold": list(trees["threshold"]) + list(more["threshold"]),
+            "left": list(trees["left"]) + moved(more["left"]),
+            "right": list(trees["right"]) + moved(more["right"]),
+            "value": list(trees["value"]) + [float(v) * float(scale) for v in more["value"]],
+            "roots": list(trees["roots"]) + [int(r) + off for r in more["roots"]]}
 
 
 def make_model(setup: dict, turns: dict | None = None, training: dict | None = None,
