@@ -101,6 +101,26 @@ def play(board: str, players: int, games: int, seed: int, rounds: int, search: s
     return rows
 
 
+def _feature_table(claims: list[dict]) -> list[str]:
+    """The features of the search's claim beside those of expert's pick, where both are
+    among expert's candidates."""
+    out = []
+    diff = defaultdict(list)
+    for r in claims:
+        if r["search"] in r["expert_cands"] and r["expert"] in r["expert_cands"]:
+            i, j = r["expert_cands"].index(r["search"]), r["expert_cands"].index(r["expert"])
+            for name in SHOWN:
+                diff[name].append((r["expert_feats"][name][i], r["expert_feats"][name][j]))
+    if diff:
+        out.append("")
+        out.append("| feature | search's claim | expert's pick |")
+        out.append("| --- | ---: | ---: |")
+        for name in SHOWN:
+            a = np.array(diff[name])
+            out.append(f"| {name} | {a[:, 0].mean():.2f} | {a[:, 1].mean():.2f} |")
+    return out
+
+
 def summary(rows: list[dict], players: int) -> str:
     out = []
     by = defaultdict(list)
@@ -154,20 +174,7 @@ def summary(rows: list[dict], players: int) -> str:
                    ", ".join(f"{k} {v / len(claims):.2f}" for k, v in sorted(src.items())) +
                    (f"; its playout value over the default's, when it departs: mean "
                     f"{np.mean(vgap):+.3f} ({len(vgap)} decisions)" if vgap else ""))
-        # features: the search's claim against expert's pick, where both are expert candidates
-        diff = defaultdict(list)
-        for r in claims:
-            if r["search"] in r["expert_cands"] and r["expert"] in r["expert_cands"]:
-                i, j = r["expert_cands"].index(r["search"]), r["expert_cands"].index(r["expert"])
-                for name in SHOWN:
-                    diff[name].append((r["expert_feats"][name][i], r["expert_feats"][name][j]))
-        if diff:
-            out.append("")
-            out.append("| feature | search's claim | expert's pick |")
-            out.append("| --- | ---: | ---: |")
-            for name in SHOWN:
-                a = np.array(diff[name])
-                out.append(f"| {name} | {a[:, 0].mean():.2f} | {a[:, 1].mean():.2f} |")
+        out.extend(_feature_table(claims))
     first = defaultdict(lambda: None)
     for r in rows:
         if r["search_kind"] == "claim" and first[(r["game"], "s")] is None:
