@@ -542,3 +542,35 @@ def test_a_variant_comparison_under_stronger_play(variant_pair, tmp_path, capsys
     assert "variant_comparison: newyork" in capsys.readouterr().out
     assert (tmp_path / "cli" / "stronger_variant.csv").read_text() == \
         (tmp_path / "api" / "stronger_variant.csv").read_text()
+
+
+def test_a_weaker_built_in_as_the_stronger_play_is_said_to_be_weaker(tmp_path, capsys):
+    # `--stronger random` plays the study again with random in place of tickets: the
+    # comparison and its report say the "stronger" play is the weaker one, while a stronger
+    # player, a Python policy (no known strength) or a player of the same level says nothing
+    from ttrsim.analysis.studies.verdicts import weaker_play
+    from ttrsim.cli import main
+
+    assert "random in place of tickets" in weaker_play(["tickets"] * 2, ["random"] * 2)
+    assert "greedy in place of expert" in weaker_play(["expert:reach=5", "tickets"],
+                                                      ["greedy:reach=5", "tickets"])
+    for base, strong in ((["tickets"], ["expert"]), (["tickets"], ["expert:model=whole"]),
+                         (["routes"], ["blocker"]), (["tickets"], ["mine.py:play"]),
+                         (["random"], ["tickets"])):
+        assert weaker_play(base, strong) is None, (base, strong)
+    common = ["--board", "newyork", "--players", "2", "--seed", "3", "--quiet", "--games", "40"]
+    assert main(["ticket-fairness", *common, "--stronger", "random",
+                 "--report", str(tmp_path / "weak")]) == 0
+    out = capsys.readouterr().out
+    assert 'The "stronger" play is weaker: random in place of tickets' in out
+    page = (tmp_path / "weak" / "index.html").read_text()
+    assert "<h2>Under weaker play</h2>" in page and "random in place of tickets" in page
+    assert main(["ticket-fairness", *common, "--stronger", "expert"]) == 0
+    assert "weaker" not in capsys.readouterr().out
+    runs = [play(p, games=20) for p in (["tickets"] * 2, ["greedy"] * 2)]
+    c = an.compare_play(*runs)
+    assert "greedy in place of tickets" in c.summary()
+    write_report(runs[0], tmp_path / "run", stronger=c)
+    page = (tmp_path / "run" / "index.html").read_text()
+    assert "<h2>Under weaker play</h2>" in page and "greedy in place of tickets" in page
+

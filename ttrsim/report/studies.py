@@ -117,6 +117,9 @@ def _stronger_section(out_dir: Path, stronger, name: str, quantity: str | None, 
     if base == strong:
         base, strong = f"{base} (base)", f"{strong} (strong)"
     sec = Section(out_dir, "stronger", "Under stronger play")
+    if m.get("weaker"):
+        sec.heading = "Under weaker play"
+        sec.note(m["weaker"])
     sec.lead(f"Under {strong} in place of {base}, {int(t.changed.sum())} of {len(t)} "
              f"conclusions change; {int(t.significant.sum())} differences are significant at "
              f"q < {stronger.alpha:g} (Benjamini-Hochberg over the rows).")

@@ -16,7 +16,7 @@ import pandas as pd
 from ttrsim._version import __version__
 from ttrsim.analysis.inputs import manifest_of
 from ttrsim.analysis.studies.verdicts import (VALUES, expert_models, finish, policy_differences,
-                                              policy_label, with_changed)
+                                              policy_label, weaker_play, with_changed)
 from ttrsim.batches import versions
 from ttrsim.stats import DEFAULT_CONFIDENCE
 
@@ -57,6 +57,8 @@ class StudyComparison:
                  f"(seed {m['seed']}): {m['base_label']} against {m['strong_label']}",
                  f"{len(t)} rows, {int(t.significant.sum())} differ at q < {self.alpha}, "
                  f"{int(t.changed.sum())} conclusions change"]
+        if m.get("weaker"):
+            lines.insert(1, m["weaker"])
         if "spearman" in m:
             lines.append(f"rank correlation (Spearman) {m['spearman']:.3f}, p {m['spearman_p']:.2g}")
         if self.spread is not None:
@@ -107,6 +109,7 @@ def _study_manifest(kind: str, base, strong, **fields) -> dict:
                                      "max_turns")},
             "base_policies": list(m["policies"]), "strong_policies": list(ms["policies"]),
             "base_label": policy_label(m["policies"]), "strong_label": policy_label(ms["policies"]),
+            "weaker": weaker_play(m["policies"], ms["policies"]),
             "expert_models": {**expert_models(m), **expert_models(ms)} or None, **fields,
             "versions": versions()}
 
@@ -273,6 +276,7 @@ def compare_variant(base, strong, *, alpha: float = 0.05,
                                          "variant_hash", "players", "games", "seed")},
                 "base_policies": list(m["policies"]), "strong_policies": list(ms["policies"]),
                 "base_label": policy_label(m["policies"]), "strong_label": policy_label(ms["policies"]),
+                "weaker": weaker_play(m["policies"], ms["policies"]),
                 "expert_models": {**expert_models(m), **expert_models(ms)} or None, "alpha": alpha,
                 "confidence": confidence, "versions": versions()}
     cols = ["kind", "key", "metric", "label", "base_q", "strong_q", *VALUES]
