@@ -14,6 +14,7 @@ import numpy as np
 from ttrsim.plots import plot_comparison, plot_fairness, plot_play_scatter, plot_route_map
 from ttrsim.report import leads
 from ttrsim.report.html import Section, check_stronger, manifest_table, write_page
+from ttrsim.stats import fmt_p_text
 
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
 
@@ -204,7 +205,7 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
              "strong", "strong_low", "strong_high", "difference", "low", "high", "q_value",
              "base_verdict", "strong_verdict", "why"],
             [f"Spearman's rank correlation of the importances: {m['spearman']:.3f} (p "
-             f"{m['spearman_p']:.2g}). A conclusion changes when the verdict on a route "
+             f"{fmt_p_text(m['spearman_p'])}). A conclusion changes when the verdict on a route "
              "differs (above: removing it costs ticket completion, below: the board does "
              "better without it, each at the study's own q < "
              f"{stronger.alpha:g}; else unclear), or when it is among the {m['top']} most "

@@ -18,7 +18,7 @@ from ttrsim.analysis.inputs import manifest_of
 from ttrsim.analysis.studies.verdicts import (VALUES, expert_models, finish, policy_differences,
                                               policy_label, weaker_play, with_changed)
 from ttrsim.batches import versions
-from ttrsim.stats import DEFAULT_CONFIDENCE
+from ttrsim.stats import DEFAULT_CONFIDENCE, fmt_p_text
 
 __all__ = ["StudyComparison", "compare_importance", "compare_fairness", "compare_variant",
            "TOP_IMPORTANT", "MATERIAL_POINTS"]
@@ -60,7 +60,7 @@ class StudyComparison:
         if m.get("weaker"):
             lines.insert(1, m["weaker"])
         if "spearman" in m:
-            lines.append(f"rank correlation (Spearman) {m['spearman']:.3f}, p {m['spearman_p']:.2g}")
+            lines.append(f"rank correlation (Spearman) {m['spearman']:.3f}, p {fmt_p_text(m['spearman_p'])}")
         if self.spread is not None:
             for _, r in self.spread.iterrows():
                 lines.append(f"{r['label']}: {r.base:.3f} [{r.base_low:.3f}, {r.base_high:.3f}] -> "

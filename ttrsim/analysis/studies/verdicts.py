@@ -24,7 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim.policies import parse_spec
-from ttrsim.stats import bh_q
+from ttrsim.stats import bh_q, fmt_p_text
 
 __all__ = ["VALUES", "finish", "verdict", "with_changed", "policy_label", "policy_settings",
            "slot_groups", "policy_differences", "expert_models", "weaker_play", "PLAYER_LEVELS"]
@@ -67,7 +67,7 @@ def finish(df: pd.DataFrame, alpha: float, material: float, top: int | None = No
     why = pd.Series("", index=df.index, dtype=object)
     why[flip] = [f"{b} {r:.4g} -> {s}" for b, r, s in
                  zip(df.base_verdict[flip], df.reference[flip], df.strong_verdict[flip])]
-    why[mat] = [f"{100 * v:+.0f}% (q {q:.2g})" for v, q in zip(rel[mat.to_numpy()], df.q_value[mat])]
+    why[mat] = [f"{100 * v:+.0f}% (q {fmt_p_text(q)})" for v, q in zip(rel[mat.to_numpy()], df.q_value[mat])]
     if topped.any():
         why[topped] = [f"rank {int(b)} -> {int(s)} (top {top})" for b, s in
                        zip(df.base_rank[topped], df.strong_rank[topped])]
