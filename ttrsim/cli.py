@@ -625,7 +625,9 @@ def _cmd_route_importance(sub):
               f"per route, seed {m['seed']}: importance = drop in ticket completion "
               "(percentage points), with its paired 95% interval")
         print(shown[cols].head(args.rows).to_string(index=False, float_format=lambda x: f"{x:.4g}"))
-        if not args.confirm:
+        if args.confirm:
+            print(result.confirmation_verdict())
+        else:
             print("The top ranks' screening values are biased upward (the best of many noisy "
                   "estimates): --confirm K measures the top K again on fresh games.")
         stronger = None
