@@ -997,6 +997,8 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = build_parser()
     args = parser.parse_args(argv)
+    from ttrsim.dispatch import one_line_warnings
+    one_line_warnings(getattr(args, "command", None) or "")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2
