@@ -283,6 +283,30 @@ def test_a_damaged_decision_file_is_refused(tmp_path):
         PlaySession("newyork", 2, out=out)
 
 
+def test_a_game_in_progress_of_another_seed_is_refused_not_replayed_on_this_deal(tmp_path,
+                                                                                capsys):
+    # the saved game in progress names the deal it was played on; copied into a run of
+    # another seed its decisions (the person's ticket choices are legal on any deal) would
+    # replay on this run's deal without a word
+    runs = {}
+    for name, seed in (("a", 3), ("b", 4)):
+        s = PlaySession("newyork", 2, ["tickets"], out=tmp_path / name, seed=seed)
+        s.move(0, s.state()["legal"][0]["code"])
+        runs[name] = json.loads((tmp_path / name / IN_PROGRESS).read_text())
+    assert runs["a"]["decisions"] == runs["b"]["decisions"]     # the same moves, other deals
+    assert runs["a"]["seed"] != runs["b"]["seed"]
+    (tmp_path / "a" / IN_PROGRESS).write_text(json.dumps(runs["b"]))
+    with pytest.raises(ValueError, match="a game dealt from another seed than this run's game 0"):
+        PlaySession("newyork", 2, ["tickets"], out=tmp_path / "a")
+    assert main(["play", "--board", "newyork", "--players", "2", "--opponent", "tickets",
+                 "--out", str(tmp_path / "a"), "--no-browser"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "dealt from another seed" in err and "\n" not in err
+    # its own file resumes
+    (tmp_path / "a" / IN_PROGRESS).write_text(json.dumps(runs["a"]))
+    assert PlaySession("newyork", 2, ["tickets"], out=tmp_path / "a").state()["decision"] == 1
+
+
 # --- what the page is sent ---------------------------------------------------------------
 
 def _twin(table, seed: int):
