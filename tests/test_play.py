@@ -697,3 +697,27 @@ def test_a_person_plays_usa_mega_with_a_ticket_draw(browser, tmp_path):
         assert console_errors(browser) == []
     finally:
         server.stop()
+
+
+@pytest.mark.parametrize("players, need", [(3, None), (4, 5), (5, 5)])
+def test_trains_needed_opens_the_second_half_of_a_double_from_its_player_count(
+        monkeypatch, players, need):
+    # a hand-made board: A =2= B -3- C, the A-B double's one half taken by seat 1. Below
+    # the board's double_min_players (4) the other half is closed, so the ticket A-C has
+    # no way left; from exactly 4 players on it costs 2 + 3 trains
+    from types import SimpleNamespace
+
+    from ttrsim.play import view
+
+    board = SimpleNamespace(n_routes=3, n_cities=3, double_min_players=4,
+                            route_partner=np.array([1, 0, -1]), route_len=np.array([2, 2, 3]),
+                            route_a=np.array([0, 0, 1]), route_b=np.array([1, 1, 2]),
+                            ticket_a=np.array([0]), ticket_b=np.array([2]),
+                            ticket_points=np.array([7]))
+    monkeypatch.setattr(view, "ticket_text", lambda board, t: "A - C")
+    obs = {"seat": 0, "players": [{}] * players, "route_owner": np.array([1, -1, -1]),
+           "tickets": [0]}
+    assert view.ticket_progress(board, obs)[0]["trains_needed"] == need
+    # the seat's own half closes the other whatever the count, and costs nothing
+    obs["route_owner"] = np.array([0, -1, -1])
+    assert view.ticket_progress(board, obs)[0]["trains_needed"] == 3
