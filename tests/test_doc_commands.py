@@ -176,7 +176,7 @@ PROSE_SKIP = {
     ("docs/play.md", "ttrsim report runs/play-ny"): "needs a game a person finished",
     ("docs/play.md", "ttrsim analyse runs/play-ny --game 0 --turn 12"):
         "needs a game a person finished",
-    ("docs/search.md", "ttrsim analyse position.json --playouts 1000 --seed 1"):
+    ("docs/search.md", "ttrsim analyse runs/position.json --playouts 1000 --seed 1"):
         "analyses the position the reader saved in the Python block above",
 }
 #: Commands that play games, and get `--games G` when they name none.
