@@ -99,10 +99,10 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     ``route, name, a, b, length, color, double, claim_rate`` (on the intact board), then
     for ``completion`` (ticket completion, completed / kept) and ``score`` (mean score per
     player): ``<m>_base, <m>_removed, <m>_change, <m>_low, <m>_high, <m>_p, <m>_q`` (paired
-    95% interval, p-value and Benjamini–Hochberg q over all routes), ``importance`` (the
-    drop in completion, in percentage points, with its interval ``importance_low,
-    importance_high``) and ``rank``. A route whose removal would
-    leave a ticket's cities unconnected cannot be removed: its row says so in ``note``.
+    95% interval, p-value and Benjamini–Hochberg q over all routes), ``importance,
+    importance_low, importance_high`` (the drop in completion, percentage points) and
+    ``rank``. A route whose removal would leave a ticket's cities unconnected cannot be
+    removed: its row says so in ``note``.
 
     Tasks (a batch of games of the intact board and of ``group_size`` route-removed
     boards) run through joblib (``n_jobs``) or dask (``backend="dask"``); with ``out`` each
@@ -113,10 +113,8 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     ``confirm=k`` re-measures the ``k`` top-ranked routes on fresh games (``confirm_seed``,
     default derived from ``seed``; ``confirm_games``, default ``games``) and adds
     ``confirmed_importance, confirmed_low, confirmed_high`` (percentage points) beside the
-    screening value (``NaN`` for the other routes) and ``confirmation``, the verdict
-    (``confirmed``, ``not confirmed``, ``reversed on fresh games`` or ``an effect only on
-    fresh games``; "" for the other routes; ``RouteImportance.confirmation_verdict()`` in
-    words); with ``out`` the confirmation is kept (and resumed) in a subdirectory.
+    screening value (``NaN`` for the other routes) and ``confirmation`` (the verdicts
+    compared, ``_add_confirmed``); with ``out`` it is kept (and resumed) in a subdirectory.
     """
     start = time.perf_counter()
     confirm = check_int("confirm", confirm, 0)
@@ -153,8 +151,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
         if cseed == cfg_b.seed:
             raise ValueError("confirm_seed must differ from seed: a confirmation plays fresh games")
         cgames = cfg_b.games if confirm_games is None else confirm_games
-        for col in ("confirmed_importance", "confirmed_low", "confirmed_high"):
-            table[col] = np.nan
+        table[["confirmed_importance", "confirmed_low", "confirmed_high"]] = np.nan
         table["confirmation"] = ""
         if top:            # else no route could be removed: nothing to confirm
             again = route_importance(base, players, cgames, cseed, n_jobs, policies=policies,
