@@ -101,8 +101,7 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     player): ``<m>_base, <m>_removed, <m>_change, <m>_low, <m>_high, <m>_p, <m>_q`` (paired
     95% interval, p-value and Benjamini–Hochberg q over all routes), ``importance,
     importance_low, importance_high`` (the drop in completion, percentage points) and
-    ``rank``. A route whose removal would leave a ticket's cities unconnected cannot be
-    removed: its row says so in ``note``.
+    ``rank``. A route that would leave a ticket's cities unconnected says so in ``note``.
 
     Tasks (a batch of games of the intact board and of ``group_size`` route-removed
     boards) run through joblib (``n_jobs``) or dask (``backend="dask"``); with ``out`` each
