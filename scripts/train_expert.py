@@ -21,7 +21,7 @@ against ``tickets`` (2 players, seats rotated). Round 1 labels with
 ``search:rollout=expert`` on round r-1's model, against it. Same arguments, same files,
 whatever --jobs. ``OUT/rounds.json`` records every round.
 
-    python scripts/train_expert.py --out models --jobs 2 --install   # v4; --install: the default
+    python scripts/train_expert.py --out runs/models --jobs 2 --install   # v4; --install: the default
     python scripts/train_expert.py --out /tmp/m --positions 50 --endgame-games 10 \
         --calib-games 50 --final-calib-games 50 --midgame-games 4 --midgame-trees 30 \
         --midgame-min-leaf 40 --eval-games 100  # minutes

@@ -1,5 +1,8 @@
-"""Every shell command fenced in README.md and docs/*.md runs and exits 0, and every
-fenced Python block runs (below).
+"""Every shell command fenced in README.md and docs/*.md runs and exits 0, and so does
+every `ttrsim COMMAND ...` written in running text (but the PROSE_SKIP few); every fenced
+Python block runs (below); a command's documented output (marked, below) is what it
+prints; and what the commands write stays under `runs/` (gitignored), not beside the
+checkout's files.
 
 Commands run in order, block after block, in one scratch folder per page (so a `report`
 finds the run a `simulate` before it wrote), with `docs/`, `examples/` and `scripts/` of the
@@ -9,6 +12,7 @@ interpreter. Substitutions, so that the whole page runs in seconds:
 - `--games N` becomes `--games G` when N > G, G = $TTRSIM_DOC_GAMES (default 40, a multiple
   of the 2 and 4 seats that a league's games are shared among), or 10 for a command that
   plays `search` (about 0.1 s of CPU a game): `--policy search` or a script that measures it;
+  a command that plays games and names no `--games` gets `--games G` (or 10);
   `--jobs -1` becomes `--jobs 1`; `--playouts N` becomes at most 20;
 - `tcp://HOST:8786` becomes the address of a local dask cluster the test starts;
 - `ttrsim play`, a server, runs with `--no-browser` until it prints its address; the page
@@ -18,6 +22,16 @@ interpreter. Substitutions, so that the whole page runs in seconds:
   installs a wheel; `scripts/train_expert.py ... --install` (hours of CPU, and it replaces
   the shipped model) runs with `--help` only, its pipeline being tested on small budgets
   by the training tests.
+
+Running text: inline code `ttrsim COMMAND ARG...` (spans joined across line breaks) with no
+placeholder (an upper-case word such as RUN or DIR, `...`, `<`), run after the page's fenced
+commands, in the same folder, with the same substitutions; `ttrsim play` (a server) only
+where it is fenced.
+
+A documented output: a fenced block just after the line
+`<!-- output of: COMMAND -->` (an HTML comment, not shown) holds what COMMAND prints, line
+for line (trailing spaces and the timing of a run aside); the command runs at the size
+written there, which the page states where it is smaller than the page's own command.
 
 Every fenced Python block runs on its own, after ``import ttrsim`` (which each page
 does first), in the page's scratch folder, with ``games=N`` at most G (but for the game
@@ -133,6 +147,9 @@ def substitute(cmd: str, scheduler: str | None) -> list | None:
                  lambda m: f"--games {min(int(m.group(1).replace('_', '')), games)}", cmd)
     cmd = re.sub(r"--playouts\s+(\d+)", lambda m: f"--playouts {min(int(m.group(1)), 20)}", cmd)
     cmd = cmd.replace("--jobs -1", "--jobs 1")
+    words = cmd.split()
+    if len(words) > 1 and words[0] == "ttrsim" and words[1] in PLAYS and "--games" not in words:
+        cmd += f" --games {games}"
     if "tcp://HOST:8786" in cmd:
         cmd = cmd.replace("tcp://HOST:8786", scheduler)
     argv = shlex.split(cmd)
@@ -147,6 +164,54 @@ def substitute(cmd: str, scheduler: str | None) -> list | None:
     return argv
 
 
+#: What a page's commands may leave in its scratch folder's top level: the copies of the
+#: checkout's folders and `runs/`; anything else is written into the reader's checkout.
+SCRATCH = {"docs", "examples", "scripts", "runs"}
+#: Commands of running text that are not run, by page, and why (each must still be on its
+#: page, so that this list follows the pages)
+PROSE_SKIP = {
+    ("docs/play.md", "ttrsim show runs/play-ny --game 0 --out runs/play-ny-0.html"):
+        "needs a game a person finished in ttrsim play",
+    ("docs/play.md", "ttrsim profile runs/play-ny"): "needs a game a person finished",
+    ("docs/play.md", "ttrsim report runs/play-ny"): "needs a game a person finished",
+    ("docs/play.md", "ttrsim analyse runs/play-ny --game 0 --turn 12"):
+        "needs a game a person finished",
+    ("docs/search.md", "ttrsim analyse runs/position.json --playouts 1000 --seed 1"):
+        "analyses the position the reader saved in the Python block above",
+}
+#: Commands that play games, and get `--games G` when they name none.
+PLAYS = ("simulate", "compare", "league", "route-importance", "ticket-fairness")
+_PLACEHOLDER = re.compile(r"\b[A-Z][A-Z_0-9]*\b|\.\.\.|…|<")
+
+
+def prose_commands(text: str) -> list:
+    """The `ttrsim COMMAND ARG...` spans of a page's running text (outside its fences), in
+    order, each once, whitespace collapsed; none with a placeholder, none of `ttrsim play`."""
+    lines, fenced = [], False
+    for line in text.splitlines():
+        if re.match(r"^\s*```", line):
+            fenced = not fenced
+        elif not fenced:
+            lines.append(line)
+    prose = re.sub(r"\n(?!\n)", " ", "\n".join(lines))      # spans wrap across lines
+    out = []
+    for m in re.finditer(r"`(ttrsim [a-z][^`]*)`", prose):
+        cmd = " ".join(m.group(1).split())
+        if (len(cmd.split()) > 2 and not _PLACEHOLDER.search(cmd)
+                and not cmd.startswith("ttrsim play") and cmd not in out):
+            out.append(cmd)
+    return out
+
+
+def documented_outputs(text: str) -> list:
+    """(command, the lines of the block below it) of each `<!-- output of: ... -->`
+    (a `$ ` line in the block shows the command and is not compared)."""
+    out = []
+    for m in re.finditer(r"<!-- output of: (.+?) -->\s*\n```[^\n]*\n(.*?)\n```", text, re.S):
+        out.append((m.group(1).strip(), m.group(2).splitlines()))
+    return out
+
+
 def test_fenced_commands_are_found():
     cmds = fenced_commands("x\n```bash\nttrsim maps   # boards\nttrsim a \\\n  --b 1\n```\n"
                            "```python\nttrsim.x()\n```\n```console\n$ ttrsim p\nout\n```\n")
@@ -154,6 +219,18 @@ def test_fenced_commands_are_found():
     assert substitute("ttrsim simulate --games 1000000 --jobs -1", None)[3:] == [
         "simulate", "--games", str(min(GAMES, 1_000_000)), "--jobs", "1"]
     assert substitute("pip install -e .", None) is None
+    assert substitute("ttrsim simulate --policy search --policy tickets", None)[-2:] == [
+        "--games", str(min(GAMES, 10))]
+    text = ("Run `ttrsim simulate --board usa\n--games 9` or `ttrsim profile RUN` (`ttrsim "
+            "maps`), `ttrsim play --board x`, `ttrsim.simulate(b)`.\n```bash\n"
+            "`ttrsim report runs/x`\n```\n<!-- output of: ttrsim maps -->\n```\na b\nc\n```\n")
+    assert prose_commands(text) == ["ttrsim simulate --board usa --games 9"]
+    assert documented_outputs(text) == [("ttrsim maps", ["a b", "c"])]
+
+
+def test_every_command_not_run_is_still_on_its_page():
+    for page, cmd in PROSE_SKIP:
+        assert cmd in prose_commands((ROOT / page).read_text()), (page, cmd)
     searching = substitute("python scripts/expert_strength.py --part default --games 2000", None)
     assert searching[1:] == ["scripts/expert_strength.py", "--part", "default", "--games",
                              str(min(GAMES, 10))]
@@ -184,14 +261,27 @@ def scheduler():
     cluster.close()
 
 
+def page_commands(page: str) -> list:
+    """What the test runs of a page: its fenced commands, then those of its running text
+    (but PROSE_SKIP's)."""
+    text = (ROOT / page).read_text()
+    return fenced_commands(text) + [c for c in prose_commands(text)
+                                    if (page, c) not in PROSE_SKIP]
+
+
+def left_in_scratch(folder: Path) -> list:
+    """What a page's commands wrote beside the checkout's folders, not under `runs/`."""
+    return sorted(p.name for p in folder.iterdir() if p.name not in SCRATCH)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("page", [p.relative_to(ROOT).as_posix() for p in PAGES
-                                  if fenced_commands(p.read_text())])
+                                  if page_commands(p.relative_to(ROOT).as_posix())])
 def test_every_fenced_command_runs(page, tmp_path, scheduler):
     for name in ("docs", "examples", "scripts"):     # copies: a script may write its results
         shutil.copytree(ROOT / name, tmp_path / name)
     env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    for cmd in fenced_commands((ROOT / page).read_text()):
+    for cmd in page_commands(page):
         argv = substitute(cmd, scheduler)
         if argv is None:
             continue
@@ -204,6 +294,32 @@ def test_every_fenced_command_runs(page, tmp_path, scheduler):
                              timeout=600)
         assert out.returncode == 0, (f"{page}: `{cmd}` exited {out.returncode}:\n"
                                      f"{out.stderr[-2000:]}")
+    assert not left_in_scratch(tmp_path), (f"{page}: its commands write into the checkout: "
+                                           f"{left_in_scratch(tmp_path)} (write under runs/)")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("page, cmd, lines", [
+    (p.relative_to(ROOT).as_posix(), cmd, lines) for p in PAGES
+    for cmd, lines in documented_outputs(p.read_text())])
+def test_a_documented_output_is_what_its_command_prints(page, cmd, lines, tmp_path):
+    """The block below `<!-- output of: COMMAND -->` is COMMAND's output, at that size: a
+    documented figure cannot drift from what the command prints."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    argv = shlex.split(cmd)
+    argv = [sys.executable, "-m", "ttrsim"] + argv[1:] if argv[0] == "ttrsim" else argv
+    out = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, f"{page}: `{cmd}` exited {out.returncode}: {out.stderr[-2000:]}"
+
+    def norm(text_lines):     # the run's timing is the machine's, not the command's answer
+        return [re.sub(r", [\d.]+ s$", "", line.rstrip()) for line in text_lines
+                if line.strip() and not line.startswith("$ ")]     # (nor the prompt)
+
+    got = norm(out.stdout.splitlines())
+    assert norm(lines) == got[len(got) - len(norm(lines)):] or norm(lines) == got, (
+        f"{page}: the output documented for `{cmd}` differs from what it prints:\n"
+        + "\n".join(got))
 
 
 def serve_once(page: str, cmd: str, argv: list, cwd, env: dict) -> None:
@@ -244,3 +360,5 @@ def test_every_python_block_runs(page, tmp_path):
                              env=env, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, (f"{page}, the block at line {line}, failed:\n"
                                      f"{out.stderr[-2000:]}")
+    assert not left_in_scratch(tmp_path), (f"{page}: its Python writes into the checkout: "
+                                           f"{left_in_scratch(tmp_path)} (write under runs/)")

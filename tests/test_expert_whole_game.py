@@ -462,6 +462,38 @@ def test_a_draw_head_changes_only_the_ticket_draws_score(tmp_path):
         draw_head(labels, base, min_leaf=5000)
 
 
+def test_a_draw_head_learns_what_the_search_says_beyond_the_base(tmp_path):
+    """The head fits the search's values of the draws less the base section's: a second
+    head over a base that already scores the draws as the search does adds next to
+    nothing, where one fitted to the search's values would add the effect again."""
+    from ttrsim._expert import section_from_dict
+    from ttrsim.training.distilling import draw_head
+    from ttrsim.training.positions import Positions
+
+    _, d = model_file(tmp_path, "claim")
+    rng = np.random.default_rng(5)
+    n = 4000
+    X = rng.integers(0, 3, size=(n, len(FEATURES))).astype(np.float32)
+    X[:, F["draw_tickets"]] = (rng.random(n) < 0.3).astype(np.float32)
+    X[:, F["rounds_left"]] = rng.integers(0, 40, n)
+    value = np.where(X[:, F["draw_tickets"]] == 1, (X[:, F["rounds_left"]] - 20) / 20.0, 0.0)
+    group = np.arange(n) // 8
+    labels = Positions(X, value.astype(np.float32), np.zeros(n, np.int8), group, group // 10,
+                       ["usa"] * (n // 8))
+    kw = dict(trees=30, depth=2, min_leaf=50, learning_rate=0.2)
+    first = draw_head(labels, dict(d["turns"]), **kw)
+    second = draw_head(labels, first, **kw)
+    p0, p1, p2 = (section_from_dict(s).predict(X) for s in (d["turns"], first, second))
+    draws = X[:, F["draw_tickets"]] == 1
+    early, late = draws & (X[:, F["rounds_left"]] > 30), draws & (X[:, F["rounds_left"]] < 10)
+
+    def gain(a, b):     # how much more the head scores an early draw than a late one
+        return (b - a)[early].mean() - (b - a)[late].mean()
+
+    assert gain(p0, p1) > 1.0, gain(p0, p1)              # the search's 1.5 nearly learnt
+    assert abs(gain(p1, p2)) < 0.15 * gain(p0, p1), (gain(p0, p1), gain(p1, p2))
+
+
 def test_the_distil_script_makes_a_model_and_resumes(tmp_path, monkeypatch):
     """scripts/distil_whole_game.py on a tiny budget: the student of each round, the
     states it reached, and the final model with its draw bias and the sections' setup

@@ -204,7 +204,8 @@ def test_route_importance_confirms_its_top_routes_on_fresh_games(tmp_path):
     result = an.route_importance("newyork", 2, confirm=3, out=tmp_path / "ri", **kw)
     t = result.table
     # the screening itself is unchanged by the confirmation
-    assert t.drop(columns=["confirmed_importance", "confirmed_low", "confirmed_high"]).equals(plain.table)
+    assert t.drop(columns=["confirmed_importance", "confirmed_low", "confirmed_high",
+                           "confirmation"]).equals(plain.table)
     top = list(t.route[:3])
     confirmed = t[t.confirmed_importance.notna()]
     assert list(confirmed.route) == top                       # exactly the top 3
@@ -224,9 +225,53 @@ def test_route_importance_confirms_its_top_routes_on_fresh_games(tmp_path):
         an.route_importance("newyork", 2, confirm=1, confirm_seed=3, **kw)
     # the report says the screening's top is biased and shows both values
     page = write_route_importance_report(result, tmp_path / "rep").read_text()
-    assert "biased upward" in page and "confirmed_importance" in page
+    assert "biased upward" in page and "confirmed, pp [95%]" in page
+    assert result.confirmation_verdict() in page.replace("&#x27;", "'")
     page = write_route_importance_report(plain, tmp_path / "rep2").read_text()
     assert "biased upward" in page and "--confirm" in page
+
+
+def confirmed_table(first, again):
+    """A route-importance table of two routes, screened at ``first`` and confirmed at
+    ``again`` (each ``(estimate, low, high)`` of the top route, percentage points)."""
+    from ttrsim.analysis.studies.importance import _add_confirmed
+
+    table = pd.DataFrame({"rank": [1, 2], "route": [7, 9], "name": ["A - B (2 red)", "C - D (1 gray)"],
+                          "importance": [first[0], 0.5], "importance_low": [first[1], 0.1],
+                          "importance_high": [first[2], 0.9]})
+    again_t = pd.DataFrame({"route": [7, 9], "importance": [again[0], 0.6],
+                            "importance_low": [again[1], 0.2], "importance_high": [again[2], 1.0]})
+    _add_confirmed(table, again_t, [7, 9])
+    return an.RouteImportance(table, None, {"confirm": 2})
+
+
+@pytest.mark.parametrize("again, word", [
+    ((-0.76, -2.70, 1.17), "not confirmed"),        # the case seen: first by 2.23 [0.31, 4.15]
+    ((-2.0, -3.0, -1.0), "reversed on fresh games"),
+    ((1.9, 0.5, 3.3), "confirmed"),
+])
+def test_a_confirmation_that_contradicts_the_first_ranking_says_so(again, word, capsys):
+    result = confirmed_table((2.23, 0.31, 4.15), again)
+    assert list(result.table.confirmation) == [word, "confirmed"]
+    verdict = result.confirmation_verdict()
+    if word == "confirmed":
+        assert verdict.startswith("Confirmed on fresh games: each of the top 2")
+        return
+    assert verdict.startswith("The confirmation contradicts the first ranking for 1 of the top 2")
+    assert (f"route 7 A - B (2 red), ranked 1 by 2.23 [0.31, 4.15] pp, measures "
+            f"{again[0]:.2f} [{again[1]:.2f}, {again[2]:.2f}] pp on fresh games ({word})") in verdict
+    assert "route 9" not in verdict
+    # an effect found only on the fresh games is not the first ranking's either
+    assert confirmed_table((0.4, -0.5, 1.3), (1.9, 0.5, 3.3)).table.confirmation[0] == \
+        "an effect only on fresh games"
+
+
+def test_the_confirm_command_prints_the_verdict(capsys):
+    assert cli.main(["route-importance", "--board", "newyork", "--players", "2", "--games", "60",
+                     "--routes", "1,2,3,4", "--confirm", "2", "--quiet", "--seed", "3"]) == 0
+    out = capsys.readouterr().out
+    assert ("The confirmation contradicts the first ranking" in out
+            or "Confirmed on fresh games: each of the top 2 routes" in out), out
 
 
 def test_route_maps_take_one_scale_for_comparison():

@@ -288,6 +288,30 @@ def test_a_damaged_decision_file_is_refused(tmp_path):
         PlaySession("newyork", 2, out=out)
 
 
+def test_a_game_in_progress_of_another_seed_is_refused_not_replayed_on_this_deal(tmp_path,
+                                                                                capsys):
+    # the saved game in progress names the deal it was played on; copied into a run of
+    # another seed its decisions (the person's ticket choices are legal on any deal) would
+    # replay on this run's deal without a word
+    runs = {}
+    for name, seed in (("a", 3), ("b", 4)):
+        s = PlaySession("newyork", 2, ["tickets"], out=tmp_path / name, seed=seed)
+        s.move(0, s.state()["legal"][0]["code"])
+        runs[name] = json.loads((tmp_path / name / IN_PROGRESS).read_text())
+    assert runs["a"]["decisions"] == runs["b"]["decisions"]     # the same moves, other deals
+    assert runs["a"]["seed"] != runs["b"]["seed"]
+    (tmp_path / "a" / IN_PROGRESS).write_text(json.dumps(runs["b"]))
+    with pytest.raises(ValueError, match="a game dealt from another seed than this run's game 0"):
+        PlaySession("newyork", 2, ["tickets"], out=tmp_path / "a")
+    assert main(["play", "--board", "newyork", "--players", "2", "--opponent", "tickets",
+                 "--out", str(tmp_path / "a"), "--no-browser"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "dealt from another seed" in err and "\n" not in err
+    # its own file resumes
+    (tmp_path / "a" / IN_PROGRESS).write_text(json.dumps(runs["a"]))
+    assert PlaySession("newyork", 2, ["tickets"], out=tmp_path / "a").state()["decision"] == 1
+
+
 # --- what the page is sent ---------------------------------------------------------------
 
 def _twin(table, seed: int):
@@ -1094,3 +1118,27 @@ def test_people_on_the_bots_scale(tmp_path, capsys):
     assert main(["league", "--board", "newyork", "--policy", "tickets", "--policy", "random",
                  "--games", "4", "--resamples", "40", "--people", str(out), "--quiet"]) == 0
     assert "ann" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("players, need", [(3, None), (4, 5), (5, 5)])
+def test_trains_needed_opens_the_second_half_of_a_double_from_its_player_count(
+        monkeypatch, players, need):
+    # a hand-made board: A =2= B -3- C, the A-B double's one half taken by seat 1. Below
+    # the board's double_min_players (4) the other half is closed, so the ticket A-C has
+    # no way left; from exactly 4 players on it costs 2 + 3 trains
+    from types import SimpleNamespace
+
+    from ttrsim.play import view
+
+    board = SimpleNamespace(n_routes=3, n_cities=3, double_min_players=4,
+                            route_partner=np.array([1, 0, -1]), route_len=np.array([2, 2, 3]),
+                            route_a=np.array([0, 0, 1]), route_b=np.array([1, 1, 2]),
+                            ticket_a=np.array([0]), ticket_b=np.array([2]),
+                            ticket_points=np.array([7]))
+    monkeypatch.setattr(view, "ticket_text", lambda board, t: "A - C")
+    obs = {"seat": 0, "players": [{}] * players, "route_owner": np.array([1, -1, -1]),
+           "tickets": [0]}
+    assert view.ticket_progress(board, obs)[0]["trains_needed"] == need
+    # the seat's own half closes the other whatever the count, and costs nothing
+    obs["route_owner"] = np.array([0, -1, -1])
+    assert view.ticket_progress(board, obs)[0]["trains_needed"] == 3

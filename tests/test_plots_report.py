@@ -180,3 +180,31 @@ def test_make_reports_strategy_section_is_built_with_the_page_kit(tmp_path):
     assert page.count("<section") == page.count("</section>")
     strat = (folder / "strategy.csv").read_text()
     assert "claims, first third" in strat and (folder / "strategy_tickets.csv").exists()
+
+
+def test_a_library_warning_reaches_the_terminal_as_one_line_without_a_path(
+        monkeypatch, tmp_path, capsys):
+    # a matplotlib UserWarning on a busy machine printed its source path and code line
+    # from `ttrsim report`: each warning is one line in the command's words, once
+    import warnings
+
+    from ttrsim.report import html
+
+    figure = html.Section.figure
+    library = str(Path(np.__file__).parents[1] / "matplotlib" / "figure.py")
+
+    def warned(self, *args, **kwargs):
+        warnings.warn_explicit("constrained_layout not applied because axes sizes collapse\n"
+                               " to zero.", UserWarning, library, 3560)
+        warnings.warn_explicit("a ttrsim remark", UserWarning, html.__file__, 1)
+        return figure(self, *args, **kwargs)
+
+    monkeypatch.setattr(html.Section, "figure", warned)
+    run = tmp_path / "run"
+    ttrsim.simulate("newyork", ["random"] * 2, games=20, seed=1, out=run)
+    capsys.readouterr()
+    assert cli.main(["report", str(run), "--out", str(tmp_path / "rep")]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err == ["ttrsim report: warning (from matplotlib): constrained_layout not applied "
+                   "because axes sizes collapse to zero.",
+                   "ttrsim report: warning: a ttrsim remark"], err

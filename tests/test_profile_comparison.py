@@ -147,14 +147,30 @@ def test_welch_interval_is_scipys_welch_for_plain_means():
 
 # --- runs side by side ---------------------------------------------------------------
 
-def test_the_same_run_twice_differs_by_exactly_zero(tickets3):
+def test_the_same_run_twice_differs_by_exactly_zero_and_says_so(tickets3, tmp_path):
     c = compare_profiles([tickets3, tickets3], labels=["a", "b"])
     b = _cells(c, "b")
     assert (b.difference.dropna() == 0).all() and b.difference.notna().sum() > 20
-    ok = b.dropna(subset=["low"])
-    assert ((ok.low <= 0) & (ok.high >= 0)).all()
-    assert (ok.high > ok.low).sum() > 15           # real intervals, not points
+    # an interval of two independent samples would be a lie here: none, and a note
+    assert b.low.isna().all() and b.high.isna().all()
+    assert b.note.str.contains("no interval: the same games as a").sum() > 20
+    assert list(c.columns["same_as"]) == ["", "a"]
+    assert "b holds the same games as a" in c.text() and "compared with itself" in c.text()
     assert (_cells(c, "a").estimate.to_numpy() == b.estimate.to_numpy()).all()
+
+
+def test_another_directory_of_the_same_games_is_named_too(tmp_path, capsys):
+    for name, seed in (("one", 5), ("copy", 5), ("other", 6)):
+        ttrsim.simulate("usa", ["random"] * 2, games=20, seed=seed, out=tmp_path / name)
+    one, copy, other = (str(tmp_path / n) for n in ("one", "copy", "other"))
+    assert main(["profile", one, one, other]) == 0
+    out = capsys.readouterr().out
+    assert "one (2) holds the same games as one" in out and "other holds" not in out
+    assert main(["profile", one, other, copy]) == 0
+    out = capsys.readouterr().out
+    assert "copy holds the same games as one" in out and "other holds" not in out
+    c = compare_profiles([load_run(one), load_run(other)])
+    assert "compared with itself" not in c.text() and _cells(c, "other").low.notna().sum() > 15
 
 
 def test_tickets_and_random_differ_in_the_expected_directions(tickets3, random3):
@@ -225,8 +241,9 @@ def test_summary_runs_give_estimates_and_no_interval(tmp_path, tickets3):
     assert s.estimate.to_numpy() == pytest.approx(_cells(c, "event").estimate.to_numpy(),
                                                   nan_ok=True)
     assert s.low.isna().all() and (s.difference.dropna().abs() < 1e-9).all()
-    assert s.note.str.contains("summary-mode").sum() > 20
-    assert "summary-mode run" in c.text()
+    # the same seed in summary mode: the same games, said so
+    assert s.note.str.contains("the same games as event").sum() > 20
+    assert "summary-mode run" in c.text() and "summary holds the same games as event" in c.text()
 
 
 def test_mismatched_runs_are_refused(tickets3):

@@ -109,3 +109,58 @@ def test_no_horizontal_overflow_at_1280_pixels(reports, tmp_path):
         assert shot.stat().st_size > 1000
     finally:
         d.quit()
+
+
+@pytest.fixture(scope="module")
+def study_pages(tmp_path_factory):
+    from ttrsim import analysis as an
+    from ttrsim.report import write_fairness_report, write_route_importance_report
+
+    out = tmp_path_factory.mktemp("studies")
+    ri = an.route_importance("europe", 2, games=40, seed=3, confirm=3)
+    ri_page = write_route_importance_report(ri, out / "ri")
+    fair = [an.ticket_fairness("europe", policies, games=120, seed=3)
+            for policies in (2, ["expert"] * 2)]
+    tf_page = write_fairness_report(fair[0], out / "tf", "t",
+                                    stronger=an.compare_fairness(*fair))
+    return {"table": ri_page, "stronger": tf_page}
+
+
+def test_study_tables_show_names_for_reading(study_pages):
+    # the route-importance table showed 17 raw column names with the completion change (a
+    # fraction) beside the importance (percentage points); the fairness comparison each
+    # play's column apart
+    for section, page in study_pages.items():
+        text = page.read_text()
+        part = text[text.index(f'<section id="{section}">'):]
+        part = part[:part.index("</section>")]
+        heads = re.findall(r"<th>([^<]*)</th>", part)
+        assert heads and not [h for h in heads if "_" in h], heads
+        assert len(heads) <= 12, heads
+    text = study_pages["table"].read_text()
+    assert "importance, pp [95%]" in text and "completion_change" not in text.split("<table")[1]
+    assert "confirmation" in text
+
+
+@pytest.mark.slow
+def test_study_tables_fit_a_1280_pixel_window(study_pages, tmp_path):
+    # each table fits its section at 1,280 pixels, without a scroll bar of its own (the
+    # route-importance table was 1,649 pixels wide, the fairness comparison 1,372)
+    d = headless_chromium("1280,900")
+    from selenium.webdriver.common.by import By
+
+    try:
+        for section, page in study_pages.items():
+            d.get(page.resolve().as_uri())
+            inner = d.execute_script("return window.innerWidth")
+            assert d.execute_script("return document.documentElement.scrollWidth") <= inner
+            el = d.find_element(By.ID, section)
+            for box in el.find_elements(By.CSS_SELECTOR, "div.wide"):
+                scroll, width = d.execute_script(
+                    "return [arguments[0].scrollWidth, arguments[0].clientWidth]", box)
+                assert scroll <= width <= inner, (section, scroll, width)
+            shot = tmp_path / f"{section}.png"
+            el.screenshot(str(shot))
+            assert shot.stat().st_size > 1000
+    finally:
+        d.quit()

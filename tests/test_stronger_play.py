@@ -542,3 +542,53 @@ def test_a_variant_comparison_under_stronger_play(variant_pair, tmp_path, capsys
     assert "variant_comparison: newyork" in capsys.readouterr().out
     assert (tmp_path / "cli" / "stronger_variant.csv").read_text() == \
         (tmp_path / "api" / "stronger_variant.csv").read_text()
+
+
+def test_a_weaker_built_in_as_the_stronger_play_is_said_to_be_weaker(tmp_path, capsys):
+    # `--stronger random` plays the study again with random in place of tickets: the
+    # comparison and its report say the "stronger" play is the weaker one, while a stronger
+    # player, a Python policy (no known strength) or a player of the same level says nothing
+    from ttrsim.analysis.studies.verdicts import weaker_play
+    from ttrsim.cli import main
+
+    assert "random in place of tickets" in weaker_play(["tickets"] * 2, ["random"] * 2)
+    assert "greedy in place of expert" in weaker_play(["expert:reach=5", "tickets"],
+                                                      ["greedy:reach=5", "tickets"])
+    for base, strong in ((["tickets"], ["expert"]), (["tickets"], ["expert:model=whole"]),
+                         (["routes"], ["blocker"]), (["tickets"], ["mine.py:play"]),
+                         (["random"], ["tickets"])):
+        assert weaker_play(base, strong) is None, (base, strong)
+    common = ["--board", "newyork", "--players", "2", "--seed", "3", "--quiet", "--games", "40"]
+    assert main(["ticket-fairness", *common, "--stronger", "random",
+                 "--report", str(tmp_path / "weak")]) == 0
+    out = capsys.readouterr().out
+    assert 'The "stronger" play is weaker: random in place of tickets' in out
+    page = (tmp_path / "weak" / "index.html").read_text()
+    assert "<h2>Under weaker play</h2>" in page and "random in place of tickets" in page
+    assert main(["ticket-fairness", *common, "--stronger", "expert"]) == 0
+    assert "weaker" not in capsys.readouterr().out
+    runs = [play(p, games=20) for p in (["tickets"] * 2, ["greedy"] * 2)]
+    c = an.compare_play(*runs)
+    assert "greedy in place of tickets" in c.summary()
+    write_report(runs[0], tmp_path / "run", stronger=c)
+    page = (tmp_path / "run" / "index.html").read_text()
+    assert "<h2>Under weaker play</h2>" in page and "greedy in place of tickets" in page
+
+
+def test_tiny_q_values_read_below_a_bound_not_in_scientific_notation():
+    # a material change found at q 1.4e-178 (or a q that underflowed to 0) read as such in
+    # the note: a bound says what the digits cannot
+    from ttrsim.analysis.studies.verdicts import finish
+    from ttrsim.stats import fmt_p_text
+
+    df = pd.DataFrame({"label": ["a", "b", "c", "d"], "base": [10.0] * 4,
+                       "base_low": [9.0] * 4, "base_high": [11.0] * 4,
+                       "strong": [20.0, 20.0, 15.0, 10.5], "strong_low": [19.0, 19.0, 14.0, 9.5],
+                       "strong_high": [21.0, 21.0, 16.0, 11.5],
+                       "difference": [10.0, 10.0, 5.0, 0.5], "low": [9.0, 9.0, 4.0, -0.5],
+                       "high": [11.0, 11.0, 6.0, 1.5], "p_value": [1.4e-178, 0.0, 0.002, 0.4],
+                       "rule": "material", "reference": np.nan})
+    why = list(finish(df, 0.05, 0.1).why)
+    assert why == ["+100% (q < 1e-10)", "+100% (q < 1e-10)", "+50% (q 0.0027)", ""], why
+    assert [fmt_p_text(v) for v in (3e-11, 1e-10, 0.0312, np.nan)] == ["< 1e-10", "1e-10",
+                                                                         "0.031", "–"]

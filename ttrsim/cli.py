@@ -977,8 +977,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.commands.get(args.command, parser).error(
             f"unrecognized arguments: {' '.join(unknown)}")
     from ttrsim.actions import PolicyError
+    from ttrsim.dispatch import one_line_warnings
     from ttrsim.script import run_script
 
+    one_line_warnings(getattr(args, "command", None) or "")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -489,7 +489,38 @@ def load_run(path) -> Run:
         raise ValueError(f"{path} is incomplete ({len(missing)} of {manifest['batches']} batches "
                          "missing); run the same simulate command again to resume it")
     board = board_of(manifest)
-    return saved_run(path, manifest, config_from_manifest(manifest, board))
+    cfg = config_from_manifest(manifest, board)
+    _check_game_count(path, manifest, cfg, None)
+    run = saved_run(path, manifest, cfg)
+    _check_game_count(path, manifest, cfg, run)
+    return run
+
+
+def _check_game_count(path: Path, manifest: dict, cfg: RunConfig, run: Run) -> None:
+    """Refuse a run whose manifest does not count the games its data holds (an edited or
+    mixed-up manifest): every figure is divided by the game count, so the data's own count
+    must agree with it. A per-event run is counted from its parts' footers (no table read),
+    a summary run from its seat counts (``run``: None checks the batches alone, before
+    any part is read)."""
+    if cfg.n_batches != manifest["batches"]:
+        held = None
+    elif run is None:
+        return
+    elif cfg.summary:
+        held = int(run.seat_summary["games"].sum()) // cfg.n_players if len(
+            run.seat_summary) else 0
+    else:
+        import pyarrow.parquet as pq
+
+        held = sum(pq.read_metadata(part_path(path, "games", b)).num_rows
+                   for b in range(manifest["batches"])) // cfg.n_players
+    if held != manifest["games"]:
+        what = (f"{manifest['batches']} batch(es) (not the {cfg.n_batches} that "
+                f"{manifest['games']} games in batches of {manifest['batch_size']} make)"
+                if held is None else f"{held} games")
+        raise ValueError(f"{path / 'manifest.json'} says {manifest['games']} games, its data "
+                         f"holds {what}: the manifest was edited or belongs to another run; "
+                         "run the simulate command again into a new directory")
 
 
 def board_of(manifest: dict):

@@ -14,6 +14,7 @@ One helper per statistic:
   independent estimates with Welch–Satterthwaite degrees of freedom.
 - :func:`centred_percentile`: a bootstrap percentile interval centred on its estimate,
   for a statistic the resampling itself biases (the spread between ticket values).
+- :func:`bh_q`: Benjamini–Hochberg q-values; :func:`fmt_p_text`: a p- or q-value in words.
 
 Interval functions return :class:`Estimate` ``(estimate, low, high)``; the Wilson interval
 returns ``(low, high)`` since its estimate is simply ``successes / trials``.
@@ -235,6 +236,19 @@ def std_from_sums(total, total_sq, n):
     with np.errstate(divide="ignore", invalid="ignore"):
         var = np.clip((np.asarray(total_sq, float) - total * total / n) / (n - 1), 0.0, None)
     return np.where(n >= 2, np.sqrt(var), np.nan)
+
+
+#: Below this a p- or q-value is printed as "< 1e-10": its digits say nothing more (the
+#: normal or t tail that far out is the model's, not the games'), and it underflows to 0.
+SMALLEST_P = 1e-10
+
+
+def fmt_p_text(value) -> str:
+    """A p- or q-value in a sentence: two significant digits, "< 1e-10" below
+    :data:`SMALLEST_P` (never "1.4e-178" or "0"), "–" where there is none."""
+    if value is None or not np.isfinite(value):
+        return "–"
+    return f"< {SMALLEST_P:.0e}" if value < SMALLEST_P else f"{value:.2g}"
 
 
 def bh_q(p) -> np.ndarray:

@@ -55,8 +55,9 @@ class ProfileComparison:
     first, NaN in the first), ``low``, ``high`` (its ``confidence`` interval; NaN where
     there is none) and ``note`` (why a cell is empty or has no interval). ``columns``: one
     row per column: ``column, source, games, policies, mode`` (``per-event`` or
-    ``summary``) of a run, ``origin`` (the people's ``source`` text) of a group of people.
-    ``group``: the seat-games each run's column holds. ``manifest``: board, players and
+    ``summary``) of a run, ``origin`` (the people's ``source`` text) of a group of people,
+    ``same_as`` (the earlier column that holds the very same games: the same directory, or
+    the same seed, policies and count; "" where none). ``group``: the seat-games each run's column holds. ``manifest``: board, players and
     turn limit the runs share."""
 
     table: pd.DataFrame
@@ -127,6 +128,12 @@ class ProfileComparison:
 
     def _notes(self) -> list[str]:
         t, notes = self.table, []
+        for c in self.columns.itertuples():
+            if getattr(c, "same_as", ""):
+                notes.append(f"{c.column} holds the same games as {c.same_as} (one run given "
+                             "twice, or the same seed, policies and game count): it is "
+                             "compared with itself, its differences are 0 by construction "
+                             "and have no interval.")
         if (self.columns["source"] == "people").any():
             notes.append("People's figures carry no interval: their differences have none.")
         for c in self.columns.itertuples():
@@ -268,18 +275,24 @@ def compare_profiles(runs, labels=None, group: str = ALL, people=None,
     sums = [_group_sums(run, label, group, measures) for run, label in zip(runs, labels)]
     ref = sums[0]
     rows, columns = [], []
-    for run, label, s in zip(runs, labels, sums):
+    for i, (run, label, s) in enumerate(zip(runs, labels, sums)):
         summary = bool(run.manifest.get("summary"))
+        same_as = next((labels[j] for j in range(i) if _same_games(runs[j], run)), "")
         columns.append({"column": label, "source": "run", "games": int(run.manifest.get("games", 0)),
                         "policies": _policies_text(run.manifest.get("policies", [])),
-                        "mode": "summary" if summary else "per-event", "origin": ""})
+                        "mode": "summary" if summary else "per-event", "origin": "",
+                        "same_as": same_as})
         diff = s["estimate"] - ref["estimate"]
         low, high = welch_interval(diff, s["var"], s["clusters"] - 1, ref["var"],
                                    ref["clusters"] - 1, confidence)
+        if same_as == labels[0]:     # the same games: an interval of independent samples lies
+            low, high = np.full_like(low, np.nan), np.full_like(high, np.nan)
+            why = f"no interval: the same games as {labels[0]}"
         first = label == labels[0]
-        why = ("no interval: a summary-mode run keeps no per-game spread"
-               if summary or runs[0].manifest.get("summary")
-               else "no interval: fewer than two games")
+        if same_as != labels[0]:
+            why = ("no interval: a summary-mode run keeps no per-game spread"
+                   if summary or runs[0].manifest.get("summary")
+                   else "no interval: fewer than two games")
         for m in measures.itertuples():
             note = f"not on {m0.get('board')}" if not m.on_board else ""
             if not note and np.isnan(s["estimate"][m.Index]):
@@ -295,7 +308,7 @@ def compare_profiles(runs, labels=None, group: str = ALL, people=None,
             part = part.set_index("measure")
             origin = "; ".join(dict.fromkeys(x for x in part["source"] if x))
             columns.append({"column": g, "source": "people", "games": np.nan, "policies": "",
-                            "mode": "", "origin": origin})
+                            "mode": "", "origin": origin, "same_as": ""})
             for m in measures.itertuples():
                 value = part["estimate"].get(m.measure, np.nan)
                 n = part["n"].get(m.measure, np.nan)
@@ -314,6 +327,26 @@ def _row(m, column, source, estimate, n, difference, low, high, note) -> dict:
             "column": column, "source": source, "estimate": float(estimate), "n": float(n),
             "difference": float(difference), "low": float(low), "high": float(high),
             "note": note}
+
+
+# What makes two runs the same games: a run is played from its seed game by game, so the
+# same seed, policies, count and rules give the same games whatever the batches.
+_SAME_GAMES = ("board_checksum", "players", "policies", "seed", "games", "rotate", "max_turns",
+               "ttrsim_version", "expert_models", "variant", "people")
+
+
+def _same_games(a, b) -> bool:
+    """Whether runs ``a`` and ``b`` hold the very same games (one run given twice, or two
+    directories of one seed, policies and count)."""
+    if a is b:
+        return True
+    pa, pb = getattr(a, "path", None), getattr(b, "path", None)
+    if pa is not None and pb is not None and Path(pa).resolve() == Path(pb).resolve():
+        return True
+    ma, mb = a.manifest, b.manifest
+    if ma.get("people") or mb.get("people"):   # people's decisions are not replayed from seeds
+        return False
+    return all(ma.get(k) == mb.get(k) for k in _SAME_GAMES)
 
 
 def _policies_text(policies) -> str:

@@ -370,9 +370,13 @@ class PlaySession:
                       for d in decisions))
         except (ValueError, KeyError, TypeError):
             ok = False
-        if not ok or g not in (done - 1, done) or saved.get("seed") != self._deal_seed(g):
+        if not ok or g not in (done - 1, done):
             raise ValueError(f"{f} is not the game in progress of this run (damaged or edited); "
                              "move it away to start the next game")
+        if saved.get("seed") != self._deal_seed(g):    # its decisions belong to another deal
+            raise ValueError(f"{f} is a game dealt from another seed than this run's game {g} "
+                             "(copied from another run, or edited): it would be replayed on "
+                             "another deal; move it away to start the next game")
         self.game_index, self.table = g, self._new_table(g, decisions)
         self.saved = len(decisions)
         if g == done and self.table.over:      # stopped between its end and its saving

@@ -160,6 +160,10 @@ def readable(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+def _is_interval(cell) -> bool:
+    return isinstance(cell, str) and cell.endswith("]") and " [" in cell
+
+
 class Section:
     """Accumulates the HTML of one report section and writes its files."""
 
@@ -199,17 +203,24 @@ class Section:
         )
 
     def table(self, name: str, df: pd.DataFrame, caption: str, columns=None, max_rows: int = MAX_ROWS,
-              highlight=None) -> None:
-        """``highlight``: one boolean per row of ``df``; those rows are drawn highlighted."""
+              highlight=None, shown: pd.DataFrame | None = None) -> None:
+        """``df`` is written as CSV; the page shows its ``columns`` (default all), or
+        ``shown``, the same rows under names for reading. ``highlight``: one boolean per
+        row of ``df``; those rows are drawn highlighted."""
         path = self.out_dir / f"{name}.csv"
         df.to_csv(path, index=False)
-        shown = df[[c for c in columns if c in df.columns]] if columns else df
+        if shown is None:
+            shown = df[[c for c in columns if c in df.columns]] if columns else df
         if len(shown) > max_rows:
             note = f" Showing the first {max_rows} of {len(shown)} rows; all rows are in {path.name}."
             shown = shown.head(max_rows)
         else:
             note = f" Full table: {path.name}."
-        body = readable(shown).to_html(index=False, border=0, classes="data", na_rep="–")
+        cells = readable(shown)
+        # an interval breaks before its bracket, never inside it (a narrow column wraps)
+        cells = cells.apply(lambda c: c.str.replace(", ", ",\u00a0", regex=False)
+                            if c.map(_is_interval).any() else c)
+        body = cells.to_html(index=False, border=0, classes="data", na_rep="–")
         if highlight is not None:
             body = _highlight_rows(body, np.asarray(highlight, dtype=bool)[:len(shown)])
         self.parts.append(f"<p class='caption'>{html.escape(caption + note)}</p>"

@@ -487,6 +487,9 @@ def _stronger(sec: Section, run, ctx) -> None:
         sec.heading = "The same policies played again"
         sec.note("Both runs are played by the same policies: this section compares the run "
                  "with itself (every difference should be zero), not with stronger play.")
+    elif m.get("weaker"):
+        sec.heading = "Under weaker play"
+        sec.note(m["weaker"])
     base, strong = m["base_label"], m["strong_label"]
     if base == strong:
         base, strong = f"{base} (base)", f"{strong} (strong)"

@@ -10,10 +10,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from ttrsim.plots import plot_comparison, plot_fairness, plot_play_scatter, plot_route_map
 from ttrsim.report import leads
-from ttrsim.report.html import Section, check_stronger, manifest_table, write_page
+from ttrsim.report.html import Section, check_stronger, manifest_table, readable, write_page
+from ttrsim.stats import fmt_p_text
 
 __all__ = ["write_comparison_report", "write_route_importance_report", "write_fairness_report"]
 
@@ -117,6 +119,9 @@ def _stronger_section(out_dir: Path, stronger, name: str, quantity: str | None, 
     if base == strong:
         base, strong = f"{base} (base)", f"{strong} (strong)"
     sec = Section(out_dir, "stronger", "Under stronger play")
+    if m.get("weaker"):
+        sec.heading = "Under weaker play"
+        sec.note(m["weaker"])
     sec.lead(f"Under {strong} in place of {base}, {int(t.changed.sum())} of {len(t)} "
              f"conclusions change; {int(t.significant.sum())} differences are significant at "
              f"q < {stronger.alpha:g} (Benjamini-Hochberg over the rows).")
@@ -133,9 +138,36 @@ def _stronger_section(out_dir: Path, stronger, name: str, quantity: str | None, 
                    f"{quantity} under {strong} against {base} (95% intervals); red: the "
                    "conclusion changes.")
     rows = {"importance": "route", "fairness": "ticket", "variant": "metric"}[name]
-    sec.table(f"stronger_{name}", t, f"One row per {rows}; the changed ones first, with why.",
-              columns, max_rows=40, highlight=t.changed.to_numpy(dtype=bool))
+    sec.table(f"stronger_{name}", t, f"One row per {rows}; the changed ones first, with why. "
+              f"A cell 'a → b' reads a under {base}, b under {strong}; Δ: {strong} minus "
+              f"{base}, with its 95% interval.", max_rows=40,
+              highlight=t.changed.to_numpy(dtype=bool),
+              shown=_both_plays(t, columns, base, strong))
     return sec
+
+
+def _both_plays(t: pd.DataFrame, columns: list, base: str, strong: str) -> pd.DataFrame:
+    """A study comparison's table as the page shows it: each pair ``base_X``, ``strong_X``
+    in one column ``X`` ("a → b"), the compared value under each play's label with its
+    interval folded, the difference as Δ (the CSV keeps every column apart)."""
+    out = {}
+    for col in columns:
+        if col.startswith("strong") or col in ("base_low", "base_high", "low", "high"):
+            continue
+        if col == "base":
+            out.update({base: t.base, f"{base} low": t.base_low, f"{base} high": t.base_high,
+                        strong: t.strong, f"{strong} low": t.strong_low,
+                        f"{strong} high": t.strong_high})
+        elif col == "difference":
+            out.update({"Δ": t.difference, "Δ low": t.low, "Δ high": t.high})
+        elif col.startswith("base_") and f"strong_{col[5:]}" in columns:
+            key = col[5:].replace("_", " ")
+            a, b = (readable(t[[c]].rename(columns={c: col[5:]}))[col[5:]]
+                    for c in (col, f"strong_{col[5:]}"))
+            out[key] = [x if x == y else f"{x} → {y}" for x, y in zip(a, b)]
+        else:
+            out["q" if col == "q_value" else col] = t[col]
+    return pd.DataFrame(out, index=t.index)
 
 
 def write_route_importance_report(result, out_dir, title: str | None = None,
@@ -171,13 +203,18 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
     res = Section(out_dir, "table", "Routes by importance")
     for text in leads.importance_leads(table):
         res.lead(text)
-    confirmed = (["confirmed_importance", "confirmed_low", "confirmed_high"]
-                 if "confirmed_importance" in table.columns else [])
-    res.table("route_importance", table, "One row per route, the most important first"
-              + (" (confirmed: the top routes measured again on fresh games)." if confirmed else "."),
-              ["rank", "route", "name", "claim_rate", "importance", *confirmed, "completion_change",
-               "completion_low", "completion_high", "completion_q", "score_change", "score_low",
-               "score_high", "score_q", "note"], max_rows=40)
+    confirmed = "confirmed_importance" in table.columns
+    if confirmed:
+        res.note(result.confirmation_verdict())
+    res.table("route_importance", table, "One row per route, the most important first: how "
+              "often it is claimed on the intact board; its importance, the drop in ticket "
+              "completion when it is removed, in percentage points (pp), with its paired 95% "
+              "interval and Benjamini-Hochberg q"
+              + ("; confirmed: the top routes measured again on fresh games, and whether that "
+                 "agrees with the first ranking" if confirmed else "")
+              + "; the change in the mean score per player (points) when it is removed. The "
+              "CSV holds every column (completion and score before and after, p-values).",
+              max_rows=40, shown=_importance_shown(table))
     fig = Section(out_dir, "map", "Map")
     vals = {int(r): v for r, v in zip(table.route, table.importance) if np.isfinite(v)}
     fig.figure("route_importance_map",
@@ -201,13 +238,28 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
              "strong", "strong_low", "strong_high", "difference", "low", "high", "q_value",
              "base_verdict", "strong_verdict", "why"],
             [f"Spearman's rank correlation of the importances: {m['spearman']:.3f} (p "
-             f"{m['spearman_p']:.2g}). A conclusion changes when the verdict on a route "
+             f"{fmt_p_text(m['spearman_p'])}). A conclusion changes when the verdict on a route "
              "differs (above: removing it costs ticket completion, below: the board does "
              "better without it, each at the study's own q < "
              f"{stronger.alpha:g}; else unclear), or when it is among the {m['top']} most "
              "important under one play only and the difference is significant."]))
     return write_page(out_dir, title, sections + [sec, _manifest(out_dir, result.manifest)],
                       about=about)
+
+
+def _importance_shown(table: pd.DataFrame) -> pd.DataFrame:
+    """The route-importance table as the page shows it: short readable names, one unit per
+    column (percentage points of completion, points of score), intervals folded."""
+    cols = {"rank": "rank", "route": "route", "name": "name", "claim_rate": "claim rate",
+            "importance": "importance, pp", "importance_low": "importance, pp low",
+            "importance_high": "importance, pp high", "confirmed_importance": "confirmed, pp",
+            "confirmed_low": "confirmed, pp low", "confirmed_high": "confirmed, pp high",
+            "confirmation": "confirmation", "completion_q": "q", "score_change": "score change",
+            "score_low": "score change low", "score_high": "score change high", "note": "note"}
+    shown = table[[c for c in cols if c in table.columns]]
+    if not (shown.note != "").any():
+        shown = shown.drop(columns="note")
+    return shown.rename(columns=cols)
 
 
 def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),

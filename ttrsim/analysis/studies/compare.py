@@ -19,7 +19,7 @@ from ttrsim.analysis.studies.paired import (align, paired_configs, paired_moment
                                             play_metrics, sum_moments)
 from ttrsim.dispatch import check_workers, progress_bar, run_tasks
 from ttrsim.policies import expert_models
-from ttrsim.stats import bh_q
+from ttrsim.stats import bh_q, fmt_p_text
 
 __all__ = ["Comparison", "compare"]
 
@@ -108,7 +108,7 @@ class Comparison:
             "metric": t.metric.str.slice(0, 60), "base": t.base.map(_num),
             "variant": t.variant.map(_num), "difference": t.difference.map(_num),
             "95% interval": [f"[{_num(a)}, {_num(b)}]" for a, b in zip(t.low, t.high)],
-            "q": t.q_value.map(lambda v: "–" if not np.isfinite(v) else f"{v:.2g}"),
+            "q": t.q_value.map(fmt_p_text),
             "sig": np.where(t.significant, "*", "")})
         return "\n".join(head) + "\n" + shown.to_string(index=False)
 

@@ -41,6 +41,26 @@ class RouteImportance:
     board: object
     manifest: dict
 
+    def confirmation_verdict(self) -> str | None:
+        """A sentence for the confirmed routes whose fresh games contradict the first
+        ranking (``confirmation`` other than ``confirmed``), or None where every confirmed
+        route agrees (or nothing was confirmed)."""
+        t = self.table
+        if "confirmation" not in t.columns:
+            return None
+        off = t[(t.confirmation != "") & (t.confirmation != "confirmed")]
+        if not len(off):
+            return (f"Confirmed on fresh games: each of the top {self.manifest['confirm']} "
+                    "routes has the verdict of the first ranking.")
+        rows = "; ".join(
+            f"route {int(r.route)} {r.name}, ranked {int(r.rank)} by "
+            f"{_points(r.importance, r.importance_low, r.importance_high)}, measures "
+            f"{_points(r.confirmed_importance, r.confirmed_low, r.confirmed_high)} on fresh "
+            f"games ({r.confirmation})" for r in off.itertuples())
+        return (f"The confirmation contradicts the first ranking for {len(off)} of the top "
+                f"{self.manifest['confirm']} routes: {rows}. The first ranking's top is "
+                "biased upward: quote the confirmed values.")
+
     def __repr__(self) -> str:
         m = self.manifest
         return (f"<RouteImportance {m['board']} {m['players']}p {m['games']} games, "
@@ -63,7 +83,11 @@ class RouteImportance:
                  f"games per route, seed {m['seed']}: importance = drop in ticket completion "
                  "(percentage points), with its paired 95% interval",
                  shown[cols].head(rows).to_string(index=False, float_format=lambda x: f"{x:.4g}")]
-        if not confirmed:
+        if confirmed:
+            verdict = self.confirmation_verdict()
+            if verdict:
+                lines.append(verdict)
+        else:
             lines.append("The top ranks' screening values are biased upward (the best of many "
                          "noisy estimates): --confirm K measures the top K again on fresh games.")
         return "\n".join(lines)
@@ -101,9 +125,9 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     ``route, name, a, b, length, color, double, claim_rate`` (on the intact board), then
     for ``completion`` (ticket completion, completed / kept) and ``score`` (mean score per
     player): ``<m>_base, <m>_removed, <m>_change, <m>_low, <m>_high, <m>_p, <m>_q`` (paired
-    95% interval, p-value and Benjamini–Hochberg q over all routes), ``importance`` (the
-    drop in completion, in percentage points) and ``rank``. A route whose removal would
-    leave a ticket's cities unconnected cannot be removed: its row says so in ``note``.
+    95% interval, p-value and Benjamini–Hochberg q over all routes), ``importance,
+    importance_low, importance_high`` (the drop in completion, percentage points) and
+    ``rank``. A route that would leave a ticket's cities unconnected says so in ``note``.
 
     Tasks (a batch of games of the intact board and of ``group_size`` route-removed
     boards) run through joblib (``n_jobs``) or dask (``backend="dask"``); with ``out`` each
@@ -114,8 +138,8 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
     ``confirm=k`` re-measures the ``k`` top-ranked routes on fresh games (``confirm_seed``,
     default derived from ``seed``; ``confirm_games``, default ``games``) and adds
     ``confirmed_importance, confirmed_low, confirmed_high`` (percentage points) beside the
-    screening value (``NaN`` for the other routes); with ``out`` the confirmation is kept
-    (and resumed) in a subdirectory.
+    screening value (``NaN`` for the other routes) and ``confirmation`` (the verdicts
+    compared, ``_add_confirmed``); with ``out`` it is kept (and resumed) in a subdirectory.
     """
     start = time.perf_counter()
     confirm = check_int("confirm", confirm, 0)
@@ -152,8 +176,8 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
         if cseed == cfg_b.seed:
             raise ValueError("confirm_seed must differ from seed: a confirmation plays fresh games")
         cgames = cfg_b.games if confirm_games is None else confirm_games
-        for col in ("confirmed_importance", "confirmed_low", "confirmed_high"):
-            table[col] = np.nan
+        table[["confirmed_importance", "confirmed_low", "confirmed_high"]] = np.nan
+        table["confirmation"] = ""
         if top:            # else no route could be removed: nothing to confirm
             again = route_importance(base, players, cgames, cseed, n_jobs, policies=policies,
                                      routes=top, batch_size=batch_size, group_size=group_size,
@@ -170,12 +194,31 @@ def route_importance(board="europe", players=4, games: int = 2000, seed: int = 0
 
 def _add_confirmed(table, confirmation, top) -> None:
     """The confirmation's importance and interval (percentage points) beside the screening
-    values of the ``top`` routes."""
+    values of the ``top`` routes, and ``confirmation``: how its verdict (the 95% interval
+    above 0: removing the route costs completion; below; or holding 0) reads against the
+    screening's."""
     conf = confirmation.set_index("route")
-    for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "completion_high"),
-                     ("confirmed_high", "completion_low")):
-        scale = 1 if src == "importance" else -100
-        table[col] = table.route.map(scale * conf[src]).where(table.route.isin(top))
+    for col, src in (("confirmed_importance", "importance"), ("confirmed_low", "importance_low"),
+                     ("confirmed_high", "importance_high")):
+        table[col] = table.route.map(conf[src]).where(table.route.isin(top))
+    first = _side(table.importance_low, table.importance_high)
+    again = _side(table.confirmed_low, table.confirmed_high)
+    words = np.select([first == again, (first != "unclear") & (again == "unclear"),
+                       (first == "unclear") & (again != "unclear")],
+                      ["confirmed", "not confirmed", "an effect only on fresh games"],
+                      "reversed on fresh games")
+    table["confirmation"] = np.where(table.route.isin(top) & table.confirmed_importance.notna(),
+                                     words, "")
+
+
+def _side(low, high) -> np.ndarray:
+    """``above``/``below`` 0 or ``unclear``, by an interval's bounds."""
+    low, high = np.asarray(low, float), np.asarray(high, float)
+    return np.where(low > 0, "above", np.where(high < 0, "below", "unclear"))
+
+
+def _points(v, low, high) -> str:
+    return f"{v:.2f} [{low:.2f}, {high:.2f}] pp"
 
 
 def _removed(base, ids):
@@ -246,10 +289,12 @@ def _importance_table(base, ids, S, M, claimed, n, notes, alpha, confidence):
                 df[f"{m}_{c}"] = np.nan
         df[f"{m}_q"] = bh_q(df[f"{m}_p"])
         df[f"{m}_significant"] = df[f"{m}_q"] < alpha
+    # the drop in percentage points, its interval the completion change's, turned round
     df["importance"] = -100 * df.completion_change
+    df["importance_low"], df["importance_high"] = -100 * df.completion_high, -100 * df.completion_low
     df["rank"] = df.importance.rank(ascending=False, method="min").astype("Int64")
     cols = ["rank", "route", "name", "a", "b", "length", "color", "double", "games",
-            "claim_rate", "importance"]
+            "claim_rate", "importance", "importance_low", "importance_high"]
     cols += [f"{m}_{c}" for m in ("completion", "score")
              for c in ("base", "removed", "change", "low", "high", "p", "q", "significant")]
     return df[cols + ["note"]].sort_values(["rank", "route"], na_position="last",

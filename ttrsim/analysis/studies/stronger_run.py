@@ -28,7 +28,8 @@ from ttrsim.analysis.seats import seat_advantage
 from ttrsim.analysis.stations import check_paired_runs, station_games, station_value
 from ttrsim.analysis.studies.paired import paired_moments, paired_stats
 from ttrsim.analysis.studies.verdicts import (VALUES, expert_models, finish, policy_differences,
-                                              policy_label, slot_groups, with_changed)
+                                              policy_label, slot_groups, weaker_play,
+                                              with_changed)
 from ttrsim.analysis.tickets import ticket_completion
 from ttrsim.batches import versions
 from ttrsim.stats import DEFAULT_CONFIDENCE, DEFAULT_RESAMPLES
@@ -95,6 +96,8 @@ class PlayComparison:
         m = self.manifest
         lines = [f"{m['board']}, {m['players']} players, {m['games']:,} games (seed {m['seed']}): "
                  f"{m['base_label']} against {m['strong_label']}"]
+        if m.get("weaker"):
+            lines.append(m["weaker"])
         for name, t in self.tables().items():
             lines.append(f"{name}: {len(t)} rows, {int(t.significant.sum())} differ at q < "
                          f"{self.alpha}, {int(t.changed.sum())} conclusions change")
@@ -438,6 +441,7 @@ def compare_play(run, strong, baseline=None, strong_baseline=None, *, top: int =
         "seed": m.get("seed"), "rotate": rotate, "max_turns": m.get("max_turns"),
         "base_policies": list(m["policies"]), "strong_policies": list(ms["policies"]),
         "base_label": policy_label(m["policies"]), "strong_label": policy_label(ms["policies"]),
+        "weaker": weaker_play(m["policies"], ms["policies"]),
         "base_baseline_policies": (None if baseline is None
                                    else list(manifest_of(baseline)["policies"])),
         "strong_baseline_policies": (None if strong_baseline is None

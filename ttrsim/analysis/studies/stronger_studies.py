@@ -17,9 +17,9 @@ from ttrsim._validate import shown
 from ttrsim._version import __version__
 from ttrsim.analysis.inputs import manifest_of
 from ttrsim.analysis.studies.verdicts import (VALUES, expert_models, finish, policy_differences,
-                                              policy_label, with_changed)
+                                              policy_label, weaker_play, with_changed)
 from ttrsim.batches import versions
-from ttrsim.stats import DEFAULT_CONFIDENCE
+from ttrsim.stats import DEFAULT_CONFIDENCE, fmt_p_text
 
 __all__ = ["StudyComparison", "compare_importance", "compare_fairness", "compare_variant",
            "TOP_IMPORTANT", "MATERIAL_POINTS"]
@@ -58,8 +58,10 @@ class StudyComparison:
                  f"(seed {m['seed']}): {m['base_label']} against {m['strong_label']}",
                  f"{len(t)} rows, {int(t.significant.sum())} differ at q < {self.alpha}, "
                  f"{int(t.changed.sum())} conclusions change"]
+        if m.get("weaker"):
+            lines.insert(1, m["weaker"])
         if "spearman" in m:
-            lines.append(f"rank correlation (Spearman) {m['spearman']:.3f}, p {m['spearman_p']:.2g}")
+            lines.append(f"rank correlation (Spearman) {m['spearman']:.3f}, p {fmt_p_text(m['spearman_p'])}")
         if self.spread is not None:
             for _, r in self.spread.iterrows():
                 lines.append(f"{r['label']}: {r.base:.3f} [{r.base_low:.3f}, {r.base_high:.3f}] -> "
@@ -108,6 +110,7 @@ def _study_manifest(kind: str, base, strong, **fields) -> dict:
                                      "max_turns")},
             "base_policies": list(m["policies"]), "strong_policies": list(ms["policies"]),
             "base_label": policy_label(m["policies"]), "strong_label": policy_label(ms["policies"]),
+            "weaker": weaker_play(m["policies"], ms["policies"]),
             "expert_models": {**expert_models(m), **expert_models(ms)} or None, **fields,
             "versions": versions()}
 
@@ -274,6 +277,7 @@ def compare_variant(base, strong, *, alpha: float = 0.05,
                                          "variant_hash", "players", "games", "seed")},
                 "base_policies": list(m["policies"]), "strong_policies": list(ms["policies"]),
                 "base_label": policy_label(m["policies"]), "strong_label": policy_label(ms["policies"]),
+                "weaker": weaker_play(m["policies"], ms["policies"]),
                 "expert_models": {**expert_models(m), **expert_models(ms)} or None, "alpha": alpha,
                 "confidence": confidence, "versions": versions()}
     cols = ["kind", "key", "metric", "label", "base_q", "strong_q", *VALUES]

@@ -24,10 +24,10 @@ import numpy as np
 import pandas as pd
 
 from ttrsim.policies import parse_spec
-from ttrsim.stats import bh_q
+from ttrsim.stats import bh_q, fmt_p_text
 
 __all__ = ["VALUES", "finish", "verdict", "with_changed", "policy_label", "policy_settings",
-           "slot_groups", "policy_differences", "expert_models"]
+           "slot_groups", "policy_differences", "expert_models", "weaker_play", "PLAYER_LEVELS"]
 
 VALUES = ["base", "base_low", "base_high", "strong", "strong_low", "strong_high", "difference",
           "low", "high", "p_value", "q_value", "significant", "rule", "reference",
@@ -67,7 +67,7 @@ def finish(df: pd.DataFrame, alpha: float, material: float, top: int | None = No
     why = pd.Series("", index=df.index, dtype=object)
     why[flip] = [f"{b} {r:.4g} -> {s}" for b, r, s in
                  zip(df.base_verdict[flip], df.reference[flip], df.strong_verdict[flip])]
-    why[mat] = [f"{100 * v:+.0f}% (q {q:.2g})" for v, q in zip(rel[mat.to_numpy()], df.q_value[mat])]
+    why[mat] = [f"{100 * v:+.0f}% (q {fmt_p_text(q)})" for v, q in zip(rel[mat.to_numpy()], df.q_value[mat])]
     if topped.any():
         why[topped] = [f"rank {int(b)} -> {int(s)} (top {top})" for b, s in
                        zip(df.base_rank[topped], df.strong_rank[topped])]
@@ -99,6 +99,31 @@ def policy_label(policies) -> str:
         named = ",".join(f"{k}={params[k]}" for k in PLAYER_PARAMS if k in params)
         return f"{name}:{named}" if named else name
     return "/".join(dict.fromkeys(player(p) for p in policies))
+
+
+# How the built-in players rank in the league (docs/league.md: USA at 2 and at 4 players,
+# the same order of these levels in both): a higher level beat every lower one. Players of
+# one level are not told apart; Python policies have no level.
+PLAYER_LEVELS = {"random": 0, "greedy": 1, "rush": 2, "routes": 2, "blocker": 2, "tickets": 3,
+                 "expert": 4, "search": 4}
+
+
+def weaker_play(base_policies, strong_policies) -> str | None:
+    """A sentence saying that the "stronger" play is a weaker built-in player than the base
+    one, slot by slot (``random`` in place of ``tickets``), or None where no slot's player
+    ranks below the base's in :data:`PLAYER_LEVELS`."""
+    def name(spec):
+        return str(spec).partition(":")[0].partition("#")[0]
+
+    pairs = dict.fromkeys((name(b), name(s)) for b, s in zip(base_policies, strong_policies)
+                          if name(b) in PLAYER_LEVELS and name(s) in PLAYER_LEVELS
+                          and PLAYER_LEVELS[name(s)] < PLAYER_LEVELS[name(b)])
+    if not pairs:
+        return None
+    swaps = ", ".join(f"{s} in place of {b}" for b, s in pairs)
+    return (f"The \"stronger\" play is weaker: {swaps}, a built-in player that ranks below "
+            "the one it replaces in the league (docs/league.md). What changes here is what a "
+            "weaker play would conclude, not a stronger one.")
 
 
 def policy_settings(spec: str):
