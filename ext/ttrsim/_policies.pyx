@@ -16,7 +16,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, claimed_routes,
+from ttrsim._engine cimport (CompiledBoard, copy_position, action_a, action_c, action_kind, claimed_routes,
                              discard_total, hand_total, is_legal, legal_actions, make_action,
                              route_open, sample_legal)
 from ttrsim._rng cimport rng_below, rng_next, rng_seed
@@ -40,15 +40,6 @@ cdef class RandomPolicy(Policy):
                         const int32_t* legal, int n_legal) noexcept nogil:
         # the batch loop makes the same call itself for a RandomPolicy (play_batch)
         return sample_legal(b, s, &self.rng)
-
-
-cdef CompiledBoard copy_position(game, GameState* s):
-    """Copy the current position of `game` (a ``ttrsim.Game`` or its core) into s; return
-    its compiled board."""
-    core = getattr(game, "_core", game)
-    cdef bytes data = core.state_bytes()
-    memcpy(s, <const char*>data, sizeof(GameState))
-    return core.cb
 
 
 def decide(Policy policy, game, uint64_t seed=0, bint start=True, bint via_ref=False):
