@@ -15,12 +15,12 @@ import pytest
 import importlib
 
 import ttrsim
-from ttrsim.analysis.studies.league import ELO, fit_ratings, load_league, schedule
+from ttrsim.analysis.studies.leagues import ELO, fit_ratings, load_league, schedule
 from ttrsim.cli import main
 from ttrsim.policies import REGISTRY
 
 # the module (its name is also the function's, which the package exports)
-league_mod = importlib.import_module("ttrsim.analysis.studies.league")
+league_mod = importlib.import_module("ttrsim.analysis.studies.leagues")
 
 # New York plays fastest; tickets beats random in practically every game
 FAST = dict(board="newyork", n_resamples=200)
@@ -304,7 +304,7 @@ def test_done_when_command(tmp_path):
 # --- intervals that hold what more games show -------------------------------------------
 
 def test_rating_intervals_known_cases():
-    from ttrsim.analysis.studies.league import prior_ends, rating_intervals
+    from ttrsim.analysis.studies.leagues import prior_ends, rating_intervals
 
     # 300 wins to 100: log-odds ln 3 between the two, each rating half of it from the mean;
     # the profile interval of a binomial log-odds is close to the Wald one, 1.96 standard
