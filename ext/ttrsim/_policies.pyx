@@ -42,6 +42,17 @@ cdef class RandomPolicy(Policy):
         return sample_legal(b, s, &self.rng)
 
 
+def start_policy(Policy policy, game, int seat, uint64_t seed):
+    """Start `policy` (any compiled ``Policy``, or a ``PyPolicy``) on a game for `seat`
+    with `seed`, in the current position of `game` (a ``ttrsim.Game`` or its core), as
+    the batch loop starts every seat before the first decision (``ttrsim.seats``)."""
+    cdef GameState s
+    cdef CompiledBoard cb = copy_position(game, &s)
+    if not 0 <= seat < s.n_players:
+        raise ValueError(f"seat {seat} outside 0..{s.n_players - 1}")
+    policy.start_game(&cb.c, &s, seat, seed)
+
+
 def decide(Policy policy, game, uint64_t seed=0, bint start=True, bint via_ref=False):
     """The action code `policy` (any compiled ``Policy``, or a ``PyPolicy``) chooses in
     the current position of `game` (a ``ttrsim.Game`` or its core), for the seat to act.
