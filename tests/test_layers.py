@@ -305,10 +305,13 @@ def test_the_map_names_every_compiled_module_with_its_level_and_owners():
 
 def script_problems(path: Path) -> list[str]:
     """What a script does that scripts/ may not: import a private module or name of ttrsim
-    (a compiled module, ``ttrsim._version``, a ``_name``), or use ``sys.path`` (to import
-    another script: a module of scripts/ is imported as it is)."""
+    (a compiled module, ``ttrsim._version``, a ``_name``), import another script (what
+    two scripts share belongs in the package), or use ``sys.path``."""
     bad = []
+    scripts = {p.stem for p in path.parent.glob("*.py")} - {path.stem}
     for module, names in imports(f"scripts.{path.stem}", path):
+        if module.partition(".")[0] in scripts:
+            bad.append(f"{path.name} imports the script {module}")
         if not module.startswith("ttrsim"):
             continue
         hidden = [p for p in module.split(".") if p.startswith("_")]
@@ -342,16 +345,18 @@ def test_scripts_use_the_public_api_only():
 
 
 def test_the_script_check_sees_planted_imports(tmp_path):
+    (tmp_path / "other.py").write_text("def play(): ...\n")
     planted = tmp_path / "x.py"
     planted.write_text("import sys\nfrom ttrsim._batch import play_batch\nimport ttrsim._fuzz\n"
                        "from ttrsim import _expert, __version__\n"
                        "from ttrsim._version import __version__\n"
                        "from ttrsim.runner import _run_batch\n"
-                       "sys.path.insert(0, 'scripts')\nfrom ttrsim.batches import play_batch\n")
+                       "sys.path.insert(0, 'scripts')\nfrom ttrsim.batches import play_batch\n"
+                       "from other import play\n")
     assert script_problems(planted) == [
         "x.py imports ttrsim._batch", "x.py imports ttrsim._fuzz", "x.py imports _expert from ttrsim",
         "x.py imports ttrsim._version", "x.py imports _run_batch from ttrsim.runner",
-        "x.py:7 uses sys.path"]
+        "x.py imports the script other", "x.py:7 uses sys.path"]
 
 
 # --- the one Python game loop ------------------------------------------------------------
