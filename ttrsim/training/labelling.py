@@ -50,7 +50,7 @@ def generate_setup(board="europe", players: int = 2, positions: int = 100, seed:
     spec, other = labelling_specs(policy_spec("search", playouts=int(playouts)), rollout_model)
     seeds = np.random.SeedSequence([int(seed), int(players), 0x5E7]).generate_state(
         3 * int(positions), dtype=np.uint64)
-    X, value, chosen, group, boards = [], [], [], [], []
+    part = ([], [], [], [], [], [])       # X, value, chosen, group, game, boards
     t0 = time.process_time()
     for i in tqdm(range(int(positions)), desc=f"setup {board} {players}p", disable=not progress):
         g = Game(board, players, seed=int(seeds[3 * i]))
@@ -64,15 +64,8 @@ def generate_setup(board="europe", players: int = 2, positions: int = 100, seed:
         search.uniform = True                  # every keep set gets the same playouts
         decide(search, g, seed=int(seeds[3 * i + 2]))
         mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
-        v = np.array([mean[int(c)] for c in codes], dtype=np.float64)
-        X.append(feats)
-        value.append((v - v.mean()).astype(np.float32))
-        best = np.zeros(len(codes), np.int8)
-        best[int(np.argmax(v))] = 1
-        chosen.append(best)
-        group.append(np.full(len(codes), i, dtype=np.int64))
-        boards.append(str(board))
-    return from_lists(X, value, chosen, group, group, boards, time.process_time() - t0)
+        _record(part, feats, [mean[int(c)] for c in codes], i, i, board)
+    return from_lists(*part, time.process_time() - t0)
 
 
 CLAIMS = 4          # generate_endgame's search also values the 4 longest claims the hand pays
@@ -120,7 +113,7 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     field = [seat_value(f) for f in check_field(field) or ()]
     seeds = np.random.SeedSequence([int(seed), int(players), 0xE6]).generate_state(
         3 * int(games), dtype=np.uint64)
-    X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
+    part = ([], [], [], [], [], [])       # X, value, chosen, group, game, boards
     n_dec = 0
     t0 = time.process_time()
     for i in tqdm(range(int(games)), desc=f"end game {board} {players}p", disable=not progress):
@@ -150,20 +143,13 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
                 base = mean.get(int(codes[0]))
                 if base is not None:
                     v = np.array([mean.get(int(c), np.nan) - base for c in codes], np.float32)
-                    X.append(feats)
-                    value.append(v)
-                    best = np.zeros(len(codes), np.int8)
-                    best[int(np.nanargmax(v))] = 1
-                    chosen.append(best)
-                    group.append(np.full(len(codes), n_dec, dtype=np.int64))
-                    game_ids.append(np.full(len(codes), i, dtype=np.int64))
-                    boards.append(str(board))
+                    _record(part, feats, v, n_dec, i, board, centre=False)
                     n_dec += 1
             return expert_move(follow, g.phase, codes, feats, fewest)
 
         play_game(Table(g, [others.get(q) for q in range(players)], seed=int(seeds[3 * i + 2])),
                   learner)
-    return from_lists(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
+    return from_lists(*part, time.process_time() - t0)
 
 
 KINDS = {"setup_tickets": "setup", "turn": "turns", "keep_tickets": "keep"}
@@ -261,15 +247,16 @@ def _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share) -
             {} if rollout_model is None else {"rollout": expert_spec(rollout_model)})
 
 
-def _record(part, feats, values, decision: int, game: int, board) -> None:
+def _record(part, feats, values, decision: int, game: int, board, centre: bool = True) -> None:
     """Append one labelled decision to `part` (lists of X, value, chosen, group, game,
-    boards): its values relative to their mean, its best marked."""
+    boards): its values (with `centre`, relative to their mean), its best marked (NaN:
+    a candidate not valued)."""
     X, value, chosen, group, game_ids, boards = part
     v = np.asarray(values, dtype=np.float64)
     X.append(feats)
-    value.append((v - v.mean()).astype(np.float32))
+    value.append((v - v.mean() if centre else v).astype(np.float32))
     best = np.zeros(len(v), np.int8)
-    best[int(np.argmax(v))] = 1
+    best[int(np.nanargmax(v))] = 1
     chosen.append(best)
     group.append(np.full(len(v), decision, dtype=np.int64))
     game_ids.append(np.full(len(v), game, dtype=np.int64))
