@@ -338,7 +338,7 @@ def search_rate(board: str = "europe", games: int = 20, seed: int = 1,
     samples; the search's own overhead: sampling the world and the bookkeeping) and from
     the true position (which the search cannot play: it does not see it)."""
     from ttrsim.search import bench_playouts
-    from ttrsim.policies import decide
+    from ttrsim.seats import Table, play_game
 
     cb = compile_board(board)
     pols = [make_policy("search", cb.board), make_policy("tickets", cb.board)]
@@ -346,26 +346,23 @@ def search_rate(board: str = "europe", games: int = 20, seed: int = 1,
     play_batch(cb, 2, pols, game_seeds(seed, games), 0, False, True)
     dt = time.process_time() - t
     sp = pols[0]
-    searched = plain = sampling = worlds = 0.0
     taken = 0
     g_seed = seed
+    times = np.zeros(4)
     while taken < positions:
-        g = ttrsim.Game(board, 2, seed=g_seed)
-        tk = [make_policy("tickets", cb.board) for _ in range(2)]
-        k = 0
-        while not g.is_over() and taken < positions:
+        def measure(table, g_seed=g_seed):
+            nonlocal taken
+            g, k = table.game, table.moves
             if k % 7 == 6 and g.phase == "turn":
                 # the default search's settings with room for `playouts` in one decision
-                times = bench_playouts(make_policy(f"search:playouts={playouts}", cb.board),
-                                       g, playouts, seed=g_seed * 1000 + k)
-                searched += times[0]
-                plain += times[1]
-                sampling += times[2]
-                worlds += times[3] - times[2]
+                times[:] += bench_playouts(make_policy(f"search:playouts={playouts}", cb.board),
+                                           g, playouts, seed=g_seed * 1000 + k)
                 taken += 1
-            g.apply(decide(tk[g.current_player], g, seed=k))
-            k += 1
+
+        play_game(Table.deal(board, ["tickets", "tickets"], g_seed), measure,
+                  stop=lambda table: taken >= positions)
         g_seed += 1
+    searched, plain, sampling, worlds = times[0], times[1], times[2], times[3] - times[2]
     return {"board": board, "players": 2, "opponent": "tickets", "games": games,
             "s_per_game": dt / games, "decisions_per_s": sp.total_decisions / dt,
             "playouts_per_s": sp.total_playouts / dt,

@@ -27,18 +27,13 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-
-from head_to_head import match_key, play_match
+from ttrsim.seats import match_key, play_match
 from ttrsim import __version__
-from ttrsim.batches import SCORE_COLS
 from ttrsim.policies import expert_models, parse_spec
 from ttrsim.results import update_json
-from ttrsim.stats import wilson_interval
 
 BOARDS = ("usa", "europe", "newyork")
 FIELD = ("blocker", "rush", "tickets", "routes", "greedy", "random")
-COL = {c: i for i, c in enumerate(SCORE_COLS)}
 DEFAULT_JSON = Path(__file__).with_name("counter_strength.json")
 
 
@@ -49,16 +44,8 @@ def play(board: str, specs: list, games: int, seed: int = 0, chunk: int = 500) -
     game of the `blocker` seats."""
     m = play_match(board, specs, games, match_key(seed, f"{board}|{'/'.join(specs)}"),
                    chunk=chunk, count=("blocks",), progress=True)
-    mine, wins = m.of(0), m.wins(0)
-    kept = int(mine[:, COL["tickets_kept"]].sum())
-    lo, hi = wilson_interval(wins, games)
-    return {"board": board, "players": len(specs), "specs": specs, "games": games, "seed": seed,
-            "wins": wins, "shared": m.shared(0), "win_share": wins / games,
-            "low": float(lo), "high": float(hi),
-            "mean_score": float(np.mean(mine[:, COL["score"]])),
-            "completed": int(mine[:, COL["tickets_completed"]].sum()) / kept if kept else None,
-            "mean_turns": float(np.mean(m.turns)),
-            "blocks_per_game": int(m.counts["blocks"].sum()) / games, "cpu_seconds": m.cpu_seconds}
+    return {"board": board, "players": len(specs), "specs": specs, "seed": seed,
+            **m.summary(0), "blocks_per_game": int(m.counts["blocks"].sum()) / games}
 
 
 def model_digest(spec: str) -> str:

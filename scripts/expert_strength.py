@@ -49,7 +49,7 @@ from pathlib import Path
 
 import numpy as np
 
-from head_to_head import RANK, match_key, play_match
+from ttrsim.seats import RANK, match_key, play_match
 from ttrsim import __version__, maps
 from ttrsim.batches import SCORE_COLS, game_seeds, play_batch
 from ttrsim.game import compile_board

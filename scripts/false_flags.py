@@ -35,33 +35,33 @@ from tqdm import tqdm
 
 import ttrsim
 from ttrsim.game import Game
-from ttrsim.policies import SEARCH_ROLLOUT, decide, make_policy
+from ttrsim.policies import SEARCH_ROLLOUT
 from ttrsim.search import FLAG_LEVEL, better_p_values, decision_p_value, flag_decisions
+from ttrsim.seats import Table, play_game
 
 
 def play_own_choice(board, seed, playouts, rollout):
     """One game: seat 0 plays the top row of its own analysis (seed of its own), seat 1
     `tickets`. Returns the analysis afterwards (as the viewer's) per decision of seat 0:
     (outcomes table, row played) and the flags the viewer gives."""
-    g = Game(board, 2, seed=seed)
-    other = make_policy("tickets", g.board)
-    tables, k = [], 0
-    while not g.is_over():
-        if g.current_player == 0 and len(g.legal_action_codes()) > 1:
-            choice = ttrsim.analyse(g, playouts=playouts, seed=10_000_000 + seed * 1000 + k,
-                                    rollout=rollout)
-            code = int(choice["code"].iloc[0])
-            # the analysis a user runs afterwards, on other worlds
-            df, wins = ttrsim.analyse(g, playouts=playouts, seed=seed * 1000 + k,
-                                      rollout=rollout, played=code, outcomes=True)
-            row = int(np.flatnonzero(df["played"])[0])
-            tables.append((wins, row, df.attrs["p"]))
-        elif g.current_player == 0:
-            code = g.legal_action_codes()[0]
-        else:
-            code = decide(other, g, seed=seed * 1000 + k)
-        g.apply(code)
-        k += 1
+    tables = []
+
+    def own_choice(table):
+        g, k = table.game, table.moves
+        if table.seat != 0:
+            return None
+        if len(g.legal_action_codes()) == 1:
+            return g.legal_action_codes()[0]
+        choice = ttrsim.analyse(g, playouts=playouts, seed=10_000_000 + seed * 1000 + k,
+                                rollout=rollout)
+        code = int(choice["code"].iloc[0])
+        # the analysis a user runs afterwards, on other worlds
+        df, wins = ttrsim.analyse(g, playouts=playouts, seed=seed * 1000 + k,
+                                  rollout=rollout, played=code, outcomes=True)
+        tables.append((wins, int(np.flatnonzero(df["played"])[0]), df.attrs["p"]))
+        return code
+
+    play_game(Table(Game(board, 2, seed=seed), [None, "tickets"], seed=seed), own_choice)
     q, flags = flag_decisions([p for _, _, p in tables])
     return tables, flags
 

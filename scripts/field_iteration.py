@@ -39,8 +39,8 @@ from pathlib import Path
 
 import numpy as np
 
-from counter_strength import play
 from ttrsim.results import update_json
+from ttrsim.seats import match_key, play_match
 from ttrsim.training import Positions, export, fit, label, make_model
 from ttrsim.training.fitting import centred
 from ttrsim.training.model_file import load_model, model_file, section_from_dict
@@ -247,6 +247,13 @@ def _model_step(a, start, model_path: str, data, setup, curve, boards, field: st
               "gain_per_decision": gained(section_from_dict(turns), test),
               "decisions": int(test.decisions)})
     return models
+
+
+def play(board: str, specs: list, games: int, seed: int) -> dict:
+    """Seat-rotated games of `specs`: the first policy's figures (``Match.summary``)."""
+    m = play_match(board, specs, games, match_key(seed, f"{board}|{'/'.join(specs)}"),
+                   chunk=500, progress=True)
+    return {"board": board, "players": len(specs), "specs": specs, "seed": seed, **m.summary(0)}
 
 
 def _play_step(a, models: dict, eval_boards, expert: str, save) -> None:

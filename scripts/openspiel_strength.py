@@ -45,11 +45,37 @@ def row_label(sims: int, rollout: str) -> str:
     return f"ismcts:sims={sims},rollout={rollout}"
 
 
+def _Timed(bot):
+    """``bot`` wrapped as a ``pyspiel.Bot`` that counts its decisions and their CPU seconds."""
+    import pyspiel
+
+    class Timed(pyspiel.Bot):
+        def __init__(self):
+            pyspiel.Bot.__init__(self)
+            self.cpu, self.decisions = 0.0, 0
+
+        def restart_at(self, state):
+            bot.restart_at(state)
+
+        def inform_action(self, state, player_id, action):
+            bot.inform_action(state, player_id, action)
+
+        def step(self, state):
+            t = time.process_time()
+            action = bot.step(state)
+            self.cpu += time.process_time() - t
+            self.decisions += 1
+            return action
+
+    return Timed()
+
+
 def play(board: str, sims: int, rollout: str, opponent: str, d: int, seat: int,
          uct_c: float) -> dict:
     """One game: ISMCTS at ``seat`` against ``opponent`` on deal ``d``."""
     import pyspiel
     from open_spiel.python.algorithms import ismcts, mcts
+    from open_spiel.python.algorithms.evaluate_bots import evaluate_bots
 
     from ttrsim.env.openspiel import PolicyBot, PolicyEvaluator, game, seeded_resampler
 
@@ -63,18 +89,12 @@ def play(board: str, sims: int, rollout: str, opponent: str, d: int, seat: int,
     bot = ismcts.ISMCTSBot(g, evaluator, uct_c, sims, random_state=rng)
     bot.set_resampler(seeded_resampler(seed * 2 + seat))   # same deal and seat, same game
     other = PolicyBot(opponent, g, seed=seed)
-    other.restart()
+    timed = _Timed(bot)
     state = g.new_initial_state()
-    cpu, decisions, start = 0.0, 0, time.time()
-    while not state.is_terminal():
-        if state.current_player() == seat:
-            t = time.process_time()
-            action = bot.step(state)
-            cpu += time.process_time() - t
-            decisions += 1
-        else:
-            action = other.step(state)
-        state.apply_action(action)
+    start = time.time()
+    # OpenSpiel's own loop plays its states (the seat room plays ttrsim's games)
+    evaluate_bots(state, [timed, other] if seat == 0 else [other, timed], np.random)
+    cpu, decisions = timed.cpu, timed.decisions
     scores = state.game_state().scores()
     first = [s["rank"] == 1 for s in scores]
     return {"board": board, "bot": row_label(sims, rollout), "opponent": opponent,

@@ -38,7 +38,7 @@ from pathlib import Path
 
 import numpy as np
 
-from head_to_head import match_key, play_match
+from ttrsim.seats import match_key, play_match
 from ttrsim.batches import SCORE_COLS
 from ttrsim.policies import expert_models
 

@@ -36,10 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
-from head_to_head import play_match
 from ttrsim.batches import SCORE_COLS
 from ttrsim.game import compile_board
-from ttrsim.policies import decide, make_policy
+from ttrsim.seats import Table, play_game, play_match
 from ttrsim.stats import wilson_interval
 
 BOARDS = ("usa", "europe", "newyork")
@@ -140,24 +139,19 @@ def self_play_turns(board: str, games: int, seed: int, per_game: int):
     (game index, position, the action `tickets` took there)."""
     import random
 
-    from ttrsim import Game
-
-    cb = compile_board(board)
     rng = random.Random(seed)
     for gi in range(games):
-        game = Game(board, 2, seed=seed * 1_000_003 + gi)
-        policies = [make_policy("tickets", cb.board) for _ in range(2)]
-        started = [False, False]
         taken = []
-        while not game.is_over():
-            me = game.current_player
-            act = decide(policies[me], game, seed=2 * gi + me, start=not started[me])
-            started[me] = True
+
+        def keep(table):
+            game, me, act = table.game, table.seat, table.choose()
             st = game.state()
             if game.phase == "turn" and game.turn > 6 and not st["last_round"] \
                     and st["players"][me]["n_routes"] > 0:
                 taken.append((game.clone(), act))
-            game.apply(act)
+            return act
+
+        play_game(Table.deal(board, ["tickets", "tickets"], seed * 1_000_003 + gi), keep)
         for pos, act in rng.sample(taken, min(per_game, len(taken))):
             yield gi, pos, act
 
@@ -182,15 +176,9 @@ def play_on(pos, first: int, seed: int):
     """Play `first`, then `tickets` in every seat from the true position to the end: the
     final scores and the turns played."""
     game = pos.clone()
-    policies = [make_policy("tickets", game.board) for _ in range(game.n_players)]
-    started = [False] * game.n_players
     turn = game.turn
     game.apply(first)
-    while not game.is_over():
-        k = game.current_player
-        act = decide(policies[k], game, seed=seed + k, start=not started[k])
-        started[k] = True
-        game.apply(act)
+    play_game(Table(game, ["tickets"] * game.n_players, seed=seed))
     return game.scores(), game.turn - turn
 
 

@@ -54,7 +54,7 @@ def midgame(board, n, seed, turns=14):
 
 def load_script(name: str):
     """scripts/NAME.py as a module (the scripts are not a package), with scripts/ on the
-    path as when it runs, for the modules of scripts/ it imports (head_to_head)."""
+    path as when it runs, for any module of scripts/ it imports."""
     import sys
 
     folder = Path(__file__).resolve().parents[1] / "scripts"

@@ -202,8 +202,8 @@ def test_scripts_piped_into_head_exit_quietly(argv):
 
 def test_every_script_ends_through_run_script():
     """Each script's `__main__` block is `sys.exit(run_script(main))`, the one way a script
-    stays quiet on a closed pipe. Only a module that other scripts import (head_to_head.py,
-    the strength scripts' play loop) has no such block."""
+    stays quiet on a closed pipe. Only a module that other scripts import would have no
+    such block."""
     import ast
 
     trees = {path: ast.parse(path.read_text()) for path in sorted((ROOT / "scripts").glob("*.py"))}

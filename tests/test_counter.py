@@ -350,7 +350,7 @@ def test_same_seed_same_games_whatever_the_workers():
 
 
 def test_a_study_plays_them():
-    from ttrsim.analysis.studies.compare import compare
+    from ttrsim.analysis.studies.comparison import compare
 
     v = ttrsim.variant("europe", remove_routes=[1])
     c = compare("europe", v, policies=["blocker", "rush"], players=2, games=8, seed=3)

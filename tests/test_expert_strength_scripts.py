@@ -70,7 +70,7 @@ def test_expert_strength_budget_rows_resume_and_draw(tmp_path, monkeypatch):
 def test_expert_strength_counts_shared_first_places(monkeypatch):
     """play() of scripts/expert_strength.py: `shared` is the number of games whose first
     place both seats hold (each counted as a win), as the raw tables say."""
-    import head_to_head
+    import ttrsim.seats
 
     es = load_script("expert_strength")
     tables = []
@@ -80,8 +80,8 @@ def test_expert_strength_counts_shared_first_places(monkeypatch):
         tables.append(out)
         return out
 
-    real = head_to_head.play_batch
-    monkeypatch.setattr(head_to_head, "play_batch", spy)
+    real = ttrsim.seats.play_batch
+    monkeypatch.setattr(ttrsim.seats, "play_batch", spy)
     r = es.play("newyork", ["tickets", "greedy"], 400, chunk=100)
     both = sum(int((t["scores"][:, :, es.RANK] == 1).all(axis=1).sum()) for t in tables)
     first = sum(int((t["scores"][t["slot"] == 0][:, es.RANK] == 1).sum()) for t in tables)

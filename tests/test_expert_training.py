@@ -36,11 +36,12 @@ def test_first_round_labels_come_from_the_search_over_tickets_rollouts(tmp_path)
     from ttrsim.training.labelling import labelling_specs
 
     spec, other = labelling_specs("search:playouts=8", None)
-    assert (make_policy(spec, None).params["rollout"], other) == ("tickets", "tickets")
+    assert (make_policy(spec, None).params["rollout"], other.text) == ("tickets", "tickets")
     path, _ = model_file(tmp_path, "blind")
     spec, other = labelling_specs("search:playouts=8", path)
-    assert make_policy(spec, None).params["rollout"] == other == f"expert:model={path.resolve()}"
+    assert make_policy(spec, None).params["rollout"] == other.text == f"expert:model={path.resolve()}"
     assert make_policy(spec, None).params["playouts"] == 8
+    assert spec.params["rollout"] == other          # a value, not a text to parse again
 
 
 def test_endgame_labels_of_the_wide_or_the_played_candidate_set():

@@ -184,7 +184,7 @@ OWNERS = {
     "_counter": ("ttrsim.policies",),
     "_search": ("ttrsim.policies", "ttrsim.search"),
     "_expert": ("ttrsim.policies", "ttrsim.training"),
-    "_batch": ("ttrsim.batches", "ttrsim.record"),
+    "_batch": ("ttrsim.batches", "ttrsim.seats", "ttrsim.record"),
     "_env": ("ttrsim.env",),
 }
 EXT = ROOT / "ext" / "ttrsim"
@@ -305,10 +305,13 @@ def test_the_map_names_every_compiled_module_with_its_level_and_owners():
 
 def script_problems(path: Path) -> list[str]:
     """What a script does that scripts/ may not: import a private module or name of ttrsim
-    (a compiled module, ``ttrsim._version``, a ``_name``), or use ``sys.path`` (to import
-    another script: a module of scripts/ is imported as it is)."""
+    (a compiled module, ``ttrsim._version``, a ``_name``), import another script (what
+    two scripts share belongs in the package), or use ``sys.path``."""
     bad = []
+    scripts = {p.stem for p in path.parent.glob("*.py")} - {path.stem}
     for module, names in imports(f"scripts.{path.stem}", path):
+        if module.partition(".")[0] in scripts:
+            bad.append(f"{path.name} imports the script {module}")
         if not module.startswith("ttrsim"):
             continue
         hidden = [p for p in module.split(".") if p.startswith("_")]
@@ -342,13 +345,75 @@ def test_scripts_use_the_public_api_only():
 
 
 def test_the_script_check_sees_planted_imports(tmp_path):
+    (tmp_path / "other.py").write_text("def play(): ...\n")
     planted = tmp_path / "x.py"
     planted.write_text("import sys\nfrom ttrsim._batch import play_batch\nimport ttrsim._fuzz\n"
                        "from ttrsim import _expert, __version__\n"
                        "from ttrsim._version import __version__\n"
                        "from ttrsim.runner import _run_batch\n"
-                       "sys.path.insert(0, 'scripts')\nfrom ttrsim.batches import play_batch\n")
+                       "sys.path.insert(0, 'scripts')\nfrom ttrsim.batches import play_batch\n"
+                       "from other import play\n")
     assert script_problems(planted) == [
         "x.py imports ttrsim._batch", "x.py imports ttrsim._fuzz", "x.py imports _expert from ttrsim",
         "x.py imports ttrsim._version", "x.py imports _run_batch from ttrsim.runner",
-        "x.py:7 uses sys.path"]
+        "x.py imports the script other", "x.py:7 uses sys.path"]
+
+
+# --- the one Python game loop ------------------------------------------------------------
+
+#: Where a loop over the decision step may stand (a path or a folder), and why.
+GAME_LOOP_ALLOWED = {
+    "ttrsim/seats.py": "the seat's room: the one Python game loop",
+    "ttrsim/play/": "the play server's table, the one loop still to convert to ttrsim.seats.Table",
+    "ttrsim/record.py": "replays a recorded game's moves to analyse them: nothing is chosen",
+    "scripts/bench_openspiel.py": "random moves to a benchmark position of OpenSpiel's state "
+                                  "(OpenSpiel's side, whose one loop is evaluate_bots)",
+}
+_DECISION_CALLS = {"decide", "apply", "apply_action", "choose", "step"}
+_GAME_STATE = {"is_over", "is_terminal", "current_player", "legal_action_codes", "legal_actions"}
+
+
+def game_loops(path: Path):
+    """Line numbers of the loops (``while``/``for``) in a file that play a game a decision
+    at a time: the loop's body plays or asks for a move (``decide``, ``.apply``,
+    ``.apply_action``, ``.choose``, ``.step``) and the loop reads the game's state
+    (``is_over``, ``is_terminal``, ``current_player``, legal actions)."""
+    def names(node):
+        for n in ast.walk(node):
+            if isinstance(n, ast.Attribute):
+                yield n.attr
+            elif isinstance(n, ast.Name):
+                yield n.id
+
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not isinstance(node, (ast.While, ast.For)):
+            continue
+        calls = {c.func.attr if isinstance(c.func, ast.Attribute) else getattr(c.func, "id", "")
+                 for c in ast.walk(node) if isinstance(c, ast.Call)}
+        if calls & _DECISION_CALLS and set(names(node)) & _GAME_STATE:
+            yield node.lineno
+
+
+def test_no_python_game_loop_outside_the_seat():
+    """One Python game loop (``ttrsim.seats``): training, adapters, scripts and studies
+    play through its ``Table``/``play_game`` and never write their own loop, turn cap or
+    seed formula (docs/architecture.md)."""
+    found = []
+    for path in sorted([*PACKAGE.rglob("*.py"), *(ROOT / "scripts").glob("*.py")]):
+        rel = path.relative_to(ROOT).as_posix()
+        if not rel.startswith(tuple(GAME_LOOP_ALLOWED)):
+            found += [f"{rel}:{line}" for line in game_loops(path)]
+    assert not found, ("a Python game loop outside ttrsim/seats.py (play it with "
+                       "ttrsim.seats.Table / play_game):\n" + "\n".join(found))
+
+
+def test_the_loop_check_sees_a_planted_loop(tmp_path):
+    planted = tmp_path / "x.py"
+    planted.write_text(
+        "def a(g, p):\n    while not g.is_over():\n        g.apply(decide(p, g))\n"
+        "def b(g, ps):\n    for _ in range(500):\n        q = g.current_player\n"
+        "        if q == 0:\n            g.apply(ps[q].pick(g))\n"
+        "def c(s, bot):\n    while not s.is_terminal():\n        s.apply_action(bot.step(s))\n"
+        "def d(df):\n    for c in df.columns:\n        df[c].apply(len)\n"
+        "def e(t):\n    while not t.over:\n        t.step()\n")
+    assert list(game_loops(planted)) == [2, 5, 10]

@@ -15,12 +15,12 @@ import pytest
 import importlib
 
 import ttrsim
-from ttrsim.analysis.studies.league import ELO, fit_ratings, load_league, schedule
+from ttrsim.analysis.studies.leagues import ELO, fit_ratings, load_league, schedule
 from ttrsim.cli import main
 from ttrsim.policies import REGISTRY
 
 # the module (its name is also the function's, which the package exports)
-league_mod = importlib.import_module("ttrsim.analysis.studies.league")
+league_mod = importlib.import_module("ttrsim.analysis.studies.leagues")
 
 # New York plays fastest; tickets beats random in practically every game
 FAST = dict(board="newyork", n_resamples=200)
@@ -198,7 +198,8 @@ def test_resume_and_extend(tmp_path, monkeypatch):
 
     def spy(board, specs, **k):
         run = real(board, specs, **k)
-        played.append((tuple(specs), run.manifest["games_last_session"]))
+        # the league hands simulate its parsed values
+        played.append((tuple(s.text for s in specs), run.manifest["games_last_session"]))
         return run
     monkeypatch.setattr(league_mod, "simulate", spy)
     grown = ttrsim.league(policies=["tickets", "random", "greedy"], games=40, out=out, **kw)
@@ -304,7 +305,7 @@ def test_done_when_command(tmp_path):
 # --- intervals that hold what more games show -------------------------------------------
 
 def test_rating_intervals_known_cases():
-    from ttrsim.analysis.studies.league import prior_ends, rating_intervals
+    from ttrsim.analysis.studies.leagues import prior_ends, rating_intervals
 
     # 300 wins to 100: log-odds ln 3 between the two, each rating half of it from the mean;
     # the profile interval of a binomial log-odds is close to the Wald one, 1.96 standard

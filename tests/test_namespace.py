@@ -39,3 +39,19 @@ def test_star_import_gives_exactly_all():
     space: dict = {}
     exec("from ttrsim import *", space)
     assert {n for n in space if not n.startswith("__")} == set(ttrsim.__all__)
+
+
+def test_the_analysis_package_hands_on_every_study_lazily():
+    """ttrsim.analysis lists every name of ttrsim.analysis.studies in its lazy list (a
+    study missing there is missing from ``ttrsim.analysis``), and the studies' modules
+    are not shadowed by their functions (``studies.league`` was the function)."""
+    import importlib
+
+    import ttrsim.analysis as analysis
+    from ttrsim.analysis import studies
+
+    assert set(analysis._STUDIES) == set(studies.__all__)
+    assert set(analysis._STUDIES) <= set(analysis.__all__)
+    assert analysis.league is studies.league and callable(analysis.league)
+    for module in ("leagues", "comparison"):
+        assert importlib.import_module(f"ttrsim.analysis.studies.{module}").__name__.endswith(module)

@@ -138,7 +138,7 @@ def test_contention_maps_of_the_policies_share_one_colour_scale(monkeypatch, tmp
 
 def test_compare_refuses_unrelated_boards_unless_told(capsys, tmp_path):
     from ttrsim import variant
-    from ttrsim.analysis.studies.compare import check_related
+    from ttrsim.analysis.studies.comparison import check_related
 
     with pytest.raises(ValueError, match="'usa' is not 'europe' nor a variant of it"):
         an.compare("europe", "usa", 3, games=5)

@@ -1084,7 +1084,7 @@ def test_people_on_the_bots_scale(tmp_path, capsys):
     """Each finished game is a result against named opponents: the end shows the record
     against each so far, and the league rates the person among the policies from a
     folder of people's games, with a wide interval from few games."""
-    from ttrsim.analysis.studies.league import league
+    from ttrsim.analysis.studies.leagues import league
 
     out = tmp_path / "ann"
     s = PlaySession("newyork", 2, ["random"], out=out, seed=1, name="ann")

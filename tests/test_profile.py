@@ -199,7 +199,7 @@ def test_runs_pooled(event_run):
 def test_league_style_profile_is_the_game_profile_of_its_games():
     """The league's style profile (its games taken together) equals the profile of its
     runs pooled, policy by policy."""
-    from ttrsim.analysis.studies.league import league
+    from ttrsim.analysis.studies.leagues import league
 
     result = league("newyork", 2, ["tickets", "random", "routes"], games=20, seed=4)
     style = result.style.table.set_index(["group", "measure"]).sort_index()

@@ -30,8 +30,8 @@ _NAMES = {
     "VariantError": "ttrsim.variants", "load_variant": "ttrsim.variants",
     "variant": "ttrsim.variants", "Comparison": "ttrsim.analysis.studies",
     "compare": "ttrsim.analysis.studies", "analyse": "ttrsim.search",
-    "League": "ttrsim.analysis.studies.league", "league": "ttrsim.analysis.studies.league",
-    "load_league": "ttrsim.analysis.studies.league",
+    "League": "ttrsim.analysis.studies.leagues", "league": "ttrsim.analysis.studies.leagues",
+    "load_league": "ttrsim.analysis.studies.leagues",
 }
 # public submodules reachable as attributes after ``import ttrsim`` (``ttrsim.env`` and the
 # reports need their own import)

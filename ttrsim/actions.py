@@ -176,7 +176,8 @@ def describe_policy(target) -> str:
 
 def check_choice(answer, actions: list[Action], spec: str, seat: int, turn: int) -> int:
     """Code of a Python policy's answer if it is one of the legal actions, else raise
-    ``IllegalActionError`` naming the policy, the seat, the turn and the legal actions."""
+    ``PolicyError`` naming the policy, the seat, the turn and the legal actions (the
+    error every loop raises for a policy's bad answer, as ``PyPolicy`` calls this)."""
     code = answer.code if isinstance(answer, Action) else answer
     if isinstance(code, bool) or not isinstance(code, int):
         try:

@@ -22,7 +22,8 @@ from ttrsim._validate import check_int
 from ttrsim._version import __version__
 from ttrsim.game import compile_board
 from ttrsim.maps import resolve_board
-from ttrsim.policies import check_policy, expert_models, make_policy, seat_specs
+from ttrsim.policies import PolicySpec, check_policy, expert_models, make_policy, seat_specs
+from ttrsim.seats import seat_value
 
 # game_seeds and play_batch (the core's batch loop: a call plays many games and returns
 # their arrays, columns SCORE_COLS) are public for the scripts that drive the core
@@ -97,7 +98,8 @@ def versions() -> dict:
 @dataclass(frozen=True)
 class RunConfig:
     """Everything that defines a run's games: board, one policy spec per seat slot (a
-    string or a Python policy object), games, seed, batch size, seat rotation, summary
+    value of ``ttrsim.seats.seat_value``: a parsed ``PolicySpec``, a Python policy's
+    reference or a Python policy object), games, seed, batch size, seat rotation, summary
     mode and the turn limit; ``names`` are the policies' names as tables show them."""
 
     board: object
@@ -147,7 +149,8 @@ class RunConfig:
             "summary": self.summary,
             "max_turns": self.max_turns,
             **({"variant": self.board.variant} if getattr(self.board, "variant", None) else {}),
-            **({"expert_models": models} if (models := expert_models(self.names)) else {}),
+            # from the parsed values (the names would be parsed again)
+            **({"expert_models": models} if (models := expert_models(self.policies)) else {}),
             "seed_derivation": "numpy SeedSequence(seed) -> run key; game g: SplitMix64 output g",
             "versions": versions(),
         }
@@ -166,7 +169,8 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
     the batch size.
     """
     board = resolve_board(board)
-    specs = seat_specs(board, players)
+    # each spec parsed once here, at the door: the workers build from these values
+    specs = tuple(seat_value(s) for s in seat_specs(board, players))
     # fail early on unknown names / bad parameters; the names the results give them
     names = tuple(check_policy(s, board) for s in specs)
     games = check_int("games", games, 1)
@@ -182,7 +186,7 @@ def make_config(board, players, games, seed, batch_size=None, rotate=True, summa
         # as a Python object is not played to measure it: it would see games that are not
         # the run's (its start_game hook, any state it keeps); such runs take
         # OBJECT_BATCH_SIZE, small enough for a slow Python policy.
-        if all(isinstance(s, str) for s in specs):
+        if all(isinstance(s, (str, PolicySpec)) for s in specs):
             size = cost_batch_size(seconds_per_game(cfg), cfg.batch_size)
         else:
             size = min(cfg.batch_size, OBJECT_BATCH_SIZE)

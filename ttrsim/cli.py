@@ -763,7 +763,7 @@ def _cmd_league(sub):
     _options(p, quiet=dict(help="no progress bars"))
 
     def run(args):
-        from ttrsim.analysis.studies.league import league
+        from ttrsim.analysis.studies.leagues import league
         from ttrsim.report import write_league_report
 
         check_output_dir(args.out, "--out")

@@ -12,6 +12,7 @@ results.
 from __future__ import annotations
 
 import copy
+import functools
 import importlib
 import importlib.util
 import os
@@ -19,7 +20,8 @@ import re
 import sys
 from dataclasses import dataclass, field
 
-from ttrsim._policies import GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide
+from ttrsim._policies import (GreedyPolicy, RandomPolicy, RoutesPolicy, TicketsPolicy, decide,
+                              start_policy)
 from ttrsim._policy import Policy, PolicyError, PyPolicy
 from ttrsim._search import SearchPolicy, search_params
 from ttrsim._expert import ExpertPolicy
@@ -28,7 +30,8 @@ from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "PolicySpec", "REGISTRY", "check_policy",
            "decide", "load_python_policy", "seat_specs", "expert_models", "replace_policy",
-           "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_table", "split_label"]
+           "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_spec",
+           "policy_table", "python_ref", "split_label", "start_policy"]
 
 
 @dataclass(frozen=True)
@@ -40,6 +43,7 @@ class PolicyInfo:
     doc: str
     params: dict = field(default_factory=dict)
     build: object = None
+    nested: tuple = ()          # parameters whose value is itself a built-in policy's spec
 
 
 _TUNNELS = (1, "0: never attempt a tunnel (plans route around them)")
@@ -63,16 +67,20 @@ def search_budget(rollout: str, playouts: int = 0) -> int:
     and 200 for any other policy (about the same CPU per decision)."""
     if playouts:
         return playouts
-    return _EXPERT_BUDGET if str(rollout).partition(":")[0].strip() == "expert" else _BUDGET
+    name = rollout.name if isinstance(rollout, PolicySpec) else str(rollout).partition(":")[0].strip()
+    return _EXPERT_BUDGET if name == "expert" else _BUDGET
 
 
 def _builtin_spec(role: str, spec: str) -> PolicySpec:
-    """`spec` parsed, checked to name a built-in policy other than ``search``."""
-    spec = str(spec).strip()
-    name = spec.partition(":")[0].strip()
+    """`spec` (a string or a ``PolicySpec``) parsed, checked to name a built-in policy
+    other than ``search``."""
+    if not isinstance(spec, PolicySpec):
+        spec = str(spec).strip()
+    name = spec.name if isinstance(spec, PolicySpec) else spec.partition(":")[0].strip()
     if name not in REGISTRY or name == "search":
         known = ", ".join(sorted(k for k in REGISTRY if k != "search"))
-        raise ValueError(f"search: unknown {role} policy {spec!r}; use one of the "
+        text = spec.text if isinstance(spec, PolicySpec) else spec
+        raise ValueError(f"search: unknown {role} policy {text!r}; use one of the "
                          f"built-in policies: {known}")
     return parse_spec(spec)
 
@@ -90,26 +98,27 @@ def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: 
     rollout), the first three less any that plays at random, less the first when it is
     the default candidate (no `lead`). ``foes`` (a built-in spec; "" : the rollout) plays
     the other seats in the playouts."""
-    rollout, lead, foes = str(rollout).strip(), str(lead or "").strip(), str(foes or "").strip()
     roll = _builtin_spec("rollout", rollout)
-    first = _builtin_spec("lead", lead) if lead else roll
-    rollouts = [roll.build() for _ in range(5)] + [first.build()]
-    others = [p for p in _PROPOSERS if p != rollout and p in REGISTRY][:2]
-    proposers = [p for p in [roll.build()] + [parse_spec(n).build() for n in others]
+    lead = _builtin_spec("lead", lead) if lead else None
+    rollouts = [roll.build() for _ in range(5)] + [(lead or roll).build()]
+    others = [p for p in _PROPOSERS if p != roll.text and p in REGISTRY][:2]
+    proposers = [p for p in [roll.build()] + [PolicySpec(n).build() for n in others]
                  if not isinstance(p, RandomPolicy)]
-    foe = [_builtin_spec("foes", foes).build() for _ in range(5)] if foes else []
-    return SearchPolicy(rollouts, proposers if lead else proposers[1:], rollout=rollout,
-                        lead=lead, playouts=search_budget(rollout, playouts), foes=foe,
-                        foe_spec=foes, **params)
+    foes = _builtin_spec("foes", foes) if foes else None
+    foe = [foes.build() for _ in range(5)] if foes else []
+    return SearchPolicy(rollouts, proposers if lead else proposers[1:],
+                        rollout=_nested_text(roll), lead=_nested_text(lead) if lead else "",
+                        playouts=search_budget(roll, playouts), foes=foe,
+                        foe_spec=_nested_text(foes) if foes else "", **params)
 
 
 def _check_search(values: dict) -> None:
     """A search spec's parameters checked as ``make_search_policy`` would take them, building
     one instance of its rollout policy and one of its lead (not the search's nine)."""
     own = dict(values)
-    rollout, lead = str(own.pop("rollout")).strip(), str(own.pop("lead") or "").strip()
-    foes = str(own.pop("foes", "") or "").strip()
-    _builtin_spec("rollout", rollout).build()
+    rollout, lead = _builtin_spec("rollout", own.pop("rollout")), own.pop("lead")
+    foes = own.pop("foes", "")
+    rollout.build()
     if foes:
         _builtin_spec("foes", foes).build()
     if lead:
@@ -181,7 +190,7 @@ REGISTRY: dict[str, PolicyInfo] = {
                         "tickets), 4 (turns), 8 (second draws, with draws=1) and 16 "
                         "(tunnels); the others are the rollout policy's own (to measure "
                         "where the search's strength lies)")},
-        build=make_search_policy),
+        build=make_search_policy, nested=("rollout", "lead", "foes")),
     "expert": PolicyInfo(
         ExpertPolicy,
         "learned from the search and trained further against the field: gradient-boosted "
@@ -244,7 +253,13 @@ def seat_specs(board, players) -> tuple:
 def split_label(spec: str) -> tuple[str, str]:
     """``"tickets:risk=0.2#cautious"`` -> ``("tickets:risk=0.2", "cautious")``; the label is
     ``""`` when there is none. A label only renames the seat's policy in the results."""
-    body, sep, label = spec.partition("#")
+    depth, cut = 0, -1
+    for i, ch in enumerate(spec):           # the '#' outside a nested spec's parentheses
+        depth += (ch == "(") - (ch == ")")
+        if ch == "#" and depth == 0:
+            cut = i
+            break
+    body, sep, label = (spec[:cut], "#", spec[cut + 1:]) if cut >= 0 else (spec, "", "")
     label = label.strip()
     if sep and not re.fullmatch(r"[\w.+-]+", label):
         raise ValueError(f"policy {spec!r}: a label after '#' is letters, digits, '_', '.', '+' or "
@@ -288,6 +303,12 @@ def _python_ref(body: str):
 
 
 _LOADED: dict = {}
+
+
+def python_ref(spec: str):
+    """``(source, attribute)`` when the spec string names a Python policy
+    (``"file.py:function"``, ``"module:callable"``, a label allowed), else None."""
+    return _python_ref(split_label(spec)[0])
 
 
 def load_python_policy(ref: str):
@@ -389,13 +410,22 @@ class PolicySpec:
     label: str = ""
 
     def values(self) -> dict:
-        """Every parameter of the policy: its defaults, updated by those given."""
-        return {k: v[0] for k, v in REGISTRY[self.name].params.items()} | self.params
+        """Every parameter of the policy: its defaults, updated by those given (a nested
+        spec's default as a ``PolicySpec`` too, parsed once per process)."""
+        info = REGISTRY[self.name]
+        return {k: _default_spec(v[0]) if k in info.nested and v[0] else v[0]
+                for k, v in info.params.items()} | self.params
 
     @property
     def text(self) -> str:
         """``"name:a=1,b=2#label"``, parameters sorted (``policy_name``)."""
         return canonical_spec(self.name, self.params) + (f"#{self.label}" if self.label else "")
+
+    def replace(self, label: str | None = None, **params) -> "PolicySpec":
+        """The same spec with ``params`` given (checked as :func:`policy_spec` checks
+        them) and, when given, another ``label``."""
+        return policy_spec(self.name, self.label if label is None else label,
+                           **(self.params | params))
 
     def build(self) -> Policy:
         """A fresh instance for one seat, named ``text``."""
@@ -430,25 +460,112 @@ def _parse_body(body: str, label: str) -> PolicySpec:
                          "module:callable (or, in Python, as the callable itself)")
     info = REGISTRY[name]
     params = {}
-    for item in filter(None, (p.strip() for p in rest.split(","))):
+    for item in _top_level_items(rest, name):
         key, eq, value = item.partition("=")
         key = key.strip()
-        if not eq or key not in info.params:
-            known = ", ".join(info.params) or "none"
-            raise ValueError(f"policy {name!r}: bad parameter {item!r}; parameters: {known}")
-        default = info.params[key][0]
-        if not value.strip():
-            # "model=" must not fall back to the default silently
-            raise ValueError(f"policy {name!r}: parameter {key} has no value ({item!r}); give "
-                             f"{key}=VALUE ({info.params[key][1]}) or leave it out for the "
-                             "default")
-        try:
-            params[key] = type(default)(float(value)) if isinstance(default, (int, float)) else value
-        except ValueError:
-            raise ValueError(f"policy {name!r}: parameter {key} needs a number, got {value!r}") from None
-        if isinstance(default, int) and params[key] != float(value):
-            raise ValueError(f"policy {name!r}: parameter {key} needs a whole number, got {value!r}")
+        if not eq:
+            _unknown_parameter(name, item)
+        params[key] = _param_value(name, key, value.strip(), item)
     return PolicySpec(name, params, label)
+
+
+def _unknown_parameter(name: str, item) -> None:
+    info = REGISTRY[name]
+    known = ", ".join(info.params) or "none"
+    nest = (f"; a nested spec with several parameters goes in parentheses, e.g. "
+            f"{info.nested[0]}=(tickets:risk=0.2,draw=10)" if info.nested else "")
+    raise ValueError(f"policy {name!r}: bad parameter {item!r}; parameters: {known}{nest}")
+
+
+def _param_value(name: str, key: str, value, item=None):
+    """Parameter ``key`` of policy ``name`` checked and typed as its default: ``value``
+    is its text in a spec (``item`` the whole ``key=value``) or, from
+    :func:`policy_spec`, a value (a number, a text, a ``PolicySpec`` for a nested one)."""
+    info = REGISTRY[name]
+    item = f"{key}={value}" if item is None else item
+    if key not in info.params:
+        _unknown_parameter(name, item)
+    default = info.params[key][0]
+    if isinstance(value, str) and not value.strip():
+        # "model=" must not fall back to the default silently
+        raise ValueError(f"policy {name!r}: parameter {key} has no value ({item!r}); give "
+                         f"{key}=VALUE ({info.params[key][1]}) or leave it out for the "
+                         "default")
+    if key in info.nested:
+        if isinstance(value, PolicySpec):
+            return value
+        value = str(value).strip()
+        inner = value[1:-1] if value.startswith("(") and value.endswith(")") else value
+        if "#" in inner:
+            raise ValueError(f"policy {name!r}: parameter {key}={value}: a nested spec takes "
+                             "no label ('#...')")
+        inner = inner.strip()
+        nested = inner.partition(":")[0].strip()
+        if nested not in REGISTRY or nested == name:
+            known = ", ".join(sorted(k for k in REGISTRY if k != name))
+            raise ValueError(f"{name}: unknown {key} policy {inner!r}; use one of the "
+                             f"built-in policies: {known}")
+        return _parse_body(inner, "")
+    if isinstance(value, PolicySpec) or "(" in str(value) or ")" in str(value):
+        raise ValueError(f"policy {name!r}: parameter {key}={value}: only a nested spec "
+                         f"({', '.join(info.nested) or 'none here'}) takes parentheses")
+    if not isinstance(default, (int, float)):
+        return str(value)
+    try:
+        if isinstance(value, bool):
+            raise ValueError
+        number = float(value)
+        typed = type(default)(number)
+    except (TypeError, ValueError):
+        raise ValueError(f"policy {name!r}: parameter {key} needs a number, got {value!r}") from None
+    if isinstance(default, int) and typed != number:
+        raise ValueError(f"policy {name!r}: parameter {key} needs a whole number, got {value!r}")
+    return typed
+
+
+def policy_spec(name: str, label: str = "", **params) -> "PolicySpec":
+    """A built-in policy's spec built as a value, with no text to parse:
+    ``policy_spec("search", playouts=256, rollout=policy_spec("tickets", risk=0.2))``.
+    The parameters are checked and typed as :func:`parse_spec` checks them (ValueError
+    saying what is wrong); a nested one (a search's ``rollout``, ``lead``) takes a
+    ``PolicySpec`` or a spec string."""
+    if name not in REGISTRY:
+        raise ValueError(f"unknown policy {name!r}; built-in policies: {', '.join(sorted(REGISTRY))}")
+    return PolicySpec(name, {k: _param_value(name, k, v) for k, v in params.items()}, label)
+
+
+def _top_level_items(rest: str, name: str) -> list[str]:
+    """The parameters of a spec, split at the commas outside parentheses (those inside
+    belong to a nested spec); unbalanced parentheses are refused."""
+    items, depth, start = [], 0, 0
+    for i, ch in enumerate(rest):
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                break
+        elif ch == "," and depth == 0:
+            items.append(rest[start:i])
+            start = i + 1
+    if depth != 0:
+        raise ValueError(f"policy {name!r}: unbalanced parentheses in {rest!r}; a nested spec "
+                         "is written name=(policy:a=1,b=2)")
+    items.append(rest[start:])
+    return [s.strip() for s in items if s.strip()]
+
+
+@functools.lru_cache(maxsize=None)
+def _default_spec(text: str) -> "PolicySpec":
+    """A nested parameter's default spec (e.g. the search's rollout), parsed once."""
+    return parse_spec(text)
+
+
+def _nested_text(spec: "PolicySpec") -> str:
+    """A nested spec as it stands inside another: in parentheses when it has several
+    parameters, so that its commas are not the outer spec's."""
+    text = spec.text
+    return f"({text})" if "," in text else text
 
 
 def make_policy(spec, board) -> Policy:
@@ -512,7 +629,7 @@ def _python_name(target) -> str:
 class _Guarded:
     """Runs a Python policy for ``PyPolicy`` and turns an exception raised inside it into
     a ``PolicyError`` naming the policy, the seat, the turn and the legal actions (an
-    illegal or malformed answer gets the same message from ``check_choice``)."""
+    illegal or malformed answer gets the same message from ``ttrsim.actions.check_choice``)."""
 
     def __init__(self, target):
         choose = getattr(target, "choose", None)
@@ -578,11 +695,11 @@ def expert_models(specs) -> dict:
             except OSError:
                 out[key] = "missing"
         for value in parsed.values().values():     # nested specs: a search's rollout
-            if isinstance(value, str) and value:
+            if isinstance(value, PolicySpec) or isinstance(value, str) and value:
                 visit(value)
 
     for spec in specs:
-        if isinstance(spec, str):
+        if isinstance(spec, (str, PolicySpec)):
             visit(spec)
     return out
 
@@ -604,10 +721,14 @@ def policy_name(spec, board=None) -> str:
 
 
 def canonical_spec(name: str, params: dict) -> str:
+    """``"name:a=1,b=2"``, parameters sorted; a nested spec in parentheses when it has
+    several parameters (``search:rollout=(tickets:draw=10,risk=0.2)``)."""
     if not params:
         return name
-    return name + ":" + ",".join(f"{k}={params[k]:g}" if isinstance(params[k], float) else f"{k}={params[k]}"
-                                 for k in sorted(params))
+
+    def text(v):
+        return f"{v:g}" if isinstance(v, float) else _nested_text(v) if isinstance(v, PolicySpec) else f"{v}"
+    return name + ":" + ",".join(f"{k}={text(params[k])}" for k in sorted(params))
 
 
 def policy_table(width: int = 88) -> str:

@@ -132,4 +132,6 @@ cdef class CompiledBoard:
 
 
 cdef dict observation_dict(const BoardC* b, const GameState* s, int seat)
+# the current position of a ``ttrsim.Game`` (or its core) copied into s; its compiled board
+cdef CompiledBoard copy_position(object game, GameState* s)
 cdef dict score_dict(const BoardC* b, const ScoreC* sc)

@@ -1916,3 +1916,13 @@ def _restore(CompiledBoard cb, int n_players, bytes data):
     cdef GameCore g = GameCore(cb, n_players, 0, False)
     g.load_state_bytes(data)
     return g
+
+
+cdef CompiledBoard copy_position(object game, GameState* s):
+    """Copy the current position of `game` (a ``ttrsim.Game`` or its core) into s and
+    return its compiled board: how every compiled tool reads a Python game."""
+    core = getattr(game, "_core", game)
+    if not isinstance(core, GameCore):
+        raise ValueError(f"not a ttrsim game: {type(game).__name__}")
+    memcpy(s, &(<GameCore>core).s, sizeof(GameState))
+    return (<GameCore>core).cb

@@ -9,7 +9,7 @@ from libc.string cimport memcpy, memset
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (CompiledBoard, EventSink, action_a, action_b, action_c,
+from ttrsim._engine cimport (CompiledBoard, copy_position, EventSink, action_a, action_b, action_c,
                              action_kind, apply_legal, discard_total,
                              game_init, hand_total,
                              legal_actions, make_action, sample_legal, score_game)
@@ -540,7 +540,7 @@ cdef class Encoding:
         cdef GameState s
         if not 0 <= index < self.sp.n_actions:
             raise ValueError(f"action {index} outside 0..{self.sp.n_actions - 1}")
-        load_state(core, &s)
+        copy_position(core, &s)
         return index_to_code(&self.sp, &self.cb.c, &s, index)
 
     def code_table(self):
@@ -562,19 +562,11 @@ cdef class Encoding:
         cdef GameState s
         if obs.shape[0] != self.obs_size or mask.shape[0] != self.n_actions:
             raise ValueError("obs / mask buffers of the wrong size")
-        load_state(core, &s)
+        copy_position(core, &s)
         if s.n_players != self.n_players:
             raise ValueError(f"a {s.n_players}-player game given to a {self.n_players}-player encoding")
         write_obs(&self.sp, &self.cb.c, &s, seat, &obs[0])
         return write_mask(&self.sp, &self.cb.c, &s, seat, &mask[0], self.buf)
-
-
-cdef void load_state(core, GameState* s):
-    core = getattr(core, "_core", core)
-    cdef bytes data = core.state_bytes()
-    if len(data) != sizeof(GameState):
-        raise ValueError("not a game state of this build")
-    memcpy(s, <const char*>data, sizeof(GameState))
 
 
 # ---------------------------------------------------------------------------
@@ -584,7 +576,7 @@ def start_policy(Policy policy, core, int seat, uint64_t seed):
     """Start a game for `seat` in the position of `core` as the vector environment does
     (for tests that replay its games with ``decide(..., start=False)``)."""
     cdef GameState s
-    load_state(core, &s)
+    copy_position(core, &s)
     policy.start_game(&(<CompiledBoard>getattr(core, "_core", core).cb).c, &s, seat, seed)
 
 

@@ -20,7 +20,7 @@ from libc.stdlib cimport calloc, free, malloc
 from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, hand_total,
+from ttrsim._engine cimport (CompiledBoard, copy_position, action_a, action_c, action_kind, hand_total,
                              is_legal, legal_actions, make_action)
 from ttrsim._bits cimport lowest_bit
 from ttrsim._policies cimport PlanFollower
@@ -1195,7 +1195,7 @@ cdef class ExpertPolicy(PlanFollower):
     def start(self, game, int seat, uint64_t seed=0):
         """Start a game for `seat` as the batch loop does (before its first decision)."""
         cdef GameState s
-        cdef CompiledBoard cb = _copy(game, &s)
+        cdef CompiledBoard cb = copy_position(game, &s)
         self.start_game(&cb.c, &s, seat, seed)
 
     def candidates(self, game):
@@ -1204,7 +1204,7 @@ cdef class ExpertPolicy(PlanFollower):
         float32 array. It advances the policy's state exactly as a decision does (call
         ``start`` first); the game is not changed."""
         cdef GameState s
-        cdef CompiledBoard cb = _copy(game, &s)
+        cdef CompiledBoard cb = copy_position(game, &s)
         cdef int n_legal
         if s.phase == PH_OVER:
             raise ValueError("the game is over")
@@ -1219,10 +1219,3 @@ cdef class ExpertPolicy(PlanFollower):
 
 
 
-cdef CompiledBoard _copy(game, GameState* s):
-    core = getattr(game, "_core", game)
-    cdef bytes data = core.state_bytes()
-    if len(data) != sizeof(GameState):
-        raise ValueError("not a ttrsim game")
-    memcpy(s, <const char*>data, sizeof(GameState))
-    return core.cb

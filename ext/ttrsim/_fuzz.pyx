@@ -158,7 +158,7 @@ cdef class FaultyPolicy(Policy):
     of a game, then at every later one an action that is never legal (``fail=False``:
     ILLEGAL_CODE) or a failure (``fail=True``: returns -1 with a RuntimeError kept).
     ``vouch=True``: it vouches for its actions as the built-in policies do
-    (``returns_legal``), falsely, so that a loop that checks (``decide`` with ``check``)
+    (``returns_legal``), falsely, so that a loop that checks (``play_step`` with ``check``)
     must still catch its illegal action."""
     cdef readonly int after
     cdef readonly bint fail

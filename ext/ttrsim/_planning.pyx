@@ -11,7 +11,7 @@ from libc.string cimport memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+from ttrsim._engine cimport (CompiledBoard, copy_position, action_a, action_b, action_c, action_kind,
                              claimed_routes, hand_total, is_legal, legal_actions, make_action,
                              route_open)
 
@@ -941,12 +941,7 @@ def _turn_candidates(game, first, int n_longest, bint tunnels, int faceup):
     cdef int32_t legal[MAX_ACTIONS]
     cdef int32_t cand[64]
     cdef Candidates c
-    core = getattr(game, "_core", game)
-    cdef bytes data = core.state_bytes()
-    cdef CompiledBoard cb = core.cb
-    if len(data) != sizeof(GameState):
-        raise ValueError("not a ttrsim game")
-    memcpy(&s, <const char*>data, sizeof(GameState))
+    cdef CompiledBoard cb = copy_position(game, &s)
     if s.phase != PH_TURN:
         raise ValueError("not the start of a turn")
     cdef int n = legal_actions(&cb.c, &s, legal)

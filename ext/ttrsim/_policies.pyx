@@ -16,7 +16,7 @@ from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._bits cimport clear_bit, count_bits, get_bit, lowest_bit, set_bit
-from ttrsim._engine cimport (CompiledBoard, action_a, action_c, action_kind, claimed_routes,
+from ttrsim._engine cimport (CompiledBoard, copy_position, action_a, action_c, action_kind, claimed_routes,
                              discard_total, hand_total, is_legal, legal_actions, make_action,
                              route_open, sample_legal)
 from ttrsim._rng cimport rng_below, rng_next, rng_seed
@@ -42,13 +42,15 @@ cdef class RandomPolicy(Policy):
         return sample_legal(b, s, &self.rng)
 
 
-cdef CompiledBoard copy_position(game, GameState* s):
-    """Copy the current position of `game` (a ``ttrsim.Game`` or its core) into s; return
-    its compiled board."""
-    core = getattr(game, "_core", game)
-    cdef bytes data = core.state_bytes()
-    memcpy(s, <const char*>data, sizeof(GameState))
-    return core.cb
+def start_policy(Policy policy, game, int seat, uint64_t seed):
+    """Start `policy` (any compiled ``Policy``, or a ``PyPolicy``) on a game for `seat`
+    with `seed`, in the current position of `game` (a ``ttrsim.Game`` or its core), as
+    the batch loop starts every seat before the first decision (``ttrsim.seats``)."""
+    cdef GameState s
+    cdef CompiledBoard cb = copy_position(game, &s)
+    if not 0 <= seat < s.n_players:
+        raise ValueError(f"seat {seat} outside 0..{s.n_players - 1}")
+    policy.start_game(&cb.c, &s, seat, seed)
 
 
 def decide(Policy policy, game, uint64_t seed=0, bint start=True, bint via_ref=False):

@@ -19,7 +19,7 @@ from cpython.exc cimport PyErr_CheckSignals
 from posix.time cimport CLOCK_MONOTONIC, clock_gettime, timespec
 
 from ttrsim._structs cimport *
-from ttrsim._engine cimport (CompiledBoard, action_a, action_b, action_c, action_kind,
+from ttrsim._engine cimport (CompiledBoard, copy_position, action_a, action_b, action_c, action_kind,
                              apply_action, apply_legal, check_state, determinize, is_legal,
                              legal_actions, make_action, sample_legal, score_game,
                              ticket_class)
@@ -892,14 +892,6 @@ cdef inline long long _now_ns() noexcept nogil:
     cdef timespec ts
     clock_gettime(CLOCK_MONOTONIC, &ts)
     return ts.tv_sec * 1000000000 + ts.tv_nsec
-
-
-cdef CompiledBoard copy_position(game, GameState* s):
-    """Copy the current position of `game` (a ``ttrsim.Game`` or its core) into s."""
-    core = getattr(game, "_core", game)
-    cdef bytes data = core.state_bytes()
-    memcpy(s, <const char*>data, sizeof(GameState))
-    return core.cb
 
 
 def bench_playouts(SearchPolicy policy, game, int n, uint64_t seed=0):

@@ -9,7 +9,8 @@ See ``docs/analysis.md`` for a guide.
 ``ttrsim.analysis.studies`` (re-exported here) plays new games on common random numbers:
 ``compare``, ``route_importance``, ``ticket_fairness``; ``compare_play``,
 ``compare_importance``, ``compare_fairness`` and ``compare_variant`` set a run or study
-beside the same games under stronger play. ``profile`` is a run's game profile (how its
+beside the same games under stronger play; ``league`` plays every policy against every
+other and rates them. ``profile`` is a run's game profile (how its
 seats play and score, per policy and for the winners); ``compare_profiles`` sets several
 runs' profiles, and people's figures (``read_people``), side by side with the differences.
 """
@@ -32,11 +33,19 @@ from ttrsim.analysis.tickets import ticket_balance, ticket_completion
 from ttrsim.analysis.tunnels import parse_counts, tunnel_extra_distribution, tunnel_odds, tunnel_outcomes
 # The studies (which play games and load the runner) are imported on first use, so that
 # the tables of a finished run and commands such as tunnel-odds start quickly.
-_STUDIES = ('Comparison', 'Fairness', 'PlayComparison', 'RouteImportance', 'StudyComparison', 'compare', 'compare_fairness', 'compare_importance', 'compare_play', 'compare_variant', 'route_importance', 'ticket_difficulty', 'ticket_fairness')
+# Every name of ttrsim.analysis.studies (tests/test_namespace.py holds them equal).
+_STUDIES = ('Comparison', 'Fairness', 'League', 'PlayComparison', 'RouteImportance',
+            'StudyComparison', 'check_same_games', 'compare', 'compare_fairness',
+            'compare_importance', 'compare_play', 'compare_variant', 'league', 'load_league',
+            'route_importance', 'ticket_difficulty', 'ticket_fairness')
 
 __all__ = [
     "Comparison",
     "Fairness",
+    "League",
+    "check_same_games",
+    "league",
+    "load_league",
     "PlayComparison",
     "RouteImportance",
     "StudyComparison",

@@ -382,23 +382,23 @@ class PolicyBot(pyspiel.Bot):
     def __init__(self, spec, game: TTRGame | None = None, seed: int = 0):
         pyspiel.Bot.__init__(self)
         from ttrsim.policies import make_policy
+        from ttrsim.seats import seat_value
 
-        self.spec = spec
+        self.spec = seat_value(spec)        # parsed once: every game builds from the value
         self._make = make_policy
         self._seed = int(seed)
         self._policy = None
         self._board = None
-        self._started = False
-        self._seat = None          # the seat this bot plays in the current game
+        self._seat = None          # the ttrsim.seats.Seat this bot plays in the current game
         if game is not None:
-            self._policy = make_policy(spec, game.board)
+            self._policy = make_policy(self.spec, game.board)
             self._board = game.board
 
     def restart_at(self, state):
-        self._started, self._seat = False, None
+        self._seat = None
 
     def restart(self):
-        self._started, self._seat = False, None
+        self._seat = None
 
     def inform_action(self, state, player_id, action):
         pass
@@ -407,7 +407,7 @@ class PolicyBot(pyspiel.Bot):
         return False
 
     def step(self, state):
-        from ttrsim.policies import decide
+        from ttrsim.seats import Seat, seat_seeds
 
         if not isinstance(state, TTRState):
             raise TypeError(f"PolicyBot plays {GAME_NAME} states, got {type(state).__name__}")
@@ -416,15 +416,17 @@ class PolicyBot(pyspiel.Bot):
         g = state._p.g
         if self._policy is None or self._board != g.board:
             self._policy, self._board = self._make(self.spec, g.board), g.board
-            self._started = False
+            self._seat = None
         seat = g.current_player
-        if self._started and seat != self._seat:
-            raise ValueError(f"this PolicyBot plays seat {self._seat} and was asked to move for "
-                             f"seat {seat}: use one PolicyBot per seat (or call restart() "
+        if self._seat is not None and seat != self._seat.seat:
+            raise ValueError(f"this PolicyBot plays seat {self._seat.seat} and was asked to move "
+                             f"for seat {seat}: use one PolicyBot per seat (or call restart() "
                              f"between games)")
-        code = decide(self._policy, g, self._seed + seat, start=not self._started)
-        self._started, self._seat = True, seat
-        return int(state._p.enc.index(code))
+        if self._seat is None:
+            # started at its first decision (OpenSpiel's loop owns the game), with the seed
+            # the seat room gives this seat
+            self._seat = Seat(self._policy, g, seat, seat_seeds(self._seed, g.n_players)[seat])
+        return int(state._p.enc.index(self._seat.choose(g)))
 
 
 class PolicyEvaluator:
@@ -440,12 +442,14 @@ class PolicyEvaluator:
     def __init__(self, spec="tickets", n_rollouts: int = 1, seed: int = 0):
         if isinstance(n_rollouts, bool) or not isinstance(n_rollouts, int) or n_rollouts < 1:
             raise ValueError(f"n_rollouts must be a positive integer, got {n_rollouts!r}")
-        self.spec, self.n_rollouts, self.seed = spec, n_rollouts, int(seed)
+        from ttrsim.seats import seat_value
+
+        self.spec, self.n_rollouts, self.seed = seat_value(spec), n_rollouts, int(seed)
         self._policies, self._board, self._calls = None, None, 0
 
     def evaluate(self, state):
-        from ttrsim.policies import decide
         from ttrsim.policies import make_policy
+        from ttrsim.seats import Table, play_game
 
         g0 = state._p.g
         if g0.is_over():
@@ -457,13 +461,7 @@ class PolicyEvaluator:
         for _ in range(self.n_rollouts):
             self._calls += 1
             seed = (self.seed * 1_000_003 + self._calls) & 0xFFFFFFFFFFFF
-            g, started = g0.clone(), [False] * g0.n_players
-            moves = len(state._p.log)
-            while not g.is_over() and moves < MAX_MOVES:
-                q = g.current_player
-                g.apply(decide(self._policies[q], g, seed + q, start=not started[q]))
-                started[q] = True
-                moves += 1
+            g = play_game(Table(g0.clone(), self._policies, seed=seed)).game
             total += returns_of(g.scores()) if g.is_over() else 0.0
         return total / self.n_rollouts
 

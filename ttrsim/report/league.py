@@ -13,7 +13,7 @@ __all__ = ["write_league_report"]
 
 
 def write_league_report(league, out_dir, title: str | None = None) -> Path:
-    """Write the report of ``league`` (a :class:`~ttrsim.analysis.studies.league.League`)
+    """Write the report of ``league`` (a :class:`~ttrsim.analysis.studies.leagues.League`)
     into ``out_dir``; returns the path of its ``index.html``."""
     out_dir = Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)

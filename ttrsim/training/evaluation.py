@@ -9,6 +9,7 @@ import time
 import numpy as np
 
 from ttrsim.maps import resolve_board
+from ttrsim.policies import parse_spec
 from ttrsim.training.model_file import FEATURES, as_section, expert_spec, export
 from ttrsim.training.positions import Positions, decisions
 
@@ -76,7 +77,8 @@ def strength(model, board="europe", players: int = 2, games: int = 1000, seed: i
     ``opponent`` in the others, seats rotated: its win share with the 95% Wilson interval."""
     from ttrsim.runner import simulate
 
-    specs = [expert_spec(model)] + [f"{opponent}#{k}" for k in range(players - 1)]
+    other = parse_spec(opponent)
+    specs = [expert_spec(model)] + [other.replace(label=str(k)) for k in range(players - 1)]
     t0 = time.process_time()
     run = simulate(board, specs, games=games, seed=seed, n_jobs=n_jobs, summary=True)
     cpu = time.process_time() - t0

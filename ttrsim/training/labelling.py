@@ -11,6 +11,8 @@ import numpy as np
 
 from ttrsim._expert import load_model, model_file
 from ttrsim.game import Game
+from ttrsim.policies import PolicySpec, parse_spec, policy_spec
+from ttrsim.seats import Table, play_game, seat_value
 from ttrsim.training.model_file import expert_spec
 from ttrsim.training.positions import Positions, from_lists, join
 
@@ -19,15 +21,16 @@ __all__ = ["CHUNKS", "CLAIMS", "KINDS", "check_field", "expert_move", "generate_
            "labelling_specs", "outcome", "play_experts"]
 
 
-def labelling_specs(search: str, rollout_model) -> tuple[str, str]:
-    """The labelling search's spec (its rollouts by ``expert`` with ``rollout_model``,
-    else ``tickets``) and the other seats' spec (the same policy); a bad model file is
-    refused now rather than in a game."""
+def labelling_specs(search, rollout_model) -> tuple[PolicySpec, PolicySpec]:
+    """The labelling search's spec (``search``, a spec or its value, with its rollouts by
+    ``expert`` with ``rollout_model``, else ``tickets``) and the other seats' spec (the
+    same policy), as values; a bad model file is refused now rather than in a game."""
     if rollout_model is None:
-        return f"{search},rollout=tickets", "tickets"
-    load_model(rollout_model)
-    other = expert_spec(rollout_model)
-    return f"{search},rollout={other}", other
+        other = policy_spec("tickets")
+    else:
+        load_model(rollout_model)
+        other = expert_spec(rollout_model)
+    return parse_spec(search).replace(rollout=other), other
 
 
 def generate_setup(board="europe", players: int = 2, positions: int = 100, seed: int = 0, *,
@@ -45,17 +48,16 @@ def generate_setup(board="europe", players: int = 2, positions: int = 100, seed:
     from ttrsim._expert import ExpertPolicy
     from ttrsim.policies import decide, make_policy
 
-    spec, other = labelling_specs(f"search:playouts={int(playouts)}", rollout_model)
+    spec, other = labelling_specs(policy_spec("search", playouts=int(playouts)), rollout_model)
     seeds = np.random.SeedSequence([int(seed), int(players), 0x5E7]).generate_state(
         3 * int(positions), dtype=np.uint64)
-    X, value, chosen, group, boards = [], [], [], [], []
+    part = ([], [], [], [], [], [])       # X, value, chosen, group, game, boards
     t0 = time.process_time()
     for i in tqdm(range(int(positions)), desc=f"setup {board} {players}p", disable=not progress):
         g = Game(board, players, seed=int(seeds[3 * i]))
         me = i % players
-        while g.current_player != me:
-            q = g.current_player
-            g.apply(int(decide(make_policy(other, g.board), g, seed=int(seeds[3 * i + 2]) ^ (q + 1))))
+        others = [None if q == me else other for q in range(players)]
+        play_game(Table(g, others, seed=int(seeds[3 * i + 2])), stop=lambda t: t.seat == me)
         expert = ExpertPolicy()
         expert.start(g, me, int(seeds[3 * i + 1]))
         codes, feats = expert.candidates(g)
@@ -63,15 +65,8 @@ def generate_setup(board="europe", players: int = 2, positions: int = 100, seed:
         search.uniform = True                  # every keep set gets the same playouts
         decide(search, g, seed=int(seeds[3 * i + 2]))
         mean = {int(c): u / n for c, n, u, *_ in search.last_decision()[0] if n}
-        v = np.array([mean[int(c)] for c in codes], dtype=np.float64)
-        X.append(feats)
-        value.append((v - v.mean()).astype(np.float32))
-        best = np.zeros(len(codes), np.int8)
-        best[int(np.argmax(v))] = 1
-        chosen.append(best)
-        group.append(np.full(len(codes), i, dtype=np.int64))
-        boards.append(str(board))
-    return from_lists(X, value, chosen, group, group, boards, time.process_time() - t0)
+        _record(part, feats, [mean[int(c)] for c in codes], i, i, board)
+    return from_lists(*part, time.process_time() - t0)
 
 
 CLAIMS = 4          # generate_endgame's search also values the 4 longest claims the hand pays
@@ -118,12 +113,12 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
     from ttrsim.policies import decide, make_policy
 
     follow = load_model(model)
-    spec, other = labelling_specs(f"search:playouts={int(playouts)},claims={CLAIMS}",
+    spec, other = labelling_specs(policy_spec("search", playouts=int(playouts), claims=CLAIMS),
                                    rollout_model)
-    field = check_field(field)
+    field = [seat_value(f) for f in check_field(field) or ()]
     seeds = np.random.SeedSequence([int(seed), int(players), 0xE6]).generate_state(
         3 * int(games), dtype=np.uint64)
-    X, value, chosen, group, game_ids, boards = [], [], [], [], [], []
+    part = ([], [], [], [], [], [])       # X, value, chosen, group, game, boards
     n_dec = 0
     t0 = time.process_time()
     for i in tqdm(range(int(games)), desc=f"end game {board} {players}p", disable=not progress):
@@ -138,15 +133,12 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
         others = {q: make_policy(other if not field else
                                  field[(i * (players - 1) + k) % len(field)], g.board)
                   for k, q in enumerate(seats)}
-        started = set()
         k = 0
-        while not g.is_over() and g.turn < 1000:
-            q = g.current_player
-            if q != me:
-                g.apply(int(decide(others[q], g, seed=int(seeds[3 * i + 2]) ^ (q + 1),
-                                   start=q not in started)))
-                started.add(q)
-                continue
+
+        def learner(table):
+            nonlocal k, n_dec
+            if table.seat != me:
+                return None
             codes, feats = expert.candidates(g)
             fewest = min(p["trains"] for p in g.state()["players"])
             k += 1
@@ -156,17 +148,13 @@ def generate_endgame(board="europe", players: int = 2, games: int = 100, seed: i
                 base = mean.get(int(codes[0]))
                 if base is not None:
                     v = np.array([mean.get(int(c), np.nan) - base for c in codes], np.float32)
-                    X.append(feats)
-                    value.append(v)
-                    best = np.zeros(len(codes), np.int8)
-                    best[int(np.nanargmax(v))] = 1
-                    chosen.append(best)
-                    group.append(np.full(len(codes), n_dec, dtype=np.int64))
-                    game_ids.append(np.full(len(codes), i, dtype=np.int64))
-                    boards.append(str(board))
+                    _record(part, feats, v, n_dec, i, board, centre=False)
                     n_dec += 1
-            g.apply(expert_move(follow, g.phase, codes, feats, fewest))
-    return from_lists(X, value, chosen, group, game_ids, boards, time.process_time() - t0)
+            return expert_move(follow, g.phase, codes, feats, fewest)
+
+        play_game(Table(g, [others.get(q) for q in range(players)], seed=int(seeds[3 * i + 2])),
+                  learner)
+    return from_lists(*part, time.process_time() - t0)
 
 
 KINDS = {"setup_tickets": "setup", "turn": "turns", "keep_tickets": "keep"}
@@ -196,13 +184,14 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
     from tqdm.auto import tqdm
 
     from ttrsim._expert import ExpertPolicy
-    from ttrsim.policies import decide, make_policy
+    from ttrsim.policies import make_policy
     from ttrsim.search import value_actions
 
     follow = load_model(model)
     roll = _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share)
     keep_playouts = int(playouts if keep_playouts is None else keep_playouts)
-    field = tuple(field) if field else (expert_spec(rollout_model),)
+    field = tuple(seat_value(f) for f in field) if field else (expert_spec(rollout_model),)
+    teacher = seat_value(teacher) if teacher else None
     seeds = np.random.SeedSequence([int(seed), int(players), 0x3A7E]).generate_state(
         4 * int(games), dtype=np.uint64)
     parts = {k: ([], [], [], [], [], []) for k in KINDS.values()}
@@ -214,22 +203,20 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
         rng = np.random.default_rng(int(seeds[4 * i + 3]))
         taught = bool(teacher) and rng.random() < float(teacher_share)
         lead = make_policy(teacher, g.board) if taught else None
-        search = {n: make_policy(f"search:playouts={n}{roll}", g.board)
+        search = {n: make_policy(policy_spec("search", playouts=n, **roll), g.board)
                   for n in {int(playouts), keep_playouts}}
         expert = ExpertPolicy("" if model is None else str(Path(model).resolve()),
                               wide=int(bool(wide)))
         expert.start(g, me, int(seeds[4 * i + 1]))
         others = {q: make_policy(field[(i * (players - 1) + k) % len(field)], g.board)
                   for k, q in enumerate(q for q in range(players) if q != me)}
-        started = set()
+        base = int(seeds[4 * i + 2])
         k = 0
-        while not g.is_over() and g.turn < 1000:
-            q = g.current_player
-            base = int(seeds[4 * i + 2])
-            if q != me:
-                g.apply(int(decide(others[q], g, seed=base ^ (q + 1), start=q not in started)))
-                started.add(q)
-                continue
+
+        def learner(table):
+            nonlocal k, n_dec
+            if table.seat != me:
+                return None
             phase = g.phase
             codes, feats = expert.candidates(g)
             k += 1
@@ -241,36 +228,40 @@ def generate_games(board="usa", players: int = 4, games: int = 10, seed: int = 0
                 _record(parts[kind], feats, [u / n for _, n, u, *_ in rows], n_dec, i, board)
                 n_dec += 1
             if lead is not None:
-                g.apply(int(decide(lead, g, seed=base ^ (k << 12), start=k == 1)))
-            else:
-                fewest = min(p["trains"] for p in g.state()["players"])
-                g.apply(expert_move(follow, phase, codes, feats, fewest))
+                return None                    # the teacher plays the seat
+            fewest = min(p["trains"] for p in g.state()["players"])
+            return expert_move(follow, phase, codes, feats, fewest)
+
+        seated = [lead if q == me else others[q] for q in range(players)]
+        play_game(Table(g, seated, seed=base), learner)
     cpu = time.process_time() - t0
     return {kind: from_lists(*parts[kind], cpu if kind == "turns" else 0.0)
             for kind in parts}
 
 
-def _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share) -> str:
-    """generate_games' arguments checked; the search spec's rollout part."""
+def _games_rollout(rollout, rollout_model, teacher, teacher_share, turn_share) -> dict:
+    """generate_games' arguments checked; the search spec's rollout parameter ({} : its
+    own default)."""
     if rollout is not None and rollout_model is not None:
         raise ValueError("give rollout_model (a model file) or rollout (a policy spec), not both")
     if not 0.0 <= float(teacher_share) <= 1.0 or not 0.0 <= float(turn_share) <= 1.0:
         raise ValueError("teacher_share and turn_share must be within 0..1")
     if teacher_share > 0 and not teacher:
         raise ValueError("teacher_share > 0 needs a teacher policy spec")
-    return (f",rollout={rollout}" if rollout else
-            "" if rollout_model is None else f",rollout={expert_spec(rollout_model)}")
+    return ({"rollout": rollout} if rollout else
+            {} if rollout_model is None else {"rollout": expert_spec(rollout_model)})
 
 
-def _record(part, feats, values, decision: int, game: int, board) -> None:
+def _record(part, feats, values, decision: int, game: int, board, centre: bool = True) -> None:
     """Append one labelled decision to `part` (lists of X, value, chosen, group, game,
-    boards): its values relative to their mean, its best marked."""
+    boards): its values (with `centre`, relative to their mean), its best marked (NaN:
+    a candidate not valued)."""
     X, value, chosen, group, game_ids, boards = part
     v = np.asarray(values, dtype=np.float64)
     X.append(feats)
-    value.append((v - v.mean()).astype(np.float32))
+    value.append((v - v.mean() if centre else v).astype(np.float32))
     best = np.zeros(len(v), np.int8)
-    best[int(np.argmax(v))] = 1
+    best[int(np.nanargmax(v))] = 1
     chosen.append(best)
     group.append(np.full(len(v), decision, dtype=np.int64))
     game_ids.append(np.full(len(v), game, dtype=np.int64))
@@ -354,20 +345,21 @@ def generate_student(board="usa", players: int = 4, games: int = 20, seed: int =
 
 
 def play_experts(g, seats, models, hook=None) -> None:
-    """Play ``g`` to its end (or the turn cap) with ``expert`` in every seat: seat q's
-    ``ExpertPolicy`` ``seats[q]`` (started) lists the candidates, its model ``models[q]``
-    (an ExpertModel) picks as the compiled policy would (``expert_pick``).
+    """Play ``g`` to its end (or the run's turn limit) with ``expert`` in every seat: seat
+    q's ``ExpertPolicy`` ``seats[q]`` (started) lists the candidates, its model
+    ``models[q]`` (an ExpertModel) picks as the compiled policy would (``expert_pick``).
     ``hook(q, phase, codes, feats, pick)``, at every decision, returns the index of the
     candidate played (``pick``: the model's; another: exploration) and may record it."""
-    while not g.is_over() and g.turn < 1000:
-        q = g.current_player
-        phase = g.phase
+    def decide(table):
+        q, phase = table.seat, g.phase
         codes, feats = seats[q].candidates(g)
         fewest = min(p["trains"] for p in g.state()["players"])
         pick = expert_pick(models[q], phase, feats, fewest)
         if hook is not None:
             pick = int(hook(q, phase, codes, feats, pick))
-        g.apply(int(codes[pick]))
+        return int(codes[pick])
+
+    play_game(Table(g, [None] * g.n_players), decide)
 
 
 def _label_task(kind, board, players, n, seed, kw):

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from ttrsim._expert import (FEATURES, FORMAT, FORMAT_VERSION, default_model_path, load_model,
                             model_file, model_from_dict, section_from_dict)
+from ttrsim.policies import PolicySpec, policy_spec
 from ttrsim.results import atomic_write
 
 __all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "default_model_path",
@@ -25,10 +26,10 @@ __all__ = ["FEATURES", "FORMAT", "FORMAT_VERSION", "as_section", "default_model_
            "model_file", "section_from_dict"]
 
 
-def expert_spec(model) -> str:
-    """The policy spec of ``expert`` playing the model file ``model`` (None: the shipped
-    one)."""
-    return "expert" if model is None else f"expert:model={Path(model).resolve()}"
+def expert_spec(model) -> PolicySpec:
+    """The policy spec (a value) of ``expert`` playing the model file ``model`` (None: the
+    shipped one)."""
+    return policy_spec("expert") if model is None else policy_spec("expert", model=str(Path(model).resolve()))
 
 
 def exact_trees(reg) -> dict:

@@ -11,6 +11,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ttrsim._expert import FEATURES, FORMAT_VERSION
+from ttrsim.policies import policy_spec
 from ttrsim._version import __version__
 from ttrsim.batches import versions
 from ttrsim.maps import resolve_board
@@ -154,8 +155,8 @@ def _round(store: TrainingDir, a, r: int, prev, setup_data, end_data):
     setup = fit(s_train, seed=a.seed, trees=a.setup_trees, depth=a.setup_depth,
                 min_leaf=a.min_leaf)
     prev_turns = json.loads(Path(prev).read_text())["turns"] if prev else None
-    labels = f"search:playouts={int(a.playouts)}" + (
-        f",rollout=expert:model={Path(prev).name}" if prev else ",rollout=tickets")
+    labels = policy_spec("search", playouts=int(a.playouts), rollout=policy_spec(
+        "expert", model=Path(prev).name) if prev else policy_spec("tickets")).text
     info = {"round": r, "labels": labels, "boards": list(a.boards), "players": list(a.counts),
             "endgame_players": list(a.end_counts), "max_trains": int(a.max_trains)}
     follow = export(make_model(setup, prev_turns, info), out / f"expert-round{r}-setup.json")

@@ -10,9 +10,9 @@ studies likewise beside themselves under stronger play (modules ``stronger_run``
 returns a result object with its manifest; ``league`` plays every policy against every
 other and rates them. Figures are in ``ttrsim.plots``, HTML reports in ``ttrsim.report``.
 """
-from ttrsim.analysis.studies.compare import Comparison, compare
+from ttrsim.analysis.studies.comparison import Comparison, compare
 from ttrsim.analysis.studies.fairness import Fairness, ticket_difficulty, ticket_fairness
-from ttrsim.analysis.studies.league import League, league, load_league
+from ttrsim.analysis.studies.leagues import League, league, load_league
 from ttrsim.analysis.studies.importance import RouteImportance, route_importance
 from ttrsim.analysis.studies.stronger_run import PlayComparison, check_same_games, compare_play
 from ttrsim.analysis.studies.stronger_studies import (StudyComparison, compare_fairness,

@@ -56,6 +56,7 @@ from ttrsim.batches import DEFAULT_MAX_TURNS, make_config, versions
 from ttrsim.dispatch import check_workers
 from ttrsim.maps import resolve_board
 from ttrsim.policies import DEFAULT_POLICY, REGISTRY, check_policy, expert_models
+from ttrsim.seats import seat_value
 from ttrsim.results import finish_out, model_digests, prepare_out, read_manifest
 from ttrsim.runner import simulate
 from ttrsim.stats import as_generator, wilson_interval
@@ -255,8 +256,10 @@ def _check_policies(policies, board) -> tuple[list, list[str]]:
     if len(policies) < 2:
         raise ValueError(f"a league needs at least two policies, got {len(policies)}: give "
                          "--policy at least twice (policies=[...])")
+    # each spec parsed once here (every cell's runs and batches build from these values);
     # unknown names and bad parameters fail before any game (a search spec unbuilt)
-    names = [check_policy(s, board) for s in policies]
+    values = [seat_value(s) for s in policies]
+    names = [check_policy(v, board) for v in values]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
         if all(isinstance(s, str) for s, n in zip(policies, names) if n == dup[0]):
@@ -265,7 +268,7 @@ def _check_policies(policies, board) -> tuple[list, list[str]]:
         else:
             fix = "give each policy object its own name"
         raise ValueError(f"policy {dup[0]!r} is given twice; {fix}")
-    return policies, names
+    return values, names
 
 
 def league(board="usa", players: int = 2, policies=None, games: int = 200, seed: int = 0,
@@ -310,7 +313,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     path = check_out_dir(out)
     cells = schedule(len(policies), players)
     manifest = _manifest(board, players, names, games, seed, max_turns, cells, n_resamples,
-                         confidence)
+                         confidence, policies)
     held = None
     if path is not None:
         held = _held(path, manifest, [[policies[i] for i in c] for c in cells])
@@ -350,8 +353,9 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
 
 
 def _manifest(board, players, names, games, seed, max_turns, cells, n_resamples,
-              confidence) -> dict:
-    """What a league plays and how it rates (its cells: the schedule by policy name)."""
+              confidence, specs) -> dict:
+    """What a league plays and how it rates (its cells: the schedule by policy name);
+    ``specs``: the policies' parsed values, whose expert models it names."""
     return {"kind": "league", "ttrsim_version": __version__, "board": board.name,
             "board_checksum": board.checksum, "players": players, "policies": names,
             "games": games, "seed": seed, "max_turns": max_turns,
@@ -362,7 +366,7 @@ def _manifest(board, players, names, games, seed, max_turns, cells, n_resamples,
                       "Elo scale, mean 0; intervals: profile likelihood, threshold scaled by "
                       "the bootstrap over games where it varies more",
             "n_resamples": n_resamples, "confidence": confidence,
-            **({"expert_models": m} if (m := expert_models(names)) else {}),
+            **({"expert_models": m} if (m := expert_models(specs)) else {}),
             "versions": dict(versions(), choix=_choix_version())}
 
 
