@@ -364,7 +364,6 @@ def test_the_script_check_sees_planted_imports(tmp_path):
 #: Where a loop over the decision step may stand (a path or a folder), and why.
 GAME_LOOP_ALLOWED = {
     "ttrsim/seats.py": "the seat's room: the one Python game loop",
-    "ttrsim/play/": "the play server's table, the one loop still to convert to ttrsim.seats.Table",
     "ttrsim/record.py": "replays a recorded game's moves to analyse them: nothing is chosen",
     "scripts/bench_openspiel.py": "random moves to a benchmark position of OpenSpiel's state "
                                   "(OpenSpiel's side, whose one loop is evaluate_bots)",

@@ -10,9 +10,9 @@ run replays from its recorded decisions (``Run.game``); its tables are made by t
 batch loop playing those decisions (``ttrsim.record.recorded_policies``), the same code
 that makes a simulated game's.
 
-The opponents are built-in (or Python) policies, each started with the seed the batch
-loop gives its seat and asked for its move through ``ttrsim.policies.decide``, as in a
-simulated game. A resumed game plays its saved decisions again, the opponents' own
+The opponents are built-in (or Python) policies seated at a ``ttrsim.seats.Table``:
+started in seat order before the first decision with the seeds the batch loop gives
+their seats, asked for their moves a decision at a time, as in a simulated game. A resumed game plays its saved decisions again, the opponents' own
 included (each must choose what it chose before), so that they go on as they would
 have.
 """
@@ -35,8 +35,9 @@ from ttrsim.actions import WILD, Action, card_name
 from ttrsim.batches import DEFAULT_MAX_TURNS, IDENTITY, RunConfig, game_seeds, play
 from ttrsim.game import Game
 from ttrsim.maps import resolve_board
-from ttrsim.policies import DEFAULT_POLICY, REGISTRY, decide, make_policy, policy_name
+from ttrsim.policies import DEFAULT_POLICY, REGISTRY, make_policy, policy_name
 from ttrsim.record import board_view, recorded_policies
+from ttrsim.seats import Table as SeatTable
 from ttrsim.results import atomic_write, finish_out, prepare_out, read_manifest, write_batch
 from ttrsim.tables import batch_tables
 from ttrsim.play.view import SETUP, final_scores, log_entry, seat_message
@@ -117,12 +118,13 @@ class Table:
         self.board, self.names, self.seat, self.max_turns = board, tuple(names), seat, max_turns
         self.seed = int(seed)
         n = len(specs)
-        self.game = Game(board, n, seed=self.seed)
-        self.policies = {q: make_policy(s, board) for q, s in enumerate(specs) if q != seat}
-        # the seeds the batch loop starts the seats' policies with
-        self.policy_seeds = [np.uint64(x) for x in game_seeds(self.seed, n)]
-        self.started: set = set()
-        self.decisions: list = []
+        # the seat room plays the opponents: their policies started in seat order before
+        # the first decision with the batch loop's seat seeds, its turn limit
+        self.seats = SeatTable(Game(board, n, seed=self.seed),
+                               [None if q == seat else make_policy(s, board)
+                                for q, s in enumerate(specs)], seed=self.seed,
+                               max_turns=max_turns)
+        self.game = self.seats.game
         self.log: list = []
         self.view = self.game.observation(seat)
         # the ticket deck as dealt: during the secret initial choice the count the seat
@@ -151,29 +153,28 @@ class Table:
     @property
     def over(self) -> bool:
         """Over, or stopped at the turn limit as the batch loop stops a game."""
-        return self.game.is_over() or self.game.turn >= self.max_turns
+        return self.seats.over
+
+    @property
+    def decisions(self) -> list:
+        """(seat, code) of every move played at this table."""
+        return self.seats.decisions
 
     @property
     def person_to_move(self) -> bool:
         return not self.over and self.game.current_player == self.seat
 
     def _apply(self, code: int) -> None:
-        q, before = self.game.current_player, self.view
-        self.game.apply(code)
+        q, before, k = self.game.current_player, self.view, len(self.decisions)
+        self.seats.play(code)
         self.view = self.game.observation(self.seat)
-        entry = log_entry(self.board, self.seat, q, code, before, self.view,
-                          len(self.decisions))
+        entry = log_entry(self.board, self.seat, q, code, before, self.view, k)
         if q != self.seat:
             self.public.seen(q, code, before, self.view, entry)
         self.log.append(entry)
-        self.decisions.append((q, code))
 
     def _opponent_choice(self) -> int:
-        q = self.game.current_player
-        code = decide(self.policies[q], self.game, self.policy_seeds[q],
-                      start=q not in self.started)
-        self.started.add(q)
-        return int(code)
+        return int(self.seats.choose())
 
     def check_person(self, code: int) -> None:
         """Refuse (422) a move of the person's that is not legal here."""
