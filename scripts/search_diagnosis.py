@@ -31,6 +31,7 @@ import ttrsim
 from ttrsim._expert import FEATURES
 from ttrsim.actions import Action
 from ttrsim.policies import decide, make_policy
+from ttrsim.seats import Seat, Table, play_game, seat_seeds
 
 SHOWN = ("route_len", "route_points", "tickets_joined", "points_joined", "touches_network",
          "on_plan", "hand", "hand_most", "longest_claim", "trains_me", "open_tickets",
@@ -48,56 +49,44 @@ def play(board: str, players: int, games: int, seed: int, rounds: int, search: s
     """Decision rows of the search seat's turns in the first `rounds` rounds."""
     rows = []
     for g in range(games):
-        game = ttrsim.Game(board, players, seed=seed + g)
         me = g % players
-        cb = game.board
-        pols = [make_policy(search if q == me else expert, cb) for q in range(players)]
-        shadow = make_policy(expert, cb)           # what `expert` would play in the seat
-        probe = make_policy(expert, cb)            # its candidates (advances its own state)
+        table = Table.deal(board, [search if q == me else expert for q in range(players)],
+                           seed + g)
+        game, cb = table.game, table.game.board
+        seed_me = seat_seeds(seed + g, players)[me]
+        shadow = Seat(expert, game, me, seed_me)    # what `expert` would play in the seat
+        probe = make_policy(expert, cb)             # its candidates (advances its own state)
+        probe.start(game, me, seed_me)
         props = {n: make_policy(n, cb) for n in ("tickets", "greedy")}
-        started = [False] * players
-        k = 0
-        while not game.is_over():
-            q = game.current_player
-            s = seed * 1_000_003 + g * 4099 + q
-            if q == me and game.phase == "turn" and game.turn < rounds * players:
-                e_code = decide(shadow, game, seed=s, start=not started[q])
-                if not started[q]:
-                    probe.start(game, q, s)
-                codes, X = probe.candidates(game)
-                scores = probe.model.turns.predict(X)
-                code = decide(pols[q], game, seed=s, start=not started[q])
-                srows, chosen = pols[q].last_decision()
-                vals = {int(c): (u / n if n else None, w / n if n else None, n)
-                        for c, n, u, w, _m, _a in srows}
-                f = {name: X[:, FEATURES.index(name)].tolist() for name in SHOWN}
-                rows.append({
-                    "game": g, "seat": me, "turn": game.turn, "round": game.turn // players,
-                    "search": int(code), "search_kind": _kind(code, cb),
-                    "expert": int(e_code), "expert_kind": _kind(e_code, cb),
-                    "search_default": int(srows[0][0]) if srows else None,
-                    "departed": bool(chosen not in (0, -1)),
-                    "proposers": {n: int(decide(p, game, seed=s)) for n, p in props.items()},
-                    "expert_cands": [int(c) for c in codes],
-                    "expert_scores": scores.tolist(),
-                    "expert_feats": f,
-                    "search_vals": {str(c): v for c, v in vals.items()},
-                })
-                started[q] = True
-            else:
-                if q == me:
-                    decide(shadow, game, seed=s, start=not started[q])
-                    if not started[q]:
-                        probe.start(game, q, s)
-                    code = decide(pols[q], game, seed=s, start=not started[q])
-                    started[q] = True
-                else:
-                    code = decide(pols[q], game, seed=s, start=not started[q])
-                    started[q] = True
-            game.apply(int(code))
-            k += 1
-            if game.turn >= rounds * players and started[me]:
-                break
+
+        def record(t):
+            if t.seat != me:
+                return None
+            e_code = shadow.choose(game)           # the shadow follows every move of the seat
+            if game.phase != "turn" or game.turn >= rounds * players:
+                return None
+            codes, X = probe.candidates(game)
+            scores = probe.model.turns.predict(X)
+            code = t.choose()
+            srows, chosen = t.seats[me].policy.last_decision()
+            vals = {int(c): (u / n if n else None, w / n if n else None, n)
+                    for c, n, u, w, _m, _a in srows}
+            f = {name: X[:, FEATURES.index(name)].tolist() for name in SHOWN}
+            rows.append({
+                "game": g, "seat": me, "turn": game.turn, "round": game.turn // players,
+                "search": int(code), "search_kind": _kind(code, cb),
+                "expert": int(e_code), "expert_kind": _kind(e_code, cb),
+                "search_default": int(srows[0][0]) if srows else None,
+                "departed": bool(chosen not in (0, -1)),
+                "proposers": {n: int(decide(p, game, seed=seed_me)) for n, p in props.items()},
+                "expert_cands": [int(c) for c in codes],
+                "expert_scores": scores.tolist(),
+                "expert_feats": f,
+                "search_vals": {str(c): v for c, v in vals.items()},
+            })
+            return code
+
+        play_game(table, record, stop=lambda t: t.game.turn >= rounds * players)
     return rows
 
 
