@@ -295,8 +295,8 @@ def test_a_game_in_progress_of_another_seed_is_refused_not_replayed_on_this_deal
     # replay on this run's deal without a word
     runs = {}
     for name, seed in (("a", 3), ("b", 4)):
-        s = PlaySession("newyork", 2, ["tickets"], out=tmp_path / name, seed=seed)
-        s.move(0, s.state()["legal"][0]["code"])
+        with PlaySession("newyork", 2, ["tickets"], out=tmp_path / name, seed=seed) as s:
+            s.move(0, s.state()["legal"][0]["code"])
         runs[name] = json.loads((tmp_path / name / IN_PROGRESS).read_text())
     assert runs["a"]["decisions"] == runs["b"]["decisions"]     # the same moves, other deals
     assert runs["a"]["seed"] != runs["b"]["seed"]
