@@ -488,6 +488,20 @@ def _cmd_variant(sub):
     p.set_defaults(func=run)
 
 
+def _write_outputs(args, table, report, saved: str = "") -> int:
+    """What a study command writes once its result is printed: ``table`` to --csv, the
+    report (``report(DIR)`` returns its path) to --report, and a line on the results
+    saved in --out (``saved``: what the same command does with them)."""
+    if args.csv:
+        table.to_csv(args.csv, index=False)
+        print(f"table written to {args.csv}")
+    if args.report:
+        print(f"report: {report(args.report)}")
+    if saved and getattr(args, "out", None):
+        print(f"results saved in {args.out}: {saved}")
+    return 0
+
+
 def _cmd_compare(sub):
     p = sub.add_parser(
         "compare", help="compare a board with a variant on the same games (paired)",
@@ -536,12 +550,8 @@ def _cmd_compare(sub):
         if strong_players is not None:
             stronger = compare_variant(result, study(strong_players), alpha=args.alpha)
             print(stronger.summary())
-        if args.csv:
-            result.sorted_table().to_csv(args.csv, index=False)
-            print(f"table written to {args.csv}")
-        if args.report:
-            print(f"report: {write_comparison_report(result, args.report, stronger=stronger)}")
-        return 0
+        return _write_outputs(args, result.sorted_table(), lambda d: write_comparison_report(
+            result, d, stronger=stronger))
 
     p.set_defaults(func=run)
 
@@ -637,14 +647,8 @@ def _cmd_route_importance(sub):
         if strong_players is not None:
             stronger = compare_importance(result, study(strong_players, _stronger_out(args)))
             print(stronger.summary())
-        if args.csv:
-            result.table.to_csv(args.csv, index=False)
-            print(f"table written to {args.csv}")
-        if args.report:
-            print(f"report: {write_route_importance_report(result, args.report, stronger=stronger)}")
-        if args.out:
-            print(f"results saved in {args.out}: the same command resumes or reads them back")
-        return 0
+        return _write_outputs(args, result.table, lambda d: write_route_importance_report(
+            result, d, stronger=stronger), "the same command resumes or reads them back")
 
     p.set_defaults(func=run)
 
@@ -686,17 +690,10 @@ def _cmd_ticket_fairness(sub):
         if strong_players is not None:
             stronger = compare_fairness(f, study(strong_players, _stronger_out(args)))
             print(stronger.summary())
-        if args.csv:
-            f.table.to_csv(args.csv, index=False)
-            print(f"table written to {args.csv}")
-        if args.report:
-            m = f.manifest
-            title = f"Ticket fairness: {m['board']}, {m['games']:,} games per round"
-            print(f"report: {write_fairness_report(f, args.report, title, stronger=stronger)}")
-        if args.out:
-            print(f"results saved in {args.out}: the same command resumes (more --rounds reuse "
-                  "the rounds played)")
-        return 0
+        title = f"Ticket fairness: {f.manifest['board']}, {f.manifest['games']:,} games per round"
+        return _write_outputs(args, f.table, lambda d: write_fairness_report(
+            f, d, title, stronger=stronger), "the same command resumes (more --rounds reuse "
+            "the rounds played)")
 
     p.set_defaults(func=run)
 
