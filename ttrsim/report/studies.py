@@ -179,11 +179,7 @@ def write_route_importance_report(result, out_dir, title: str | None = None,
     if stronger is not None:
         _check_stronger(result, stronger, "compare_importance")
     title = title or f"Route importance: {board.name}, {result.manifest['games']:,} games per route"
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    sec = Section(out_dir, "method", "Method")
-    for n in notes:
-        sec.text(n)
+    out_dir, sec = _method(out_dir, notes)
     sec.text("Each route is removed in turn; the board without it plays the same games (the "
              "same seeds) as the intact board. Importance = the drop in ticket completion "
              "(completed / kept, percentage points); intervals are paired 95% intervals, "
@@ -269,12 +265,8 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
     study under stronger play, which adds the section "Under stronger play"."""
     if stronger is not None:
         _check_stronger(fairness, stronger, "compare_fairness")
-    out_dir = Path(out_dir)
-    out_dir.mkdir(parents=True, exist_ok=True)
+    out_dir, sec = _method(out_dir, notes)
     m = fairness.manifest
-    sec = Section(out_dir, "method", "Method")
-    for n in notes:
-        sec.text(n)
     sec.text("Value of a ticket to the player who keeps it: points x (2 x completion - 1) / "
              "difficulty, the expected net ticket points per train space of the shortest chain "
              "of routes joining its cities. Fair tickets have equal value. Suggested points put "
@@ -337,3 +329,13 @@ def write_fairness_report(fairness, out_dir, title: str, notes: list[str] = (),
              "base", "base_low", "base_high", "strong", "strong_low", "strong_high",
              "difference", "low", "high", "q_value", "why"], lead))
     return write_page(out_dir, title, sections + [sec, _manifest(out_dir, m)], about=about)
+
+
+def _method(out_dir, notes) -> tuple:
+    """The report's folder (made) and its method section, opening with ``notes``."""
+    out_dir = Path(out_dir)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    sec = Section(out_dir, "method", "Method")
+    for n in notes:
+        sec.text(n)
+    return out_dir, sec
