@@ -34,7 +34,9 @@ def test_route_importance_command(tmp_path, capsys, monkeypatch):
                               group_size=2, confirm=2)
     # the study owns its text: what the command prints is the result's summary
     assert text.startswith(result.summary(20) + "\n") and "biased upward" not in text
-    assert len(result.summary(2).splitlines()) == 4          # the heading, columns, 2 rows
+    # the heading, columns, 2 rows and the confirmation's verdict
+    assert len(result.summary(2).splitlines()) == 5
+    assert "Confirmed on fresh games" in result.summary(2).splitlines()[-1]
     api = result.table
     api.to_csv(tmp_path / "api.csv", index=False)
     pd.testing.assert_frame_equal(table, pd.read_csv(tmp_path / "api.csv"))
