@@ -850,9 +850,8 @@ def _cmd_play(sub):
         "(your seat labelled --name), which show, profile and report read as any run; "
         "the game is saved after every move and the same command resumes it. Needs "
         "pip install \"ttrsim[play]\". See docs/play.md.")
-    _options(p, board=dict(default=None, help="a built-in board ({boards}) or a map file "
-                           "(default europe; --out alone: the saved run's, as every option "
-                           "below)"),
+    _options(p, board=dict(default=None, help=_OPTIONS["board"]["help"].replace(
+                 "{default}", "europe; --out alone: the saved run's, as every option below")),
              players=dict(default=None, help="player count, you included (default 4)"))
     p.add_argument("--opponent", action="append", metavar="SPEC",
                    help="the policy of the other seats: once for all, or once per other seat in "
@@ -974,8 +973,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.commands.get(args.command, parser).error(
             f"unrecognized arguments: {' '.join(unknown)}")
     from ttrsim.actions import PolicyError
-    from ttrsim.dispatch import one_line_warnings
-    from ttrsim.script import run_script
+    from ttrsim.script import one_line_warnings, run_script
 
     one_line_warnings(getattr(args, "command", None) or "")
     if not getattr(args, "func", None):

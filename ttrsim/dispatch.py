@@ -13,40 +13,7 @@ import joblib
 from ttrsim._validate import check_n_jobs
 from ttrsim._version import __version__
 
-__all__ = ["run_tasks", "check_backend", "check_scheduler", "check_workers", "progress_bar",
-           "one_line_warnings"]
-
-
-def one_line_warnings(command: str) -> None:
-    """Print every warning of this process as one line on stderr, ``ttrsim COMMAND:
-    warning: MESSAGE`` (``(from LIBRARY)`` added for another library's), instead of
-    Python's two lines that open with a source file's path: what a user reads of a
-    command is its own words, not the inside of matplotlib."""
-    import sys
-    from pathlib import Path
-
-    root = Path(__file__).resolve().parent
-    said = set()
-
-    def show(message, category, filename, lineno, file=None, line=None):
-        path = Path(str(filename)).resolve()
-        origin = "" if root in path.parents else f" (from {_library(path)})"
-        text = f"ttrsim {command}: warning{origin}: {' '.join(str(message).split())}"
-        if text not in said:          # once, however many figures raise it
-            said.add(text)
-            print(text, file=file or sys.stderr)
-
-    warnings.showwarning = show
-
-
-def _library(path) -> str:
-    """The package a source file belongs to: the folder below site-packages, else the
-    file's name."""
-    parts = path.parts
-    for anchor in ("site-packages", "dist-packages"):
-        if anchor in parts and parts.index(anchor) + 1 < len(parts):
-            return parts[parts.index(anchor) + 1].removesuffix(".py")
-    return path.stem
+__all__ = ["run_tasks", "check_backend", "check_scheduler", "check_workers", "progress_bar"]
 
 
 def progress_bar(show: bool, total: int, initial: int = 0, unit: str = "game",
