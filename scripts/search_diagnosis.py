@@ -28,10 +28,10 @@ from pathlib import Path
 import numpy as np
 
 import ttrsim
-from ttrsim._expert import FEATURES
 from ttrsim.actions import Action
 from ttrsim.policies import decide, make_policy
 from ttrsim.seats import Seat, Table, play_game, seat_seeds
+from ttrsim.training import FEATURES
 
 SHOWN = ("route_len", "route_points", "tickets_joined", "points_joined", "touches_network",
          "on_plan", "hand", "hand_most", "longest_claim", "trains_me", "open_tickets",
@@ -200,6 +200,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from ttrsim.cli import run_script
+    from ttrsim.script import run_script
 
     sys.exit(run_script(main))

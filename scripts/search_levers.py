@@ -95,6 +95,6 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    from ttrsim.cli import run_script
+    from ttrsim.script import run_script
 
     sys.exit(run_script(main))
