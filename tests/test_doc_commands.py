@@ -176,6 +176,8 @@ PROSE_SKIP = {
     ("docs/play.md", "ttrsim report runs/play-ny"): "needs a game a person finished",
     ("docs/play.md", "ttrsim analyse runs/play-ny --game 0 --turn 12"):
         "needs a game a person finished",
+    ("docs/play.md", "ttrsim league --board newyork --players 2 --policy expert --policy "
+                     "tickets --people runs/play-ny"): "needs a game a person finished",
     ("docs/search.md", "ttrsim analyse runs/position.json --playouts 1000 --seed 1"):
         "analyses the position the reader saved in the Python block above",
 }
