@@ -68,15 +68,17 @@ function drawBoard(map, B) {
       stroke: "#333", "stroke-width": 0.25, class: "ferry"}, g);
     routeEls.push({base, own, casing, g});
   });
-  const stationEls = [];
+  const stationEls = [], labels = [];
   B.cities.forEach((name, i) => {
     const g = el("g", {class: "city", "data-city": i}, map);
     el("circle", {cx: X(i), cy: Y(i), r: 0.8, fill: "#fff", stroke: "#333", "stroke-width": 0.25}, g);
     const t = el("text", {x: X(i) + 1, y: Y(i) - 0.9}, g);
     t.textContent = name;
+    labels.push(t);
     stationEls.push(el("rect", {x: X(i) - 0.9, y: Y(i) - 0.9, width: 1.8, height: 1.8, fill: "none",
       stroke: "none", class: "station"}, map));
   });
+  placeLabels(B, labels, X, Y);
   function paint(owner, station) {
     owner.forEach((q, i) => {
       routeEls[i].own.setAttribute("stroke", q >= 0 ? SEAT[q] : "none");
@@ -90,4 +92,59 @@ function drawBoard(map, B) {
     });
   }
   return {routes: routeEls, stations: stationEls, paint};
+}
+
+// Each city's name put where it covers the fewest routes, cities and names already placed:
+// eight places around the city are tried, the most crowded cities first (a greedy
+// placement, as map labelling usually starts). Name widths are estimated from their length
+// (0.6 of the font size a character, a little more than
+// the sans-serif fonts draw) so that a page drawn while hidden places them alike.
+function placeLabels(B, labels, X, Y) {
+  const H = 1.6, W = n => 0.6 * H * n;   // font size; the estimated width of n characters
+  // [dx, dy of the text's anchor, text-anchor]: right above (the old place), right, right
+  // below, below, left below, left, left above, above
+  const PLACES = [[1, -0.9, "start"], [1.2, 0.55, "start"], [1, 2, "start"], [0, 2.5, "middle"],
+    [-1, 2, "end"], [-1.2, 0.55, "end"], [-1, -0.9, "end"], [0, -1.3, "middle"]];
+  const segs = B.routes.map(r => [X(r.a), Y(r.a), X(r.b), Y(r.b), r.a, r.b]);
+  const degree = B.cities.map(() => 0);
+  B.routes.forEach(r => { degree[r.a]++; degree[r.b]++; });
+  const box = (i, p) => {
+    const w = W(B.cities[i].length), x = X(i) + p[0], y = Y(i) + p[1];
+    const x0 = p[2] === "start" ? x : p[2] === "end" ? x - w : x - w / 2;
+    return [x0, y - 0.95 * H, x0 + w, y + 0.25 * H];
+  };
+  const cuts = (b, s) => {       // does segment s cross box b (Liang-Barsky clipping)?
+    let t0 = 0, t1 = 1;
+    const dx = s[2] - s[0], dy = s[3] - s[1];
+    for (const [p, q] of [[-dx, s[0] - b[0]], [dx, b[2] - s[0]], [-dy, s[1] - b[1]], [dy, b[3] - s[1]]]) {
+      if (p === 0) { if (q < 0) return false; continue; }
+      const t = q / p;
+      if (p < 0) { if (t > t1) return false; if (t > t0) t0 = t; }
+      else { if (t < t0) return false; if (t < t1) t1 = t; }
+    }
+    return true;
+  };
+  const xs = B.coords.map(c => c[0]), ys = B.coords.map(c => 100 - c[1]);   // drawBoard's frame
+  const frame = [Math.min(...xs) - 3, Math.min(...ys) - 4, Math.max(...xs) + 8, Math.max(...ys) + 3];
+  const meet = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
+  const placed = [];
+  const order = B.cities.map((_, i) => i).sort((a, b) => degree[b] - degree[a] || a - b);
+  for (const i of order) {
+    let best = null, bestCost = Infinity;
+    PLACES.forEach((p, k) => {
+      const b = box(i, p);
+      let cost = 0.01 * k;                         // ties keep the old place
+      if (b[0] < frame[0] || b[1] < frame[1] || b[2] > frame[2] || b[3] > frame[3]) cost += 50;
+      for (const s of segs) if (s[4] !== i && s[5] !== i && cuts(b, s)) cost += 1;
+        else if ((s[4] === i || s[5] === i) && cuts(b, s)) cost += 0.6;   // its own routes
+      B.coords.forEach((_, j) => { if (j !== i && meet(b, [X(j) - 0.9, Y(j) - 0.9, X(j) + 0.9, Y(j) + 0.9])) cost += 8; });
+      for (const o of placed) if (meet(b, o)) cost += 12;
+      if (cost < bestCost) { bestCost = cost; best = [p, b]; }
+    });
+    placed.push(best[1]);
+    const t = labels[i];
+    t.setAttribute("x", X(i) + best[0][0]);
+    t.setAttribute("y", Y(i) + best[0][1]);
+    t.setAttribute("text-anchor", best[0][2]);
+  }
 }
