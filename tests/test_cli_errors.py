@@ -124,6 +124,31 @@ def test_python_policy_from_a_file_plays(capsys, policy_file):
     assert list(run.summary().seat_games) == [3, 3, 3]
 
 
+def test_a_policy_file_is_shown_as_typed_and_recorded_whole(capsys, policy_file, tmp_path,
+                                                            monkeypatch):
+    """The printed tables name a policy file inside the working folder by its path from
+    there (as typed, not 50 characters of absolute path); the results keep the absolute
+    path, and a folder the file is not in sees that."""
+    argv = ["--board", "newyork", "--players", "2", "--games", "4", "--quiet",
+            "--policy", "mine.py:first", "--policy", "random"]
+    assert main(["simulate", *argv, "--out", "run"]) == 0
+    text = capsys.readouterr().out
+    assert "players  2: mine.py:first, random" in text
+    assert "\nmine.py:first " in text and str(tmp_path) not in text
+    assert load_run("run").manifest["policies"][0] == f"{policy_file}:first"
+    assert main(["profile", "run"]) == 0
+    head = capsys.readouterr().out.splitlines()[2:4]
+    assert any(line.split()[:1] == ["mine.py:first"] for line in head), head
+    assert main(["league", *argv, "--games", "4", "--jobs", "1"]) == 0
+    text = capsys.readouterr().out
+    assert "  mine.py:first " in text and str(tmp_path) not in text
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert main(["profile", str(tmp_path / "run")]) == 0
+    assert f"{policy_file}:first" in capsys.readouterr().out
+
+
 def test_a_policy_file_given_relative_is_recorded_by_its_absolute_path(capsys, policy_file,
                                                                        tmp_path):
     """Workers elsewhere (a cluster's, each in a folder of its own) and readers in another

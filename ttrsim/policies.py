@@ -29,7 +29,7 @@ from ttrsim._counter import BlockerPolicy, RushPolicy
 from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "PolicySpec", "REGISTRY", "check_policy",
-           "decide", "load_python_policy", "seat_specs", "expert_models", "replace_policy",
+           "decide", "display_name", "load_python_policy", "seat_specs", "expert_models", "replace_policy",
            "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_spec",
            "policy_table", "python_ref", "split_label", "start_policy"]
 
@@ -335,6 +335,24 @@ def _ref_name(ref: tuple, label: str) -> str:
     if _is_file(source):
         source = os.path.abspath(os.path.expanduser(source))
     return f"{source}:{attr}" + (f"#{label}" if label else "")
+
+
+def display_name(name: str) -> str:
+    """The name a results' policy goes by on screen: a Python policy file inside the working
+    folder by its path from there (``mine.py:cautious``, as it is usually typed), any other
+    name as it is. The results keep the absolute path, which names the policy whatever
+    folder reads them."""
+    body, label = split_label(str(name))
+    ref = _python_ref(body)
+    if ref is None or not _is_file(ref[0]) or not os.path.isabs(ref[0]):
+        return str(name)
+    try:
+        rel = os.path.relpath(ref[0])
+    except ValueError:                       # another drive (Windows)
+        return str(name)
+    if rel == os.pardir or rel.startswith(os.pardir + os.sep):
+        return str(name)
+    return f"{rel}:{ref[1]}" + (f"#{label}" if label else "")
 
 
 def _absolute_file(spec):

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 from statistics import NormalDist
 
+from ttrsim.policies import display_name
 from ttrsim.stats import wilson_interval
 
 __all__ = ["summary_table", "summary_text"]
@@ -174,7 +175,7 @@ def _num(x) -> str:
 
 def _header(run) -> list:
     m = run.manifest
-    policies = m["policies"]
+    policies = [display_name(p) for p in m["policies"]]
     if len(set(policies)) == 1:
         seats = f"{policies[0]} in every seat"
     else:
@@ -212,7 +213,7 @@ def _rows(table: pd.DataFrame) -> list:
     for key, r in table.iterrows():
         seat, policy = key if by == "seat" else (None, key)
         rows.append(([str(seat)] if by == "seat" else []) + [
-            str(policy), _count(r.seat_games), _count(r.wins), _pct(r.win_share),
+            display_name(policy), _count(r.seat_games), _count(r.wins), _pct(r.win_share),
             f"{_pct(r.win_share_low)}–{_pct(r.win_share_high)}", _num(r.mean_score),
             f"{_signed(r.score_diff)} ±{_num(r.score_diff_high - r.score_diff)}",
             _num(r.mean_tickets_kept), _pct(r.ticket_completion)]

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ttrsim.analysis.inputs import MissingTable, runs_of
+from ttrsim.policies import display_name
 from ttrsim.stats import DEFAULT_CONFIDENCE, normal_mean_interval, wilson_interval
 from ttrsim.tables import (PROFILE_SUM_COLS, length_column, profile_stats, profile_sums,
                            profile_values, route_lengths)
@@ -103,7 +104,7 @@ class Profile:
         t = self.table
         groups = list(dict.fromkeys(t["group"]))
         cells = {(r.measure, r.group): _cell(r) for r in t.itertuples()}
-        rows = [["", *groups]]
+        rows = [["", *map(display_name, groups)]]
         section = None
         for measure in dict.fromkeys(t["measure"]):
             sec = t.loc[t["measure"] == measure, "section"].iloc[0]

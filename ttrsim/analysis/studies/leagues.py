@@ -55,7 +55,7 @@ from ttrsim.analysis.game_profile import profile
 from ttrsim.batches import DEFAULT_MAX_TURNS, make_config, versions
 from ttrsim.dispatch import check_workers
 from ttrsim.maps import resolve_board
-from ttrsim.policies import DEFAULT_POLICY, REGISTRY, check_policy, expert_models
+from ttrsim.policies import DEFAULT_POLICY, REGISTRY, check_policy, display_name, expert_models
 from ttrsim.seats import seat_value
 from ttrsim.results import finish_out, model_digests, prepare_out, read_manifest
 from ttrsim.runner import simulate
@@ -159,9 +159,9 @@ class League:
                  f"{'first places':>12}  worst opponent (win share, 95% interval)"]
         for row in r.itertuples():
             lines.append(
-                f"{row.rank:>4}  {row.policy:<28} {row.rating:>7.0f} [{row.rating_low:>6.0f}, "
+                f"{row.rank:>4}  {display_name(row.policy):<28} {row.rating:>7.0f} [{row.rating_low:>6.0f}, "
                 f"{row.rating_high:>6.0f}]{'*' if row.set_by_prior else ' '}  "
-                f"{row.first_share:>12.1%}  {row.opponent} "
+                f"{row.first_share:>12.1%}  {display_name(row.opponent)} "
                 f"({row.win_share:.3f} [{row.win_share_low:.3f}, {row.win_share_high:.3f}])")
         lines += ["", "Ratings: Bradley-Terry" + (" " if m["players"] == 2 else
                   " over the rank-broken finishing orders (Plackett-Luce) ")
@@ -187,10 +187,11 @@ class League:
             return ""
         verb = "lost every game to" if self.manifest["players"] == 2 else \
             "finished behind in every game"
-        sided = "; ".join(f"{p} {verb} {', '.join(o)}" if self.manifest["players"] == 2 else
-                          f"{p} {verb} against {', '.join(o)}"
+        d = display_name
+        sided = "; ".join(f"{d(p)} {verb} {', '.join(map(d, o))}" if self.manifest["players"] == 2
+                          else f"{d(p)} {verb} against {', '.join(map(d, o))}"
                           for p, o in self.one_sided().items())
-        ends = "; ".join(f"{end}: {', '.join(g.policy)}"
+        ends = "; ".join(f"{end}: {', '.join(map(d, g.policy))}"
                          for end, g in r.groupby("set_by_prior", sort=False))
         m = self.matrix
         carried = set(r.policy) - set(m.policy[m.one_sided])
@@ -199,7 +200,7 @@ class League:
                 f"{PSEUDO} pseudo-wins per ordered pair that keep the ratings finite), and "
                 "more games may carry the rating past it"
                 + (" (ratings are relative to the league mean, so an unbounded rating "
-                   f"carries {', '.join(sorted(carried))} with it)." if carried else "."))
+                   f"carries {', '.join(sorted(map(d, carried)))} with it)." if carried else "."))
 
     def played_note(self) -> str:
         """What this call played and what it read back from ``out`` (a resumed or
