@@ -589,7 +589,7 @@ def test_the_page_says_what_a_flag_means(browser, tickets_analysis, tmp_path):
 
 
 _LABEL_CLASH_JS = """
-const texts = [...document.querySelectorAll('.city text')];
+const texts = [...document.querySelectorAll('.names text')];
 const boxes = texts.map(t => t.getBBox());
 const circles = [...document.querySelectorAll('.city circle')].map(c =>
   [+c.getAttribute('cx'), +c.getAttribute('cy'), +c.getAttribute('r')]);

@@ -10,7 +10,7 @@ const CARD = {red: "#e53935", blue: "#1e63d6", green: "#2e9d3a", yellow: "#f2c41
 const SVGNS = "http://www.w3.org/2000/svg";
 { // the drawing's own style, once per page
   const style = document.createElement("style");
-  style.textContent = ".city text { font-size: 1.6px; fill: #333; pointer-events: none; }\n" +
+  style.textContent = ".names text { font-size: 1.6px; fill: #333; pointer-events: none; }\n" +
     ".card { display: inline-block; min-width: 16px; padding: 0 3px; margin: 1px; " +
     "border: 1px solid #999; border-radius: 3px; text-align: center; font-size: 12px; }";
   document.head.appendChild(style);
@@ -72,11 +72,16 @@ function drawBoard(map, B) {
   B.cities.forEach((name, i) => {
     const g = el("g", {class: "city", "data-city": i}, map);
     el("circle", {cx: X(i), cy: Y(i), r: 0.8, fill: "#fff", stroke: "#333", "stroke-width": 0.25}, g);
-    const t = el("text", {x: X(i) + 1, y: Y(i) - 0.9}, g);
-    t.textContent = name;
-    labels.push(t);
     stationEls.push(el("rect", {x: X(i) - 0.9, y: Y(i) - 0.9, width: 1.8, height: 1.8, fill: "none",
       stroke: "none", class: "station"}, map));
+  });
+  // the names in a layer of their own, above the board (a page that draws more on the
+  // board moves it up again: names are read over everything)
+  const names = el("g", {class: "names"}, map);
+  B.cities.forEach((name, i) => {
+    const t = el("text", {x: X(i) + 1, y: Y(i) - 0.9, "data-city": i}, names);
+    t.textContent = name;
+    labels.push(t);
   });
   placeLabels(B, labels, X, Y);
   function paint(owner, station) {
@@ -91,7 +96,7 @@ function drawBoard(map, B) {
       stationEls[i].setAttribute("stroke-width", 0.2);
     });
   }
-  return {routes: routeEls, stations: stationEls, paint};
+  return {routes: routeEls, stations: stationEls, names, paint};
 }
 
 // Each city's name put where it covers the fewest routes, cities and names already placed:
@@ -126,6 +131,8 @@ function placeLabels(B, labels, X, Y) {
   };
   const xs = B.coords.map(c => c[0]), ys = B.coords.map(c => 100 - c[1]);   // drawBoard's frame
   const frame = [Math.min(...xs) - 3, Math.min(...ys) - 4, Math.max(...xs) + 8, Math.max(...ys) + 3];
+  const mids = segs.map(s => [(s[0] + s[2]) / 2 - 0.75, (s[1] + s[3]) / 2 - 0.75,
+                               (s[0] + s[2]) / 2 + 0.75, (s[1] + s[3]) / 2 + 0.75]);
   const meet = (a, b) => a[0] < b[2] && b[0] < a[2] && a[1] < b[3] && b[1] < a[3];
   const placed = [];
   const order = B.cities.map((_, i) => i).sort((a, b) => degree[b] - degree[a] || a - b);
@@ -139,6 +146,7 @@ function placeLabels(B, labels, X, Y) {
         else if ((s[4] === i || s[5] === i) && cuts(b, s)) cost += 0.6;   // its own routes
       B.coords.forEach((_, j) => { if (j !== i && meet(b, [X(j) - 0.9, Y(j) - 0.9, X(j) + 0.9, Y(j) + 0.9])) cost += 8; });
       for (const o of placed) if (meet(b, o)) cost += 12;
+      for (const m of mids) if (meet(b, m)) cost += 1;   // a length disc or a ferry ring
       if (cost < bestCost) { bestCost = cost; best = [p, b]; }
     });
     placed.push(best[1]);
