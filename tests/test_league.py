@@ -222,6 +222,52 @@ def test_resume_and_extend(tmp_path, monkeypatch):
         ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
 
 
+def _spy_on_simulate(monkeypatch) -> list:
+    played = []
+    real = league_mod.simulate
+
+    def spy(board, specs, **k):
+        run = real(board, specs, **k)
+        played.append((tuple(s.text for s in specs), run.manifest["games_last_session"]))
+        return run
+    monkeypatch.setattr(league_mod, "simulate", spy)
+    return played
+
+
+def test_the_same_pairing_in_another_order_reads_the_saved_games(tmp_path, monkeypatch):
+    """A league of [random, tickets] on a directory holding [tickets, random] reads that
+    pairing's games (it played them again under another directory, and a league read back
+    then counted the pairing twice)."""
+    out = tmp_path / "lg"
+    kw = dict(batch_size=10, **FAST)
+    first = ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
+    played = _spy_on_simulate(monkeypatch)
+    again = ttrsim.league(policies=["random", "tickets"], games=20, out=out, **kw)
+    assert played == [(("tickets", "random"), 0)]
+    assert len(load_league(out).cells) == 1
+    pd.testing.assert_frame_equal(again.ratings, first.ratings)
+
+
+def test_out_alone_reads_a_league_back_and_resumes_an_unfinished_one(tmp_path, monkeypatch,
+                                                                     capsys):
+    out = tmp_path / "lg"
+    assert main(["league", "--board", "newyork", "--policy", "tickets", "--policy", "random",
+                 "--policy", "greedy", "--games", "20", "--quiet", "--out", str(out)]) == 0
+    ratings = capsys.readouterr().out.split("\n\n")[1]
+    played = _spy_on_simulate(monkeypatch)
+    assert main(["league", "--out", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert played == [] and "league on newyork, 2 players: 3 policies" in text
+    assert text.split("\n\n")[1] == ratings and "Read back: 3 pairings (60 games)" in text
+    # an unfinished league (the manifest of one cut short): its own settings, nothing new
+    import json
+    m = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps(dict(m, complete=False)))
+    assert main(["league", "--out", str(out), "--quiet"]) == 0
+    assert [g for _, g in played] == [0, 0, 0]
+    assert capsys.readouterr().out.split("\n\n")[1] == ratings
+
+
 @pytest.mark.parametrize("kwargs,message", [
     (dict(policies=["tickets"]), "at least two policies"),
     (dict(policies="tickets"), "list of policy specs"),

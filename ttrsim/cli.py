@@ -741,16 +741,20 @@ def _cmd_league(sub):
         "players seat-balanced mixtures. Prints a rating per policy (Bradley-Terry / "
         "Plackett-Luce, profile-likelihood interval; * marks an end only the prior bounds, "
         "after a one-sided pairing) and its worst opponent. See docs/league.md.")
-    _options(p, board="usa", players=dict(default=2, help="player count, 2-5 (default {default})"),
+    saved = " (--out alone: the saved league's, as for --players, --policy, --games, --seed)"
+    _options(p, board=dict(default=None, help=_OPTIONS["board"]["help"].replace(
+                 "{default}", "usa") + saved),
+             players=dict(default=None, help="player count, 2-5 (default 2)"),
              policy=dict(help="a policy of the league (repeat it, at least twice): a built-in spec "
                    "such as 'tickets:risk=0', path/to/file.py:function, or a label "
                    "('tickets#a') to enter one spec twice (default: every built-in policy "
                    "but search)"),
-             games=dict(default=200, help="games per pairing or mixture, a multiple of "
-                        "--players (default {default})"),
-             seed=0, jobs=1, backend=True, batch_size=True,
+             games=dict(default=None, help="games per pairing or mixture, a multiple of "
+                        "--players (default 200)"),
+             seed=dict(default=None, help="seed (default 0)"), jobs=1, backend=True,
+             batch_size=True,
              out=dict(help="save every pairing here; the same command resumes, more --games or "
-                      "--policy extend it"), report=True)
+                      "--policy extend it, --out alone reads it back"), report=True)
     p.add_argument("--resamples", type=int, default=1000,
                    help="bootstrap resamples over games, which widen a rating interval where "
                    "the games vary more than the likelihood says (default 1000, at least 40)")
@@ -760,7 +764,7 @@ def _cmd_league(sub):
     _options(p, quiet=dict(help="no progress bars"))
 
     def run(args):
-        from ttrsim.analysis.studies.leagues import league
+        from ttrsim.analysis.studies.leagues import league, load_league, saved_league
         from ttrsim.report import write_league_report
 
         check_output_dir(args.out, "--out")
@@ -768,9 +772,21 @@ def _cmd_league(sub):
         if args.out is not None and args.report is not None and \
                 Path(args.out).absolute() == Path(args.report).absolute():
             raise ValueError("--out and --report name the same directory; give the report its own")
-        result = league(args.board, args.players, args.policy, args.games, args.seed, args.jobs,
-                        out=args.out, batch_size=args.batch_size, n_resamples=args.resamples,
-                        progress=not args.quiet, people=args.people, **backend_options(args))
+        # what is not given comes from the saved league: --out alone reads a finished one
+        # back (playing nothing) and resumes an unfinished one
+        given = dict(board=args.board, players=args.players, policies=args.policy,
+                     games=args.games, seed=args.seed)
+        saved = saved_league(args.out) if args.out else None
+        if saved and saved["complete"] and not args.people and \
+                all(v is None for v in given.values()):
+            result = load_league(args.out)
+        else:
+            saved = saved or dict(board="usa", players=2, policies=None, games=200, seed=0)
+            o = {k: saved[k] if v is None else v for k, v in given.items()}
+            result = league(o["board"], o["players"], o["policies"], o["games"], o["seed"],
+                            args.jobs, out=args.out, batch_size=args.batch_size,
+                            n_resamples=args.resamples, progress=not args.quiet,
+                            people=args.people, **backend_options(args))
         print(result.summary_text())
         if args.report:
             print(f"report: {write_league_report(result, args.report)}")

@@ -318,14 +318,16 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     held = None
     if path is not None:
         held = _held(path, manifest, [[policies[i] for i in c] for c in cells])
+        if held:
+            _held_order(manifest, held)
         # the directory's manifest keeps every policy and cell it holds (a league of fewer
         # policies reads some of them); each cell's run checks its own models
         prepare_out(path, _directory_manifest(manifest, held), _IDENTITY, what="league",
                     models=False)
     runs, played = {}, {}
-    for k, c in enumerate(cells):
-        specs = [policies[i] for i in c]
-        cell = manifest["cells"][k]
+    spec_of = dict(zip(names, policies))
+    for k, cell in enumerate(manifest["cells"]):
+        specs = [spec_of[n] for n in cell["policies"]]
         cell_out = path / cell["dir"] if path is not None else None
         if progress:
             print(f"{'pairing' if players == 2 else 'mixture'} {k + 1}/{len(cells)}: "
@@ -351,6 +353,21 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     if path is not None:
         finish_out(path, dict(on_disk, out=str(path), wall_seconds=manifest["wall_seconds"]))
     return result
+
+
+def saved_league(out) -> dict | None:
+    """The settings of the league saved in ``out``: its board, player count, every policy
+    it holds, games per cell (the most any cell holds), seed and whether it is complete, so
+    that ``ttrsim league --out DIR`` alone reads a finished league back and resumes an
+    unfinished one; None when ``out`` holds no league."""
+    path = Path(out)
+    if not (path / "manifest.json").is_file():
+        return None
+    m = read_manifest(path)
+    if m.get("kind") != "league":
+        return None
+    return {"board": m["board"], "players": m["players"], "policies": list(m["policies"]),
+            "games": m["games"], "seed": m["seed"], "complete": bool(m.get("complete"))}
 
 
 def _manifest(board, players, names, games, seed, max_turns, cells, n_resamples,
@@ -392,6 +409,19 @@ def _held(path: Path, manifest: dict, specs: list) -> dict | None:
                              f"there, {here or 'none'} here); choose another --out directory "
                              "or delete it")
     return old
+
+
+def _held_order(manifest: dict, held: dict) -> None:
+    """Each cell of ``manifest`` that the directory already holds with the same policies in
+    another seat order takes the held cell's order and directory: the league of
+    [b, a] reads the games of [a, b] instead of playing the pairing again."""
+    by_set = {}
+    for c in held.get("cells", []):
+        by_set.setdefault(tuple(sorted(c["policies"])), c)
+    for k, c in enumerate(manifest["cells"]):
+        old = by_set.get(tuple(sorted(c["policies"])))
+        if old is not None and old["dir"] != c["dir"]:
+            manifest["cells"][k] = {"policies": list(old["policies"]), "dir": old["dir"]}
 
 
 def _directory_manifest(manifest: dict, held: dict | None, runs: dict | None = None) -> dict:
