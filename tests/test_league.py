@@ -188,11 +188,7 @@ def test_same_tables_whatever_the_workers():
         pd.testing.assert_frame_equal(getattr(one, name), getattr(two, name))
 
 
-def test_resume_and_extend(tmp_path, monkeypatch):
-    out = tmp_path / "lg"
-    kw = dict(batch_size=10, **FAST)
-    ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
-    # more games and one more policy: only what is missing is played
+def _spy_on_simulate(monkeypatch) -> list:
     played = []
     real = league_mod.simulate
 
@@ -202,6 +198,15 @@ def test_resume_and_extend(tmp_path, monkeypatch):
         played.append((tuple(s.text for s in specs), run.manifest["games_last_session"]))
         return run
     monkeypatch.setattr(league_mod, "simulate", spy)
+    return played
+
+
+def test_resume_and_extend(tmp_path, monkeypatch):
+    out = tmp_path / "lg"
+    kw = dict(batch_size=10, **FAST)
+    ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
+    # more games and one more policy: only what is missing is played
+    played = _spy_on_simulate(monkeypatch)
     grown = ttrsim.league(policies=["tickets", "random", "greedy"], games=40, out=out, **kw)
     assert played == [(("tickets", "random"), 20), (("tickets", "greedy"), 40),
                       (("random", "greedy"), 40)]
@@ -220,18 +225,6 @@ def test_resume_and_extend(tmp_path, monkeypatch):
         ttrsim.league(policies=["tickets", "random"], games=40, seed=1, out=out, **kw)
     with pytest.raises(ValueError, match="grow but not shrink"):
         ttrsim.league(policies=["tickets", "random"], games=20, out=out, **kw)
-
-
-def _spy_on_simulate(monkeypatch) -> list:
-    played = []
-    real = league_mod.simulate
-
-    def spy(board, specs, **k):
-        run = real(board, specs, **k)
-        played.append((tuple(s.text for s in specs), run.manifest["games_last_session"]))
-        return run
-    monkeypatch.setattr(league_mod, "simulate", spy)
-    return played
 
 
 def test_the_same_pairing_in_another_order_reads_the_saved_games(tmp_path, monkeypatch):
