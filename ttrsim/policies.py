@@ -29,8 +29,8 @@ from ttrsim._counter import BlockerPolicy, RushPolicy
 from ttrsim._validate import is_int
 
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "PolicySpec", "REGISTRY", "check_policy",
-           "decide", "display_name", "load_python_policy", "seat_specs", "expert_models", "replace_policy",
-           "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_spec",
+           "decide", "display_name", "load_python_policy", "seat_specs", "expert_models",
+           "replace_policy", "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_spec",
            "policy_table", "python_ref", "split_label", "start_policy"]
 
 

@@ -158,8 +158,9 @@ class League:
                  f"{'rank':>4}  {'policy':<28} {'rating (95% interval)':>24}   "
                  f"{'first places':>12}  worst opponent (win share, 95% interval)"]
         for row in r.itertuples():
+            name = display_name(row.policy)
             lines.append(
-                f"{row.rank:>4}  {display_name(row.policy):<28} {row.rating:>7.0f} [{row.rating_low:>6.0f}, "
+                f"{row.rank:>4}  {name:<28} {row.rating:>7.0f} [{row.rating_low:>6.0f}, "
                 f"{row.rating_high:>6.0f}]{'*' if row.set_by_prior else ' '}  "
                 f"{row.first_share:>12.1%}  {display_name(row.opponent)} "
                 f"({row.win_share:.3f} [{row.win_share_low:.3f}, {row.win_share_high:.3f}])")
