@@ -319,8 +319,7 @@ def league(board="usa", players: int = 2, policies=None, games: int = 200, seed:
     held = None
     if path is not None:
         held = _held(path, manifest, [[policies[i] for i in c] for c in cells])
-        if held:
-            _held_order(manifest, held)
+        _held_order(manifest, held)
         # the directory's manifest keeps every policy and cell it holds (a league of fewer
         # policies reads some of them); each cell's run checks its own models
         prepare_out(path, _directory_manifest(manifest, held), _IDENTITY, what="league",
@@ -415,9 +414,10 @@ def _held(path: Path, manifest: dict, specs: list) -> dict | None:
 def _held_order(manifest: dict, held: dict) -> None:
     """Each cell of ``manifest`` that the directory already holds with the same policies in
     another seat order takes the held cell's order and directory: the league of
-    [b, a] reads the games of [a, b] instead of playing the pairing again."""
+    [b, a] reads the games of [a, b] instead of playing the pairing again (``held``: the
+    directory's manifest, or None)."""
     by_set = {}
-    for c in held.get("cells", []):
+    for c in (held or {}).get("cells", []):
         by_set.setdefault(tuple(sorted(c["policies"])), c)
     for k, c in enumerate(manifest["cells"]):
         old = by_set.get(tuple(sorted(c["policies"])))
