@@ -1,9 +1,10 @@
-"""Levers of the search, each against today's search (docs/expert-history.md, "Levers of
-the search"): win share with its Wilson 95% interval, CPU per decision, and the ticket
-game it plays.
+"""Levers of the search, each against the search they were measured against, the default
+until 2026-12-02 (docs/expert-history.md, "Levers of the search"): win share with its
+Wilson 95% interval, CPU per decision, and the ticket game it plays.
 
 Each --spec plays --games seat-rotated games against --against (default:
-`search#today`, the default search under a label of its own) on --board at --players
+`search:playouts=35#today`, the default search of 35 playouts, under a label of its own)
+on --board at --players
 (one seat the spec, the others --against; seed --seed, the same deals for every spec).
 Its cost is the CPU seconds per decision of the spec and of --against, each in
 --cost-games 2-player games against `tickets` on the same board (one process, so
@@ -32,7 +33,7 @@ from ttrsim.policies import make_policy
 from ttrsim.results import update_json
 
 HERE = Path(__file__).parent
-TODAY = "search#today"
+TODAY = "search:playouts=35#today"
 
 
 def cpu_per_decision(board: str, spec: str, games: int, seed: int) -> float:

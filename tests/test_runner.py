@@ -239,6 +239,36 @@ def test_out_dir_of_another_run_is_refused(tmp_path):
         simulate("usa", ["random"] * 2, games=20, seed=1, out=other)
 
 
+def test_a_run_of_the_default_search_saved_under_the_old_budget_is_not_resumed(tmp_path):
+    """The default search's playouts changed (35 -> 60 with expert rollouts): a run saved
+    with `search` seats before they were recorded played the old budget, and going on
+    with the new one would mix two players under one name; a search of another rollout
+    (its default unchanged) or of a given budget resumes."""
+    import json
+
+    run = simulate("newyork", ["search", "search:rollout=tickets", "search:playouts=3"],
+                   games=3, seed=1, out=tmp_path / "r", batch_size=3)
+    assert run.manifest["search_budgets"] == {"search": 60, "search:rollout=tickets": 200}
+    path = tmp_path / "r" / "manifest.json"
+    m = json.loads(path.read_text())
+    del m["search_budgets"]                      # as a run saved before 2026-12-02
+    path.write_text(json.dumps(m))
+    with pytest.raises(ValueError, match=r"the default search's playouts a decision: "
+                       r"\{'search': 35, 'search:rollout=tickets': 200\} there, "
+                       r"\{'search': 60, 'search:rollout=tickets': 200\} here"):
+        simulate("newyork", ["search", "search:rollout=tickets", "search:playouts=3"],
+                 games=6, seed=1, out=tmp_path / "r", batch_size=3)
+    # without a default-budget expert search the old run resumes
+    ok = simulate("newyork", ["search:rollout=tickets", "search:playouts=3"], games=4, seed=1,
+                  out=tmp_path / "t", batch_size=2)
+    m = json.loads((tmp_path / "t" / "manifest.json").read_text())
+    del m["search_budgets"]
+    (tmp_path / "t" / "manifest.json").write_text(json.dumps(m))
+    again = simulate("newyork", ["search:rollout=tickets", "search:playouts=3"], games=6,
+                     seed=1, out=tmp_path / "t", batch_size=2)
+    assert len(again.games) == 6 * 2 and len(ok.games) == 4 * 2
+
+
 def test_cli_simulate_prints_summary(tmp_path, capsys):
     assert main(["simulate", "--board", "newyork", "--players", "3", "--policy", "random",
                  "--games", "200", "--quiet", "--out", str(tmp_path / "r")]) == 0

@@ -110,14 +110,34 @@ def test_phases_search_only_the_decisions_named():
     assert make_policy("search", None).params["phases"] == 31
 
 
+def test_the_search_of_35_playouts_is_the_default_of_before(monkeypatch):
+    """`search:playouts=35` plays the decisions the default made until 2026-12-02 (35
+    playouts with expert rollouts), so that the figures measured then can be made again."""
+    import ttrsim.policies as pol
+
+    g = Game("usa", 2, seed=3)
+    for _ in range(40):
+        if g.phase != "turn" or len(g.legal_actions()) < 2:
+            g.apply(decide(make_policy("tickets", g.board), g, seed=2))
+            continue
+        now = decide(make_policy("search:playouts=35", g.board), g, seed=5)
+        with monkeypatch.context() as m:
+            m.setattr(pol, "_EXPERT_BUDGET", pol._EXPERT_BUDGET_BEFORE)
+            before = decide(make_policy("search", g.board), g, seed=5)
+        assert now == before
+        g.apply(decide(make_policy("tickets", g.board), g, seed=2))
+    assert pol._EXPERT_BUDGET != pol._EXPERT_BUDGET_BEFORE == 35
+
+
 def test_the_default_search_rolls_out_with_the_expert_at_its_own_budget():
-    """Since ttrsim 0.2 the rollout is `expert` with 35 playouts, about the CPU per decision
-    of 200 `tickets` playouts; `playouts=0` (the default) follows the rollout. Its model is
-    the one trained against `tickets` (`v4`), not the default `expert`'s."""
+    """Since ttrsim 0.2 the rollout is `expert`, since 2026-12-02 with 60 playouts (35
+    before, about the CPU per decision of 200 `tickets` playouts); `playouts=0` (the
+    default) follows the rollout. Its model is the one trained against `tickets` (`v4`),
+    not the default `expert`'s."""
     assert make_policy("search", None).params["rollout"] == "expert:model=v4"
-    assert make_policy("search", None).params["playouts"] == 35
-    assert make_policy("search:playouts=0", None).params["playouts"] == 35
-    assert make_policy("search:rollout=expert:reach=4", None).params["playouts"] == 35
+    assert make_policy("search", None).params["playouts"] == 60
+    assert make_policy("search:playouts=0", None).params["playouts"] == 60
+    assert make_policy("search:rollout=expert:reach=4", None).params["playouts"] == 60
     for rollout in ("tickets", "tickets:risk=0.2", "greedy", "routes"):
         p = make_policy(f"search:rollout={rollout}", None)
         assert (p.params["rollout"], p.params["playouts"]) == (rollout, 200)

@@ -22,7 +22,8 @@ from ttrsim._validate import check_int
 from ttrsim._version import __version__
 from ttrsim.game import compile_board
 from ttrsim.maps import resolve_board
-from ttrsim.policies import PolicySpec, check_policy, expert_models, make_policy, seat_specs
+from ttrsim.policies import (PolicySpec, check_policy, expert_models, make_policy, search_budgets,
+                             seat_specs)
 from ttrsim.seats import seat_value
 
 # game_seeds and play_batch (the core's batch loop: a call plays many games and returns
@@ -151,6 +152,7 @@ class RunConfig:
             **({"variant": self.board.variant} if getattr(self.board, "variant", None) else {}),
             # from the parsed values (the names would be parsed again)
             **({"expert_models": models} if (models := expert_models(self.policies)) else {}),
+            **({"search_budgets": b} if (b := search_budgets(self.policies)) else {}),
             "seed_derivation": "numpy SeedSequence(seed) -> run key; game g: SplitMix64 output g",
             "versions": versions(),
         }

@@ -31,7 +31,7 @@ from ttrsim._validate import is_int
 __all__ = ["DEFAULT_POLICY", "Policy", "PolicyError", "PolicySpec", "REGISTRY", "check_policy",
            "decide", "display_name", "load_python_policy", "seat_specs", "expert_models",
            "replace_policy", "make_policy", "make_search_policy", "parse_spec", "policy_name", "policy_spec",
-           "policy_table", "python_ref", "split_label", "start_policy"]
+           "policy_table", "python_ref", "search_budgets", "split_label", "start_policy"]
 
 
 @dataclass(frozen=True)
@@ -56,15 +56,18 @@ _PROPOSERS = ("tickets", "greedy", "routes")
 # the search plays its playouts with the expert model trained against `tickets`: the model
 # trained against the field measured no stronger there at more CPU a playout (docs/expert.md)
 SEARCH_ROLLOUT = "expert:model=v4"
-# playouts per decision of a search whose `playouts` is 0, by rollout policy: about the same
-# CPU per decision (an expert playout costs 5-6 times a tickets one; docs/search.md)
-_BUDGET, _EXPERT_BUDGET = 200, 35
+# playouts per decision of a search whose `playouts` is 0, by rollout policy. 35 expert
+# playouts cost about what 200 of tickets do (an expert playout costs 5-6 times a tickets
+# one); since 2026-12-02 the expert's are 60, about 1.7 times that CPU, stronger on every
+# board (docs/search.md, "The default's budget")
+_BUDGET, _EXPERT_BUDGET = 200, 60
+_EXPERT_BUDGET_BEFORE = 35      # the default with expert rollouts until 2026-12-02
 
 
 def search_budget(rollout: str, playouts: int = 0) -> int:
     """The playouts per decision of a search with rollout policy ``rollout`` (a spec):
-    ``playouts`` when given (> 0), else the rollout's default budget, 35 for ``expert``
-    and 200 for any other policy (about the same CPU per decision)."""
+    ``playouts`` when given (> 0), else the rollout's default budget, 60 for ``expert``
+    (35 until 2026-12-02) and 200 for any other policy."""
     if playouts:
         return playouts
     name = rollout.name if isinstance(rollout, PolicySpec) else str(rollout).partition(":")[0].strip()
@@ -90,7 +93,7 @@ def make_search_policy(rollout: str = SEARCH_ROLLOUT, lead: str = "", playouts: 
     """A ``search`` policy whose rollout is the built-in policy ``rollout`` (a spec such as
     ``"greedy"`` or ``"tickets:risk=0.2"``; any built-in but ``search``), handed its rollout
     instances and its proposers. ``playouts`` per decision; 0: :func:`search_budget`'s
-    default for the rollout (35 with ``expert``, 200 with the others). ``lead`` (a
+    default for the rollout (60 with ``expert``, 200 with the others). ``lead`` (a
     built-in spec; "" : the rollout) plays the real game: its choice is the default
     candidate, which the search leaves only on evidence, and it makes the decisions that
     are not searched. ``params`` are the search's own (``ttrsim policies``). The
@@ -160,7 +163,7 @@ REGISTRY: dict[str, PolicyInfo] = {
         "departs from the rollout policy's own choice only for a candidate better by z "
         "paired standard errors (sequential halving over the candidates; docs/search.md)",
         {"playouts": (0, "playouts per decision (the budget; more is stronger and slower); "
-                         "0: about equal CPU per decision, 35 with expert rollouts and 200 "
+                         "0: 60 with expert rollouts (35 until 2026-12-02) and 200 "
                          "with any other"),
          "rollout": (SEARCH_ROLLOUT, "built-in policy that plays every seat in the playouts "
                                      "(until ttrsim 0.2: tickets, with 200 playouts)"),
@@ -719,6 +722,26 @@ def expert_models(specs) -> dict:
     for spec in specs:
         if isinstance(spec, (str, PolicySpec)):
             visit(spec)
+    return out
+
+
+def search_budgets(specs, before: bool = False) -> dict:
+    """The playouts a decision of each ``search`` among ``specs`` that takes its budget from
+    the default (no ``playouts``, or 0), as {spec: playouts}; ``before``: under the default
+    of runs that did not record it (35 with ``expert`` rollouts until 2026-12-02, 60 since).
+    A run's manifest carries it, so that a run saved under another default is not resumed
+    with this one. Empty when no such search plays."""
+    out = {}
+    for spec in specs:
+        if not isinstance(spec, (str, PolicySpec)):
+            continue
+        try:
+            parsed = parse_spec(spec)
+        except ValueError:             # a Python policy
+            continue
+        if parsed.name == "search" and not parsed.values().get("playouts"):
+            n = search_budget(parsed.values()["rollout"])
+            out[parsed.text] = _EXPERT_BUDGET_BEFORE if before and n == _EXPERT_BUDGET else n
     return out
 
 

@@ -294,6 +294,16 @@ def read_manifest(path) -> dict:
     return manifest
 
 
+def _search_budgets(manifest: dict) -> dict:
+    """A run manifest's ``search_budgets``; for a run saved before they were recorded, the
+    budgets its search policies played under the default of that time."""
+    if "search_budgets" in manifest or "policies" not in manifest:
+        return manifest.get("search_budgets", {})
+    from ttrsim.policies import search_budgets
+
+    return search_budgets([p for p in manifest["policies"] if isinstance(p, str)], before=True)
+
+
 def prepare_out(path, manifest: dict, identity, what: str = "run", models: bool = True) -> set:
     """Open ``path`` for a job described by ``manifest`` and return the names of the tasks
     already done there.
@@ -320,6 +330,12 @@ def prepare_out(path, manifest: dict, identity, what: str = "run", models: bool 
         if digests[0] != digests[1]:
             details.append(f"expert models (SHA-256 prefixes): {digests[0] or 'none'} there, "
                            f"{digests[1] or 'none'} here")
+        # of the runs that play policies (a league's runs check their own)
+        budgets = ((_search_budgets(old), manifest.get("search_budgets", {}))
+                   if what not in ("league", "expert training") else ({}, {}))
+        if budgets[0] != budgets[1]:
+            details.append(f"the default search's playouts a decision: {shown(budgets[0])} "
+                           f"there, {shown(budgets[1])} here (the default changed on 2026-12-02)")
         if details:
             detail = ", ".join(details)
             raise ValueError(f"{path} holds a different {what} ({detail}); choose another --out "

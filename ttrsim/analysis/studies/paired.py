@@ -27,7 +27,7 @@ from ttrsim._validate import is_int
 from ttrsim._version import __version__
 from ttrsim.batches import DEFAULT_MAX_TURNS, SCORE_COLS, make_config, play, versions
 from ttrsim.maps import MapError, resolve_board
-from ttrsim.policies import expert_models
+from ttrsim.policies import expert_models, search_budgets
 
 __all__ = ["study_manifest", "game_metrics", "paired_moments", "align", "paired_stats", "paired_configs",
            "play_metrics", "sum_moments", "PLAYER_COLS"]
@@ -240,6 +240,7 @@ def study_manifest(kind: str, cfg, **fields) -> dict:
     return {"kind": kind, "ttrsim_version": __version__, "board": cfg.board.name,
             "board_checksum": cfg.board.checksum, "players": cfg.n_players,
             "policies": list(cfg.names), **({"expert_models": models} if models else {}),
+            **({"search_budgets": b} if (b := search_budgets(cfg.names)) else {}),
             "games": cfg.games, "seed": cfg.seed,
             "batch_size": cfg.batch_size, "max_turns": cfg.max_turns, **fields,
             "versions": versions()}
