@@ -643,7 +643,6 @@ cdef class ExpertPolicy(PlanFollower):
     cdef readonly double epsilon
     cdef Rng xrng                       # exploration, seeded by every start
     cdef int64_t n_starts               # games started since construction
-    cdef int cur_seat                   # the seat of the game started last
     cdef float* rx                      # rows x N_FEAT features (malloc, grown by doubling)
     cdef int32_t* rmeta                 # rows x N_META
     cdef Py_ssize_t rn
@@ -730,7 +729,6 @@ cdef class ExpertPolicy(PlanFollower):
                          uint64_t seed) noexcept nogil:
         PlanFollower.start_game(self, b, s, seat, seed)
         self.n_starts += 1
-        self.cur_seat = seat
         if self.record:
             rng_seed(&self.xrng, seed ^ _EXPLORE_SALT)
 
