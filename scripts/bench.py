@@ -12,7 +12,10 @@ Measures
   5. agent steps per second of the vector environment ``ttrsim.env.VectorEnv`` on Europe
      4p, actions from ``sample_actions()``, ``tickets`` opponents at 16, 64 and 256 envs,
      and ``random`` ones at 64; USA and New York 4p against ``tickets`` at 64 envs
-     (``--env``: only this, written to scripts/bench-env.json).
+     (``--env``: only this, written to scripts/bench-env.json);
+  6. with ``--outcomes`` only: outcome labelling (``ttrsim.training.generate_outcomes``,
+     every seat ``expert`` with the ``whole`` model, epsilon 0.1), games and rows per CPU
+     second in one process on usa-mega at 4 and 2 players (scripts/bench-outcomes.json).
 
 Prints a table and writes it as JSON (``--json``, default ``scripts/bench.json``, or
 ``scripts/bench-partial.json`` for a smaller run such as ``--quick``); ``--markdown``
@@ -402,6 +405,35 @@ def print_env(r: dict) -> None:
           f"{r['tickets_games_per_cpu_s']:,.0f} games per CPU second")
 
 
+def outcome_rates(players: int, games: int, repeat: int) -> dict:
+    """generate_outcomes on usa-mega: games and labelled rows per CPU second of this
+    process (the best of ``repeat`` rounds of ``games`` games, after one of 2 to load the
+    models and the board). Only its public signature is used, so that the same code
+    measures an older build (PYTHONPATH pointing at it)."""
+    from ttrsim.training import generate_outcomes
+
+    generate_outcomes("usa-mega", players, 2, seed=1)
+    best, rows = float("inf"), 0
+    for r in range(repeat):
+        start = time.process_time()
+        data = generate_outcomes("usa-mega", players, games, seed=r, epsilon=0.1)
+        spent = time.process_time() - start
+        if spent < best:
+            best, rows = spent, sum(len(d.value) for d in data.values())
+    out = {"board": "usa-mega", "players": players, "games": games, "rows": rows,
+           "cpu_s": round(best, 3), "games_per_cpu_s": round(games / best, 1),
+           "rows_per_cpu_s": round(rows / best)}
+    print(f"outcomes usa-mega {players}p: {out['games_per_cpu_s']:,.1f} games, "
+          f"{out['rows_per_cpu_s']:,} rows per CPU second ({games} games, {rows:,} rows)")
+    return out
+
+
+def part_file(json_arg: str, name: str) -> Path:
+    """Where a one-part run writes: ``name`` beside the default files, else --json."""
+    return Path(json_arg).with_name(name) if json_arg.endswith(
+        ("bench.json", "bench-partial.json")) else Path(json_arg)
+
+
 ENV_SIZES = (16, 64, 256)     # n_envs measured against `tickets`; `random` at the middle one
 
 
@@ -449,6 +481,10 @@ def main(argv=None) -> int:
                     help="only the search policy: seconds per game, decisions and playouts per "
                          "second, a playout's cost against the rollout policy alone "
                          "(written to bench-search.json)")
+    ap.add_argument("--outcomes", action="store_true",
+                    help="only outcome labelling: games and rows per CPU second of "
+                         "training.generate_outcomes, usa-mega 4p and 2p "
+                         "(written to bench-outcomes.json)")
     ap.add_argument("--markdown", action="store_true",
                     help="print the tables of docs/performance.md from --json and exit (measures nothing)")
     args = ap.parse_args(argv)
@@ -468,15 +504,16 @@ def main(argv=None) -> int:
                             for b in ("europe", "usa", "newyork")]
         for r in result["search"]:
             print_search(r)
-        out = Path(args.json).with_name("bench-search.json") \
-            if args.json.endswith(("bench.json", "bench-partial.json")) else Path(args.json)
-        out.write_text(json.dumps(result, indent=2))
-        print(f"written to {out}")
-        return 0
-    if args.env:
+        part = "bench-search.json"
+    elif args.env:
         result["env"] = env_runs(args.quick)
-        out = Path(args.json).with_name("bench-env.json") if args.json.endswith("bench.json") \
-            or args.json.endswith("bench-partial.json") else Path(args.json)
+        part = "bench-env.json"
+    elif args.outcomes:
+        result["outcomes"] = [outcome_rates(4, 40 if args.quick else 400, args.repeat),
+                              outcome_rates(2, 80 if args.quick else 800, args.repeat)]
+        part = "bench-outcomes.json"
+    if args.search or args.env or args.outcomes:
+        out = part_file(args.json, part)
         out.write_text(json.dumps(result, indent=2))
         print(f"\nwritten to {out}")
         return 0

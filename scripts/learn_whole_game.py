@@ -14,8 +14,10 @@ labelling goes on from its finished tasks, OUT/tasks-r):
    (``training.generate_outcomes``).
 2. fit: one regressor a decision kind (initial tickets, turns, keeps), --trees
    histogram-boosted trees of depth --depth, on the rows of the last --window rounds
-   (every seventh game held out; its squared error printed) -> OUT/model-r.json, an
-   ``expert`` model file (format 5), played by ``expert:model=OUT/model-r.json``.
+   (``training.fit_outcomes``; every seventh game held out, its squared error printed;
+   a kind with fewer than 2 x --min-leaf rows keeps --start's section) ->
+   OUT/model-r.json, an ``expert`` model file (format 5), played by
+   ``expert:model=OUT/model-r.json``.
 
 Each step's figures are appended to OUT/learn.json.
 
@@ -32,13 +34,11 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 from ttrsim.results import update_json
-from ttrsim.training import export, fit, make_model
+from ttrsim.training import export, fit_outcomes
 from ttrsim.training.labelling import TARGETS, label
-from ttrsim.training.model_file import as_section
-from ttrsim.training.positions import join, load_positions, save_positions, subset
+from ttrsim.training.positions import join, load_positions, save_positions
 
 KINDS = ("setup", "turns", "keep")
 
@@ -86,25 +86,6 @@ def _key(*parts) -> str:
     return hashlib.sha256(json.dumps(parts, default=str).encode()).hexdigest()[:16]
 
 
-def _mse(section, data) -> float:
-    if not len(data.value):
-        return float("nan")
-    return float(np.mean((as_section(section).predict(data.X) - data.value) ** 2))
-
-
-def _fit_all(rounds, seed, fit_args):
-    """Each kind's section fitted on the rows of ``rounds`` (every seventh game held
-    out), and its held-out squared error beside the held-out labels' variance."""
-    sections, errors = {}, {}
-    for k in KINDS:
-        rows = join([g[k] for g in rounds])
-        held = rows.game % 7 == 0
-        sections[k] = fit(subset(rows, ~held), seed, **fit_args)
-        errors[k] = [_mse(sections[k], subset(rows, held)),
-                     float(np.var(rows.value[held])) if held.any() else float("nan")]
-    return sections, errors
-
-
 def main(argv=None) -> int:
     a = _parser().parse_args(argv)
     if a.rounds < 1 or a.games < 1 or a.window < 1:
@@ -121,6 +102,7 @@ def main(argv=None) -> int:
         update_json(log, lambda old: old + [row], default=[])
         print(json.dumps(row), flush=True)
 
+    # the fit's arguments as the saved steps' keys name them
     fit_args = dict(trees=a.trees, depth=a.depth, min_leaf=a.min_leaf,
                     learning_rate=a.learning_rate, histogram=True, centre=False)
     key = [a.start, field, parts, a.epsilon, a.target, a.seed]
@@ -149,14 +131,17 @@ def main(argv=None) -> int:
         if not done:
             from threadpoolctl import threadpool_limits
 
+            errors = {}
+            rows = {k: join([g[k] for g in rounds[-a.window:]]) for k in KINDS}
             with threadpool_limits(limits=a.threads):
-                sections, errors = _fit_all(rounds[-a.window:], a.seed + r, fit_args)
-            turns = dict(sections["turns"], max_trains=1000)
-            export(make_model(sections["setup"], turns,
-                              {"key": _key(key), "round": r, "learned_from": "outcomes",
-                               "target": a.target, "epsilon": a.epsilon,
-                               "field": list(field), "parts": a.parts},
-                              keep=sections["keep"]), path)
+                learned = fit_outcomes(
+                    rows, a.seed + r, base=a.start, trees=a.trees, depth=a.depth,
+                    learning_rate=a.learning_rate, min_leaf=a.min_leaf, hold_out=7,
+                    errors=errors,
+                    training={"key": _key(key), "round": r, "learned_from": "outcomes",
+                              "target": a.target, "epsilon": a.epsilon, "field": list(field),
+                              "parts": a.parts})
+            export(learned, path)
             save({"step": "fit", "round": r, "model": str(path),
                   "held_out_mse_and_variance": errors})
         model = str(path)

@@ -15,14 +15,15 @@
 # so the model sees in play exactly what it was trained on.
 cimport cython
 from libc.math cimport INFINITY
-from libc.stdint cimport int8_t, int16_t, int32_t, uint32_t, uint64_t
-from libc.stdlib cimport calloc, free, malloc
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint32_t, uint64_t
+from libc.stdlib cimport calloc, free, malloc, realloc
 from libc.string cimport memcmp, memcpy, memset
 
 from ttrsim._structs cimport *
 from ttrsim._engine cimport (CompiledBoard, copy_position, action_a, action_c, action_kind, hand_total,
                              is_legal, legal_actions, make_action)
 from ttrsim._bits cimport lowest_bit
+from ttrsim._rng cimport rng_below, rng_seed, rng_uniform
 from ttrsim._policies cimport PlanFollower
 from ttrsim._planning cimport (BoardInfo, Candidates, INF_COST, Needs, Plan, UNIT, Workspace,
                                board_info_init, cand_add, claim_payment, hand_most, turn_candidates,
@@ -47,6 +48,10 @@ cdef enum:
     CHECK = 4                 # trees between two checks of which rows can still win
     N_KINDS = 5               # candidate kinds a section may favour: features 3..7
     KIND0 = 3
+    N_META = 4                # a recorded decision: game, seat, kind, game turn
+    REC_SETUP = 0             # recorded decision kinds (RECORD_KINDS)
+    REC_TURNS = 1
+    REC_KEEP = 2
 
 # Feature names, in the order of the compiled feature vector (a model file names the
 # features it was trained on; a mismatch is refused when the file is loaded).
@@ -87,6 +92,13 @@ assert len(FEATURES) == N_FEAT
 FEATURES4 = FEATURES[:N_FEAT4]
 # the candidate kinds a format-5 section's `bias` may favour (features KIND0..KIND0+4)
 KINDS = FEATURES[KIND0:KIND0 + N_KINDS]
+# the decision kinds a recording ExpertPolicy writes (its rows' `kind`: an index here), the
+# names of the model file's sections: initial tickets, turns, the keep after a draw
+RECORD_KINDS = ("setup", "turns", "keep")
+# the exploration stream of a recording policy: its start seed xor this (the stream of
+# `tickets`, its planner, is drawn from the start seed itself)
+cdef uint64_t _EXPLORE_SALT = 0x6A09E667F3BCC909ULL
+EXPLORE_SALT = _EXPLORE_SALT
 
 FORMAT = "ttrsim-expert"
 FORMAT_VERSION = 5
@@ -624,6 +636,17 @@ cdef class ExpertPolicy(PlanFollower):
     cdef int32_t ndist[MAX_CITIES]      # fewest trains from the own network, this decision
     cdef uint64_t dkey[10]              # what the last draw features were computed from
     cdef int dval[6]                    #   and their counts (draw_features)
+    # recording (record=1): each decision the model makes among several candidates, the
+    # candidate played (the model's, or with probability epsilon another one drawn
+    # uniformly from xrng) appended as a row: meta (game, seat, kind, turn) and x
+    cdef readonly bint record
+    cdef readonly double epsilon
+    cdef Rng xrng                       # exploration, seeded by every start
+    cdef int64_t n_starts               # games started since construction
+    cdef float* rx                      # rows x N_FEAT features (malloc, grown by doubling)
+    cdef int32_t* rmeta                 # rows x N_META
+    cdef Py_ssize_t rn
+    cdef Py_ssize_t rcap
 
     def __cinit__(self, *args, **kwargs):
         self.bi = <BoardInfo*>malloc(sizeof(BoardInfo))
@@ -635,6 +658,10 @@ cdef class ExpertPolicy(PlanFollower):
         self.tdist0 = <int16_t*>malloc(MAX_CITIES * MAX_CITIES * sizeof(int16_t))
         self.td_uid = 0
         memset(self.dkey, 0, sizeof(self.dkey))
+        self.rx = NULL
+        self.rmeta = NULL
+        self.rn = self.rcap = 0
+        self.n_starts = 0
         if self.memo == NULL or self.legal == NULL or self.tdist0 == NULL:
             raise MemoryError()
 
@@ -643,9 +670,11 @@ cdef class ExpertPolicy(PlanFollower):
         free(self.memo)
         free(self.legal)
         free(self.tdist0)
+        free(self.rx)
+        free(self.rmeta)
 
     def __init__(self, model="", stations=1, tunnels=1, risk=0.3, draw=12, reach=-1,
-                 wide=0, spec=None):
+                 wide=0, record=0, epsilon=0.0, spec=None):
         """`model`: a model file ("" : the one shipped with ttrsim). `stations`, `tunnels`,
         `risk`, `draw`: those of the seat's own `tickets` (every decision the model does
         not make is its), also obeyed by the other candidates. `reach`: the turn trees
@@ -653,7 +682,11 @@ cdef class ExpertPolicy(PlanFollower):
         `max_trains`; fewer is faster and weaker, docs/expert.md). `wide`: 1 adds the
         four longest claims the hand pays and a face-up card of each colour to a turn's
         candidates (the search's turn candidates, on which the turn trees were trained:
-        about three times slower, docs/expert.md)."""
+        about three times slower, docs/expert.md). `record`: 1 keeps a row for every
+        decision the model makes among more than one candidate (``recorded()``), and plays
+        there, with probability `epsilon`, another candidate than the model's, drawn
+        uniformly (a stream of its own, seeded by each game's start seed: the same games
+        give the same rows); record 0 plays as the model does (`epsilon` must be 0)."""
         PlanFollower.__init__(self, "expert", TicketsPolicy(stations=stations, tunnels=tunnels,
                                                             risk=risk, draw=draw, spec="tickets"),
                               spec)
@@ -672,6 +705,13 @@ cdef class ExpertPolicy(PlanFollower):
         if wide not in (0, 1):
             raise ValueError(f"expert: wide must be 0 or 1, got {wide!r}")
         self.wide = int(wide)
+        if record not in (0, 1):
+            raise ValueError(f"expert: record must be 0 or 1, got {record!r}")
+        if not 0.0 <= float(epsilon) <= 1.0 or (float(epsilon) > 0 and not record):
+            raise ValueError(f"expert: epsilon must be within 0..1, and 0 without record, "
+                             f"got {epsilon!r}")
+        self.record = bool(record)
+        self.epsilon = float(epsilon)
         self.reach_param = int(reach)
         self.reach = (self.reach_param if self.reach_param >= 0 else
                       self.turn_trees.max_trains if self.has_turns else 0)
@@ -680,7 +720,17 @@ cdef class ExpertPolicy(PlanFollower):
     def own_params(self):
         # the planner (`planner`): this seat's own tickets, which proposes a candidate,
         # makes every decision the model does not, and whose plan gives the turn features
-        return dict(model=self.model_path, reach=self.reach_param, wide=self.wide)
+        own = dict(model=self.model_path, reach=self.reach_param, wide=self.wide)
+        if self.record:
+            own.update(record=1, epsilon=self.epsilon)
+        return own
+
+    cdef void start_game(self, const BoardC* b, const GameState* s, int seat,
+                         uint64_t seed) noexcept nogil:
+        PlanFollower.start_game(self, b, s, seat, seed)
+        self.n_starts += 1
+        if self.record:
+            rng_seed(&self.xrng, seed ^ _EXPLORE_SALT)
 
     @cython.final
     cdef void add(self, int32_t act) noexcept nogil:
@@ -1189,9 +1239,77 @@ cdef class ExpertPolicy(PlanFollower):
             best = self.keep_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
         else:
             best = self.turn_trees.best(&self.x[0][0], N_FEAT, self.n_cand, self.scores)
-        return self.cand[best]
+        if self.record:
+            best = self.record_decision(b, s, seat, best, REC_SETUP if at_setup else
+                                        REC_KEEP if at_keep else REC_TURNS)
+        return self.cand[best] if best >= 0 else -1
+
+    @cython.final
+    cdef int record_decision(self, const BoardC* b, const GameState* s, int seat, int best,
+                             int kind) noexcept nogil:
+        """The candidate played instead of the model's `best`: with probability epsilon
+        another one, drawn uniformly; its row appended (every feature, as ``candidates``
+        gives them, also for a format-4 model, whose play reads fewer). -1: no memory."""
+        cdef Py_ssize_t cap
+        cdef float* grown_x
+        cdef int32_t* grown_m
+        cdef int32_t* m
+        if self.epsilon > 0 and rng_uniform(&self.xrng) < self.epsilon:
+            best = (best + 1 + rng_below(&self.xrng, self.n_cand - 1)) % self.n_cand
+        if not self.whole:
+            # the features a format-4 model's play leaves out (computed after its choice)
+            if kind == REC_TURNS:
+                self.draw_features(b, s, seat, s.p[seat].trains - self.tk_plan.trains)
+            else:
+                self.keep_features(b, s, seat, True)
+        if self.rn == self.rcap:
+            cap = 1024 if self.rcap == 0 else 2 * self.rcap
+            grown_x = <float*>realloc(self.rx, cap * N_FEAT * sizeof(float))
+            if grown_x != NULL:
+                self.rx = grown_x
+            grown_m = <int32_t*>realloc(self.rmeta, cap * N_META * sizeof(int32_t))
+            if grown_m != NULL:
+                self.rmeta = grown_m
+            if grown_x == NULL or grown_m == NULL:
+                with gil:
+                    self.error = MemoryError("expert: out of memory for the recorded rows")
+                return -1
+            self.rcap = cap
+        memcpy(&self.rx[self.rn * N_FEAT], &self.x[best][0], N_FEAT * sizeof(float))
+        m = &self.rmeta[self.rn * N_META]
+        m[0] = <int32_t>(self.n_starts - 1)
+        m[1] = seat
+        m[2] = kind
+        m[3] = s.turn
+        self.rn += 1
+        return best
 
     # --- for training and tests (Python) ----------------------------------------------
+    @property
+    def games_started(self):
+        """Games started since the policy was made (a recorded row's `game` counts them
+        from 0)."""
+        return self.n_starts
+
+    def recorded(self, bint clear=False):
+        """The rows recorded so far (record=1), one per decision the model made among
+        more than one candidate, in the order played: a dict of numpy arrays ``game``
+        (the game's number among those the policy started, from 0), ``seat``, ``kind``
+        (an index into RECORD_KINDS), ``turn`` (the game turn) and ``X`` (the features
+        of the candidate played, (n, len(FEATURES)) float32). `clear`: forget them."""
+        cdef Py_ssize_t n = self.rn
+        X = np.empty((n, N_FEAT), dtype=np.float32)
+        meta = np.empty((n, N_META), dtype=np.int32)
+        cdef float[:, ::1] xv = X
+        cdef int32_t[:, ::1] mv = meta
+        if n:
+            memcpy(&xv[0, 0], self.rx, n * N_FEAT * sizeof(float))
+            memcpy(&mv[0, 0], self.rmeta, n * N_META * sizeof(int32_t))
+        if clear:
+            self.rn = 0
+        return {"game": meta[:, 0].astype(np.int64), "seat": meta[:, 1].copy(),
+                "kind": meta[:, 2].copy(), "turn": meta[:, 3].copy(), "X": X}
+
     def start(self, game, int seat, uint64_t seed=0):
         """Start a game for `seat` as the batch loop does (before its first decision)."""
         cdef GameState s

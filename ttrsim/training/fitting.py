@@ -81,17 +81,22 @@ def centred(value: np.ndarray, group: np.ndarray) -> np.ndarray:
 
 
 def fit_outcomes(data: dict, seed: int = 0, *, base="whole", trees: int = 60, depth: int = 6,
-                 learning_rate: float = 0.1, min_leaf: int = 100, training=None) -> dict:
+                 learning_rate: float = 0.1, min_leaf: int = 100, training=None,
+                 hold_out: int = 0, errors: dict | None = None) -> dict:
     """A model file's content (``make_model``) learned from outcomes: for each decision
     kind of ``data`` ({"setup", "turns", "keep"}: ``generate_outcomes``' rows) histogram
     trees fitted to the final result of the candidate played (``fit`` with
     ``centre=False``: an action value, as DouZero's Monte-Carlo regression), so that play
     picks the candidate of the best predicted result; a kind with fewer than
     ``2 * min_leaf`` rows keeps ``base``'s section (a model name or file). The turn
-    trees decide every turn (``max_trains`` 1000), with no margin or bias."""
+    trees decide every turn (``max_trains`` 1000), with no margin or bias. ``hold_out``
+    (> 0): the rows of every ``hold_out``-th game (``game % hold_out == 0``) are left
+    out of the fit, and ``errors`` (a dict) receives per fitted kind the squared error
+    of its section on them beside their variance."""
     import json
 
-    from ttrsim.training.model_file import make_model, model_file
+    from ttrsim.training.model_file import as_section, make_model, model_file
+    from ttrsim.training.positions import subset
 
     old = json.loads(Path(model_file(base)).read_text(encoding="utf-8"))
     sections, counts = {}, {}
@@ -101,8 +106,14 @@ def fit_outcomes(data: dict, seed: int = 0, *, base="whole", trees: int = 60, de
         if counts[kind] < 2 * int(min_leaf):
             sections[kind] = old.get(kind)
             continue
-        sections[kind] = fit(rows, seed, trees=trees, depth=depth, learning_rate=learning_rate,
-                             min_leaf=min_leaf, histogram=True, centre=False)
+        held = (rows.game % int(hold_out) == 0) if hold_out else np.zeros(counts[kind], bool)
+        sections[kind] = fit(subset(rows, ~held), seed, trees=trees, depth=depth,
+                             learning_rate=learning_rate, min_leaf=min_leaf, histogram=True,
+                             centre=False)
+        if errors is not None and held.any():
+            test = subset(rows, held)
+            errors[kind] = [float(np.mean((as_section(sections[kind]).predict(test.X)
+                                           - test.value) ** 2)), float(np.var(test.value))]
     if sections["turns"] is not None and counts["turns"] >= 2 * int(min_leaf):
         sections["turns"] = dict(sections["turns"], max_trains=1000, margin=0.0)
     info = dict(training or {}, outcomes={"base": str(base) if "/" not in str(base)

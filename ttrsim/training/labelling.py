@@ -18,7 +18,7 @@ from ttrsim.training.positions import Positions, from_lists, join
 
 __all__ = ["CHUNKS", "CLAIMS", "KINDS", "check_field", "expert_move", "generate_endgame",
            "generate_games", "generate_outcomes", "generate_setup", "generate_student", "label",
-           "labelling_specs", "outcome", "play_experts"]
+           "labelling_specs", "outcome", "outcome_values", "play_experts"]
 
 
 def labelling_specs(search, rollout_model) -> tuple[PolicySpec, PolicySpec]:
@@ -472,7 +472,7 @@ def _store(cache, i, task, kinds, result) -> None:
         save_positions(result[k] if k else result, f, _task_key(task))
 
 
-CHUNKS["outcomes"] = 20
+CHUNKS["outcomes"] = 200       # games a task: the batch loop plays them in about a second
 TARGETS = ("win", "margin")
 
 
@@ -496,69 +496,114 @@ def generate_outcomes(board="usa", players: int = 4, games: int = 20, seed: int 
     """Decisions labelled by how the game ended (Monte-Carlo learning, as DouZero): every
     seat plays ``expert`` with ``model`` (a name or file), or, with ``field`` (model names
     or files), the other seats of game i draw theirs from it in turn (seat
-    ``i % players`` keeps ``model``); at each decision of a kind the model decides
-    (``KINDS``) with more than one candidate a seat plays, with probability ``epsilon``
-    (drawn from the game's seed), another candidate than its model's, drawn uniformly
-    (exploration: ticket draws, keeps and claims the model would not make). Each such
-    decision gives one row: the features of the candidate played, ``value`` its seat's
-    final result (``outcome``: ``target``), ``chosen`` 1; ``group`` one id per decision,
-    ``game`` the game. Returns {"setup", "turns", "keep"}: the rows of each kind; with
-    ``details`` also ({kind: seat of each row}, ``scores()`` of each game). Same seed,
-    same games and labels."""
-    from tqdm.auto import tqdm
-
-    from ttrsim._expert import ExpertPolicy
+    ``i % players`` keeps ``model``); at each decision its model decides (initial
+    tickets, turns where its turn trees decide, keeps after a draw where it has keep
+    trees; ``KINDS``) with more than one candidate a seat plays, with probability
+    ``epsilon`` (drawn from the game's seed), another candidate than its model's, drawn
+    uniformly (exploration: ticket draws, keeps and claims the model would not make).
+    The games are played by the compiled batch loop, each seat a recording
+    ``ExpertPolicy`` (``record=1``). Each such decision gives one row: the features of
+    the candidate played, ``value`` its seat's final result (``outcome``: ``target``),
+    ``chosen`` 1; ``group`` one id per decision, ``game`` the game; rows in play order. Returns {"setup", "turns", "keep"}: the rows of each kind; with
+    ``details`` also ({kind: seat of each row}, per game a list of each seat's final
+    score parts: dicts of ``SCORE_COLS``, the total as ``"total"``). Same seed, same
+    games and labels."""
+    from ttrsim._expert import RECORD_KINDS
+    from ttrsim.batches import SCORE_COLS
 
     if target not in TARGETS:
         raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
     if not 0.0 <= float(epsilon) <= 1.0:
         raise ValueError(f"epsilon must be within 0..1, got {epsilon}")
+    players, games = int(players), int(games)
     names = [model] + list(field or ())
     paths = {m: str(Path(model_file(m)).resolve()) for m in names}
-    loaded = {m: load_model(paths[m]) for m in names}
-    seeds = np.random.SeedSequence([int(seed), int(players), 0x0C7]).generate_state(
-        2 * int(games), dtype=np.uint64)
-    parts = {k: ([], [], [], [], [], []) for k in KINDS.values()}
-    seat_of = {k: [] for k in KINDS.values()}
-    finals = []
-    n_dec = 0
-    t0 = time.process_time()
-    for i in tqdm(range(int(games)), desc=f"outcomes {board} {players}p", disable=not progress):
-        g = Game(board, players, seed=int(seeds[2 * i]))
-        rng = np.random.default_rng(int(seeds[2 * i + 1]))
-        others = iter(range(i * (players - 1), (i + 1) * (players - 1)))
-        who = [model if q == i % players or not field else field[next(others) % len(field)]
-               for q in range(players)]
-        seats = []
-        for q in range(players):
-            e = ExpertPolicy(paths[who[q]])
-            e.start(g, q, int(rng.integers(1 << 62)))
-            seats.append(e)
-        rows = []                          # (kind, seat, features of the move played)
-
-        def explore(q, phase, codes, feats, pick):
-            kind = KINDS.get(phase)
-            if kind is None or len(codes) < 2:
-                return pick
-            if rng.random() < float(epsilon):
-                pick = (pick + 1 + int(rng.integers(len(codes) - 1))) % len(codes)
-            rows.append((kind, q, feats[pick]))
-            return pick
-        play_experts(g, seats, [loaded[w] for w in who], explore)
-        scores = g.scores()
-        finals.append(scores)
-        for kind, q, x in rows:
-            X, value, chosen, group, game_ids, boards = parts[kind]
-            X.append(x[None, :])
-            value.append(np.array([outcome(scores, q, target)], np.float32))
-            chosen.append(np.ones(1, np.int8))
-            group.append(np.array([n_dec], np.int64))
-            game_ids.append(np.array([i], np.int64))
-            boards.append(str(board))
-            seat_of[kind].append(q)
-            n_dec += 1
-    cpu = time.process_time() - t0
-    data = {k: from_lists(*parts[k], cpu if k == "turns" else 0.0) for k in parts}
+    for m in names:
+        load_model(paths[m])                        # a bad file refused before any game
+    scores, rec, cpu = _recorded_games(board, players, games, seed, model, field, paths,
+                                       float(epsilon), progress)
+    value = outcome_values(scores[:, :, 0], scores[:, :, SCORE_COLS.index("rank")], target)
+    data, seat_of = {}, {}
+    for k, kind in enumerate(RECORD_KINDS):
+        m = rec["kind"] == k
+        n = int(m.sum())
+        # group: the row's place in the game's play order (one decision a row)
+        data[kind] = Positions(rec["X"][m],
+                               value[rec["game"][m], rec["seat"][m]].astype(np.float32),
+                               np.ones(n, np.int8), np.flatnonzero(m).astype(np.int64),
+                               rec["game"][m], [str(board)] * n,
+                               cpu if kind == "turns" else 0.0)
+        seat_of[kind] = rec["seat"][m].astype(np.int64)
     if details:
-        return data, {k: np.array(v, np.int64) for k, v in seat_of.items()}, finals
+        finals = [[dict(zip(SCORE_COLS, map(int, scores[i, q])), total=int(scores[i, q, 0]))
+                   for q in range(players)] for i in range(games)]
+        return data, seat_of, finals
     return data
+
+
+def _recorded_games(board, players, games, seed, model, field, paths, epsilon, progress):
+    """generate_outcomes' games played by the batch loop, each seat a recording
+    ``ExpertPolicy``: their final score parts (games, players, SCORE_COLS), the rows
+    recorded (``ExpertPolicy.recorded``, ``game`` the game's index) in play order, and
+    the CPU seconds of play."""
+    from ttrsim._expert import RECORD_KINDS, ExpertPolicy
+    from ttrsim.batches import SCORE_COLS, game_seeds, play_batch
+    from ttrsim.dispatch import progress_bar
+    from ttrsim.game import compile_board
+    from ttrsim.maps import resolve_board
+
+    key = int(np.random.SeedSequence([int(seed), players, 0x0C7]).generate_state(
+        1, dtype=np.uint64)[0])
+    seeds = game_seeds(key, games, 0)
+    # the models of game i's seats; the games of one line-up are one call into the core
+    lineups: dict[tuple, list[int]] = {}
+    for i in range(games):
+        others = iter(range(i * (players - 1), (i + 1) * (players - 1)))
+        who = tuple(model if q == i % players or not field else field[next(others) % len(field)]
+                    for q in range(players))
+        lineups.setdefault(who, []).append(i)
+    cb = compile_board(resolve_board(board))
+    scores = np.zeros((games, players, len(SCORE_COLS)), np.int64)
+    rows = []                                       # per seat of a line-up: recorded rows
+    bar = progress_bar(progress, games, desc=f"outcomes {board} {players}p")
+    t0 = time.process_time()
+    try:
+        for who, idx in lineups.items():
+            idx = np.array(idx, np.int64)
+            seats = [ExpertPolicy(paths[m], record=1, epsilon=epsilon) for m in who]
+            out = play_batch(cb, players, seats, np.ascontiguousarray(seeds[idx]), 0, False,
+                             True)
+            scores[idx] = out["scores"]
+            for q, e in enumerate(seats):
+                got = e.recorded()
+                got["game"] = idx[got["game"]]
+                rows.append(got)
+            if bar is not None:
+                bar.update(len(idx))
+    finally:
+        if bar is not None:
+            bar.close()
+    cpu = time.process_time() - t0
+    if not rows:                                    # no game
+        rows = [ExpertPolicy(paths[model], record=1).recorded()]
+    rec = {k: np.concatenate([r[k] for r in rows]) for k in rows[0]}
+    # play order: a game's initial ticket choices first (in seat order, all before turn
+    # 0), then by game turn (one seat acts in a turn; a seat's rows are in its order)
+    order = np.lexsort((rec["seat"], rec["turn"], rec["kind"] != RECORD_KINDS.index("setup"),
+                        rec["game"]))
+    return scores, {k: v[order] for k, v in rec.items()}, cpu
+
+
+def outcome_values(totals, ranks, target: str = "margin") -> np.ndarray:
+    """``outcome`` of every seat of every game at once: (games, players) arrays of the
+    final totals and ranks -> (games, players) float64 results."""
+    totals = np.asarray(totals, np.float64)
+    ranks = np.asarray(ranks)
+    if target == "win":
+        first = ranks == 1
+        return first / np.maximum(first.sum(axis=1, keepdims=True), 1)
+    if target == "margin":
+        n = totals.shape[1]
+        best = np.stack([np.delete(totals, q, axis=1).max(axis=1) for q in range(n)], axis=1)
+        return (totals - best) / 100.0
+    raise ValueError(f"target must be one of {', '.join(TARGETS)}, got {target!r}")
